@@ -1,0 +1,174 @@
+"""The policy bundle: a directory the robot runs, described by a versioned, checksummed ``manifest.json``.
+
+Layout::
+
+    bundle/
+      manifest.json     this schema (format "edgejudge.bundle", format_version 1)
+      policy.onnx       scorer: instruction [B,D], state [B,D], candidates [B,K,D], mask [B,K] -> scores [B,K]
+      encoder.onnx      text encoder: input_ids, attention_mask, token_type_ids [N,L] int64 -> embeddings [N,D]
+                        (mean pooling and L2 normalisation are inside the graph)
+      tokenizer.json    Hugging Face tokenizers file for the encoder
+      skills.npy        optional: float32 [S,D] embeddings of a fixed skill list (texts in the manifest)
+
+Readers call :func:`load_manifest`, which checks the format version and every file's sha256 and size before
+anything is loaded, and raises :class:`BundleError` with the reason. Stdlib only: edge/ imports this.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+BUNDLE_FORMAT = "edgejudge.bundle"
+BUNDLE_FORMAT_VERSION = 1
+MANIFEST = "manifest.json"
+
+# The scorer's graph interface, fixed by the format version.
+POLICY_INPUTS = ("instruction", "state", "candidates", "mask")
+POLICY_OUTPUT = "scores"
+ENCODER_INPUTS = ("input_ids", "attention_mask", "token_type_ids")
+ENCODER_OUTPUT = "embeddings"
+
+
+class BundleError(ValueError):
+    """A bundle that must not be served: missing files, bad checksums, unknown format version, bad manifest."""
+
+
+def sha256_file(path: str | os.PathLike[str], chunk: int = 1 << 20) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        while block := f.read(chunk):
+            h.update(block)
+    return h.hexdigest()
+
+
+@dataclass
+class Manifest:
+    files: dict[str, dict[str, Any]]  # name -> {"sha256": str, "bytes": int}
+    embedding_dim: int
+    max_length: int
+    skills: list[str] = field(default_factory=list)
+    provenance: dict[str, Any] = field(default_factory=dict)
+    policy: dict[str, Any] = field(default_factory=dict)  # model hyper-parameters (for information)
+    format: str = BUNDLE_FORMAT
+    format_version: int = BUNDLE_FORMAT_VERSION
+
+    @property
+    def model_sha256(self) -> str:
+        """Identity of what is served: the policy graph's sha256."""
+        return str(self.files["policy.onnx"]["sha256"])
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "format": self.format,
+            "format_version": self.format_version,
+            "files": self.files,
+            "policy_io": {
+                "inputs": {
+                    "instruction": ["batch", self.embedding_dim],
+                    "state": ["batch", self.embedding_dim],
+                    "candidates": ["batch", "candidates", self.embedding_dim],
+                    "mask": ["batch", "candidates"],
+                },
+                "output": {POLICY_OUTPUT: ["batch", "candidates"]},
+            },
+            "encoder_io": {
+                "inputs": {name: ["texts", "tokens"] for name in ENCODER_INPUTS},
+                "output": {ENCODER_OUTPUT: ["texts", self.embedding_dim]},
+                "pooling": "mean",
+                "normalize": True,
+            },
+            "embedding_dim": self.embedding_dim,
+            "max_length": self.max_length,
+            "skills": self.skills,
+            "policy": self.policy,
+            "provenance": self.provenance,
+        }
+
+
+REQUIRED_FILES = ("policy.onnx", "encoder.onnx", "tokenizer.json")
+
+
+def write_manifest(
+    bundle_dir: str | os.PathLike[str],
+    *,
+    embedding_dim: int,
+    max_length: int,
+    skills: list[str] | None = None,
+    provenance: dict[str, Any] | None = None,
+    policy: dict[str, Any] | None = None,
+) -> Manifest:
+    """Checksum every file in ``bundle_dir`` (but the manifest) and write the manifest atomically."""
+    d = Path(bundle_dir)
+    files = {}
+    for p in sorted(d.iterdir()):
+        if p.is_file() and p.name != MANIFEST and not p.name.startswith("."):
+            files[p.name] = {"sha256": sha256_file(p), "bytes": p.stat().st_size}
+    missing = [f for f in REQUIRED_FILES if f not in files]
+    if missing:
+        raise BundleError(f"{d}: cannot write a manifest, missing {', '.join(missing)}")
+    if skills and "skills.npy" not in files:
+        raise BundleError(f"{d}: a skill list needs skills.npy with its embeddings")
+    m = Manifest(files=files, embedding_dim=embedding_dim, max_length=max_length, skills=list(skills or []),
+                 provenance=dict(provenance or {}), policy=dict(policy or {}))
+    fd, tmp = tempfile.mkstemp(prefix=".manifest.", dir=d)
+    with os.fdopen(fd, "w") as f:
+        json.dump(m.to_dict(), f, indent=2, sort_keys=True)
+        f.write("\n")
+    os.replace(tmp, d / MANIFEST)
+    return m
+
+
+def load_manifest(bundle_dir: str | os.PathLike[str], *, verify: bool = True) -> Manifest:
+    """Read and check a bundle's manifest; with ``verify`` every listed file's size and sha256 too."""
+    d = Path(bundle_dir)
+    if not d.is_dir():
+        raise BundleError(f"{d}: not a bundle directory (does not exist or is not a directory)")
+    mpath = d / MANIFEST
+    try:
+        raw = json.loads(mpath.read_text())
+    except FileNotFoundError:
+        raise BundleError(f"{mpath}: missing (export a bundle with 'edgejudge export')") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise BundleError(f"{mpath}: not valid JSON ({e})") from None
+    if not isinstance(raw, dict) or raw.get("format") != BUNDLE_FORMAT:
+        raise BundleError(f"{mpath}: not an edgejudge bundle manifest (format != {BUNDLE_FORMAT!r})")
+    if raw.get("format_version") != BUNDLE_FORMAT_VERSION:
+        raise BundleError(
+            f"{mpath}: format_version {raw.get('format_version')!r} is not supported "
+            f"(this edgejudge reads {BUNDLE_FORMAT_VERSION})"
+        )
+    try:
+        files = raw["files"]
+        m = Manifest(
+            files={str(k): {"sha256": str(v["sha256"]), "bytes": int(v["bytes"])} for k, v in files.items()},
+            embedding_dim=int(raw["embedding_dim"]),
+            max_length=int(raw["max_length"]),
+            skills=[str(s) for s in raw.get("skills", [])],
+            provenance=dict(raw.get("provenance", {})),
+            policy=dict(raw.get("policy", {})),
+        )
+    except (KeyError, TypeError, ValueError, AttributeError) as e:
+        raise BundleError(f"{mpath}: malformed manifest ({type(e).__name__}: {e})") from None
+    for name in REQUIRED_FILES:
+        if name not in m.files:
+            raise BundleError(f"{mpath}: files lists no {name}")
+    if m.skills and "skills.npy" not in m.files:
+        raise BundleError(f"{mpath}: skills listed but no skills.npy")
+    if verify:
+        for name, meta in m.files.items():
+            p = d / name
+            if "/" in name or name.startswith("."):
+                raise BundleError(f"{mpath}: bad file name {name!r}")
+            if not p.is_file():
+                raise BundleError(f"{d}: {name} listed in the manifest is missing")
+            if p.stat().st_size != meta["bytes"]:
+                raise BundleError(f"{d}: {name} has {p.stat().st_size} bytes, manifest says {meta['bytes']}")
+            if sha256_file(p) != meta["sha256"]:
+                raise BundleError(f"{d}: {name} sha256 does not match the manifest (corrupt or modified)")
+    return m

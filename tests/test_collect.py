@@ -1,0 +1,138 @@
+"""Real TextWorldExpress collection (both games), determinism, state composition, and CLI bad input."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from labeler.dataset import read_trajectories
+from policy.collect import BehaviourError, CollectConfig, collect, parse_behaviour
+from policy.twx_env import EnvSpecError, TWXEnv, compose_state, parse_env
+
+
+@pytest.mark.real
+@pytest.mark.parametrize("game", ["twc", "cookingworld"])
+def test_real_collection_both_games(tmp_path, cli, game):
+    out = tmp_path / "d.jsonl.gz"
+    proc = cli("collect", "--env", f"twx:{game}", "--episodes", "4", "--noise", "0.0", "--seed", "3",
+               "--no-progress", "--out", str(out), check=True)
+    assert "wrote" in proc.stdout
+    trajs = read_trajectories(out)
+    assert len(trajs) == 4
+    for t in trajs:
+        assert t.task_type == game and t.meta["env"] == f"twx:{game}"
+        assert t.success, "noise 0 follows the gold path, which must succeed"
+        assert t.steps[-1].env_reward == 1.0 and all(s.env_reward == 0.0 for s in t.steps[:-1])
+        assert all(s.action in s.candidates for s in t.steps)
+        assert all(s.info["gold"] for s in t.steps)
+        assert sum(s.info["progress"] for s in t.steps) == pytest.approx(1.0, abs=1e-4)
+        for a, b in zip(t.steps, t.steps[1:]):
+            assert a.next_observation == b.observation
+
+
+@pytest.mark.real
+def test_collection_is_deterministic_and_noise_matters():
+    spec = parse_env("twx:twc")
+    cfg = CollectConfig(env=spec, episodes=6, behaviour="gold-noise=0.5,random=0.5", noise=0.3, seed=11)
+    with TWXEnv(spec, step_limit=cfg.max_steps) as env:
+        a = [t.to_dict() for t in collect(cfg, env)]
+        b = [t.to_dict() for t in collect(cfg, env)]
+        c = [t.to_dict() for t in collect(CollectConfig(env=spec, episodes=6, behaviour="random", seed=11), env)]
+    assert a == b
+    assert a != c
+    assert {t["meta"]["behaviour"] for t in c} == {"random"}
+    assert any(not s["info"]["gold"] for t in c for s in t["steps"])
+
+
+@pytest.mark.real
+def test_dev_split_and_step_limit():
+    spec = parse_env("twx:twc")
+    cfg = CollectConfig(env=spec, split="dev", episodes=2, behaviour="random", seed=0, max_steps=3)
+    trajs = list(collect(cfg))
+    assert all(t.meta["split"] == "dev" and t.meta["env_seed"] >= 10000 for t in trajs)
+    assert all(len(t.steps) <= 3 for t in trajs)
+
+
+def test_compose_state_is_the_one_state_text():
+    s = compose_state("You take the apple.", "You are in the kitchen.\n", "Inventory: \n  an apple\n",
+                      ["look around", "open fridge", "take banana", "take apple"])
+    assert s.splitlines() == [
+        "Feedback: You take the apple.",
+        "Inventory: an apple",
+        "Recent actions: open fridge, take banana, take apple",
+        "Room: You are in the kitchen.",
+    ]
+    first = compose_state("You are in the kitchen.", "You are in the kitchen.", "Inventory:\n Your inventory is "
+                          "currently empty.", [])
+    assert first.splitlines()[:2] == ["Inventory: empty", "Recent actions: none"]
+
+
+@pytest.mark.parametrize("spec", ["gold-noise", "random", "gold-noise=1,random=3"])
+def test_parse_behaviour(spec):
+    w = parse_behaviour(spec)
+    assert sum(w.values()) == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize("spec", ["expert", "random=-1", "random=x", "", "random=0"])
+def test_parse_behaviour_rejects(spec):
+    with pytest.raises(BehaviourError):
+        parse_behaviour(spec)
+
+
+@pytest.mark.parametrize("name", ["gym:cartpole", "twx:coin", "twx", "twc"])
+def test_unknown_env(name):
+    with pytest.raises(EnvSpecError):
+        parse_env(name)
+
+
+def test_bad_params():
+    with pytest.raises(EnvSpecError, match="key=integer"):
+        parse_env("twx:twc", "numLocations=many")
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--env", "twx:nope"], "unknown TextWorldExpress game"),
+        (["--env", "atari:pong"], "unknown environment"),
+        (["--split", "validation"], "validation"),
+        (["--episodes", "-3"], "episodes must be >= 1"),
+        (["--noise", "1.5"], "noise must be in [0, 1]"),
+        (["--behaviour", "expert"], "unknown behaviour"),
+    ],
+)
+def test_collect_cli_bad_input_writes_nothing(tmp_path, cli, args, message):
+    out = tmp_path / "never.jsonl"
+    proc = cli("collect", *args, "--out", str(out), "--no-progress")
+    assert proc.returncode != 0
+    assert message in proc.stderr
+    assert not out.exists() and list(tmp_path.iterdir()) == []
+
+
+def test_data_validate_and_stats_cli(tmp_path, cli):
+    from tests.test_dataset import make_traj
+    from labeler.dataset import write_trajectories
+
+    good = tmp_path / "good.jsonl"
+    write_trajectories(good, [make_traj(0), make_traj(1, success=False)])
+    ok = cli("data", "validate", str(good))
+    assert ok.returncode == 0 and "OK (2 trajectories)" in ok.stdout
+    st = cli("data", "stats", str(good), "--json", check=True)
+    assert json.loads(st.stdout)["success_rate"] == 0.5
+
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(good.read_text() + '{"id": 1}\n')
+    proc = cli("data", "validate", str(bad))
+    assert proc.returncode == 1
+    assert f"{bad}:3: id: expected str, got int" in proc.stderr
+    assert cli("data", "stats", str(bad)).returncode != 0
+    skipped = cli("data", "stats", str(bad), "--skip-invalid", "--json", check=True)
+    assert json.loads(skipped.stdout)["skipped_lines"] == 1
+
+
+def test_help_of_every_command(cli):
+    for args in (["--help"], ["collect", "--help"], ["data", "--help"], ["data", "validate", "--help"],
+                 ["data", "stats", "--help"]):
+        proc = cli(*args, check=True)
+        assert "Usage:" in proc.stdout and len(proc.stdout) > 200
