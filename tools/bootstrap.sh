@@ -18,6 +18,13 @@ if [ -n "${CMAKE_ARGS:-}" ]; then
   WHEELS="$WHEELS/cmake-$(printf '%s' "$CMAKE_ARGS" | sha256sum | cut -c1-12)"
 fi
 
+# One installer at a time per machine (parallel `make` runs or sessions share the venv and the wheel cache).
+if [ -z "${EDGEJUDGE_BOOTSTRAP_LOCKED:-}" ] && command -v flock >/dev/null 2>&1; then
+  mkdir -p "${XDG_CACHE_HOME:-$HOME/.cache}/edgejudge"
+  export EDGEJUDGE_BOOTSTRAP_LOCKED=1
+  exec flock "${XDG_CACHE_HOME:-$HOME/.cache}/edgejudge/bootstrap.lock" "$0" "$@"
+fi
+
 say() { printf '[bootstrap] %s\n' "$*" >&2; }
 die() { printf '[bootstrap] error: %s\n' "$*" >&2; exit 1; }
 
@@ -48,7 +55,7 @@ if [ ! -x "$VENV/bin/python" ]; then
   say "creating $VENV with $("$PYTHON" -V 2>&1)"
   "$PYTHON" -m venv "$VENV"
 fi
-PIP=("$VENV/bin/python" -m pip --disable-pip-version-check)
+PIP=("$VENV/bin/python" -m pip --disable-pip-version-check --no-input)
 
 stamp_key="$(cat "$ROOT/pyproject.toml" | sha256sum | cut -c1-16)-$(printf '%s' "$EXTRAS" | tr ',' '_')-$LLAMA_CPP_VERSION"
 stamp="$VENV/.edgejudge-installed-$stamp_key"
