@@ -15,6 +15,7 @@ import click
 SUBCOMMANDS: dict[str, str] = {
     "collect": "policy.cli:collect",
     "data": "labeler.cli:data",
+    "label": "labeler.label_cli:label",
 }
 
 

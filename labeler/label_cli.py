@@ -1,0 +1,32 @@
+"""``edgejudge label ...``: add dense reward channels to a trajectory dataset, and measure their quality.
+
+Subcommands load lazily (like the top-level group), so ``edgejudge label quality`` runs without the LLM stack.
+Each labeling method registers itself here with one line in :data:`LABEL_SUBCOMMANDS`:
+
+* ``label coren``   — COREN consistency-guided reward ensemble (``labeler.coren.cli``)
+* ``label quality`` — AUROC of every label channel against the environment's ground truth (``labeler.quality``)
+* ``label trca``    — TRCA rubric credit assignment (``labeler.trca.cli``, owned by the TRCA engineer)
+"""
+
+from __future__ import annotations
+
+import click
+
+from edge.cli import LazyGroup
+
+# name -> "module:attribute"; add your method here (one line).
+LABEL_SUBCOMMANDS: dict[str, str] = {
+    "coren": "labeler.coren.cli:coren",
+    "quality": "labeler.quality:quality",
+}
+
+
+@click.group(cls=LazyGroup, lazy_subcommands=LABEL_SUBCOMMANDS)
+def label() -> None:
+    """Label trajectories with dense rewards from a local LLM judge, and measure label quality.
+
+    \b
+    Typical use:
+      edgejudge label coren data/dev.jsonl.gz --out data/dev.coren.jsonl.gz
+      edgejudge label quality data/dev.coren.jsonl.gz --plot quality.png
+    """
