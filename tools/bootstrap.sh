@@ -25,6 +25,9 @@ if [ -z "${EDGEJUDGE_BOOTSTRAP_LOCKED:-}" ] && command -v flock >/dev/null 2>&1;
   exec flock "${XDG_CACHE_HOME:-$HOME/.cache}/edgejudge/bootstrap.lock" "$0" "$@"
 fi
 
+# This machine's pip config lists extra local indexes that pip warns about once per package: hide only those.
+quiet_pip() { "$@" 2> >(grep -v "is ignored: it is neither a file nor a directory" >&2); }
+
 say() { printf '[bootstrap] %s\n' "$*" >&2; }
 die() { printf '[bootstrap] error: %s\n' "$*" >&2; exit 1; }
 
@@ -73,13 +76,13 @@ case ",$EXTRAS," in
         "${PIP[@]}" wheel --no-deps "llama-cpp-python==$LLAMA_CPP_VERSION" -w "$WHEELS"
     fi
     say "installing llama-cpp-python $LLAMA_CPP_VERSION from the wheel cache"
-    "${PIP[@]}" install --quiet --find-links "$WHEELS" "llama-cpp-python==$LLAMA_CPP_VERSION"
+    quiet_pip "${PIP[@]}" install --quiet --find-links "$WHEELS" "llama-cpp-python==$LLAMA_CPP_VERSION"
     ;;
 esac
 
 # --- the project ------------------------------------------------------------------------------------------
 say "installing edgejudge[$EXTRAS] into $VENV"
-"${PIP[@]}" install --quiet --find-links "$WHEELS" -e "$ROOT[$EXTRAS]"
+quiet_pip "${PIP[@]}" install --quiet --find-links "$WHEELS" -e "$ROOT[$EXTRAS]"
 rm -f "$VENV"/.edgejudge-installed-*
 touch "$stamp"
 say "ready: $VENV"
