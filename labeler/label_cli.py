@@ -4,7 +4,7 @@ Subcommands load lazily (like the top-level group), so ``edgejudge label quality
 Each labeling method registers itself here with one line in :data:`LABEL_SUBCOMMANDS`:
 
 * ``label coren``   — COREN consistency-guided reward ensemble (``labeler.coren.cli``)
-* ``label quality`` — AUROC of every label channel against the environment's ground truth (``labeler.quality``)
+* ``label quality`` — AUROC of every label channel vs the environment's ground truth (``labeler.quality``)
 * ``label trca``    — TRCA rubric credit assignment (``labeler.trca.cli``, owned by the TRCA engineer)
 """
 

@@ -1,12 +1,260 @@
-"""``edgejudge label quality``: AUROC of every label channel against ground truth (work in progress)."""
+"""``edgejudge label quality``: how well each label channel tracks the environment's ground truth.
+
+For every numeric label channel found in a dataset (any method: ``coren.contextual``, ``trca.total``, ...):
+
+* **per-step AUROC vs progress** — does the channel rank steps with real score progress
+  (``info["progress"] > 0``) above the others?
+* **per-step AUROC vs gold** — does it rank steps on the gold path (``info["gold"]``) above off-path
+  steps?
+* **return AUROC vs success** — does the trajectory's return (the channel summed over its steps) rank
+  successful trajectories above failed ones?
+
+The environment's own sparse reward is reported beside them as the baseline row ``env.reward``. Ground truth
+under ``info`` is read here, and only here: labeling never sees it. AUROC is computed by ranks (Mann-Whitney
+U), ties get the average rank, and a comparison with only one class present is reported as ``null``.
+"""
 
 from __future__ import annotations
 
+import json
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
 import click
+
+from labeler.dataset import DatasetError, Trajectory, read_trajectories
+
+BASELINE = "env.reward"
+
+
+def average_ranks(values: Sequence[float]) -> list[float]:
+    """1-based ranks of ``values``; tied values share the average of the ranks they span."""
+    order = sorted(range(len(values)), key=lambda i: values[i])
+    ranks = [0.0] * len(values)
+    i = 0
+    while i < len(order):
+        j = i
+        while j + 1 < len(order) and values[order[j + 1]] == values[order[i]]:
+            j += 1
+        avg = (i + j) / 2.0 + 1.0
+        for k in range(i, j + 1):
+            ranks[order[k]] = avg
+        i = j + 1
+    return ranks
+
+
+def auroc(scores: Sequence[float], positives: Sequence[bool]) -> float | None:
+    """Probability that a random positive scores above a random negative (ties count one half).
+
+    ``None`` when either class is empty. Scores must be finite.
+    """
+    if len(scores) != len(positives):
+        raise ValueError(f"auroc: {len(scores)} scores but {len(positives)} labels")
+    for s in scores:
+        if not math.isfinite(s):
+            raise ValueError(f"auroc: score {s} is not finite")
+    n_pos = sum(1 for p in positives if p)
+    n_neg = len(positives) - n_pos
+    if n_pos == 0 or n_neg == 0:
+        return None
+    ranks = average_ranks(scores)
+    rank_sum = sum(r for r, p in zip(ranks, positives, strict=True) if p)
+    u = rank_sum - n_pos * (n_pos + 1) / 2.0
+    return u / (n_pos * n_neg)
+
+
+@dataclass
+class ChannelQuality:
+    channel: str
+    steps: int = 0
+    auroc_progress: float | None = None
+    auroc_gold: float | None = None
+    auroc_success: float | None = None
+    mean: float = 0.0
+    std: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: (round(v, 4) if isinstance(v, float) else v) for k, v in self.__dict__.items()}
+
+
+@dataclass
+class QualityReport:
+    path: str
+    trajectories: int
+    steps: int
+    progress_steps: int
+    gold_steps: int
+    successes: int
+    channels: list[ChannelQuality] = field(default_factory=list)
+    missing_ground_truth: int = 0  # steps without info["progress"] / info["gold"]
+
+    def to_dict(self) -> dict[str, Any]:
+        d = {k: v for k, v in self.__dict__.items() if k != "channels"}
+        d["channels"] = [c.to_dict() for c in self.channels]
+        return d
+
+
+def channel_names(trajectories: Sequence[Trajectory]) -> list[str]:
+    """All ``method.channel`` names with a numeric (scalar) value on at least one step."""
+    names: set[str] = set()
+    for t in trajectories:
+        for s in t.steps:
+            for method, chans in s.labels.items():
+                names.update(f"{method}.{c}" for c, v in chans.items() if not isinstance(v, list))
+    return sorted(names)
+
+
+def _value(step: Any, channel: str) -> float | None:
+    if channel == BASELINE:
+        return float(step.env_reward)
+    method, _, name = channel.partition(".")
+    v = step.labels.get(method, {}).get(name)
+    return None if v is None or isinstance(v, list) else float(v)
+
+
+def _truth(step: Any) -> tuple[bool | None, bool | None]:
+    prog = step.info.get("progress")
+    gold = step.info.get("gold")
+    p = float(prog) > 0 if isinstance(prog, (int, float)) and not isinstance(prog, bool) else None
+    g = bool(gold) if isinstance(gold, bool) else None
+    return p, g
+
+
+def measure(trajectories: Sequence[Trajectory], path: str = "") -> QualityReport:
+    """AUROCs of every channel (plus the env-reward baseline) against the ground truth under ``info``."""
+    all_steps = [s for t in trajectories for s in t.steps]
+    truths = [_truth(s) for s in all_steps]
+    report = QualityReport(
+        path=path,
+        trajectories=len(trajectories),
+        steps=len(all_steps),
+        progress_steps=sum(1 for p, _ in truths if p),
+        gold_steps=sum(1 for _, g in truths if g),
+        successes=sum(1 for t in trajectories if t.success),
+        missing_ground_truth=sum(1 for p, g in truths if p is None or g is None),
+    )
+    for channel in [*channel_names(trajectories), BASELINE]:
+        q = ChannelQuality(channel)
+        vals, prog_s, prog_y, gold_s, gold_y = [], [], [], [], []
+        for s, (p, g) in zip(all_steps, truths, strict=True):
+            v = _value(s, channel)
+            if v is None:
+                continue
+            vals.append(v)
+            if p is not None:
+                prog_s.append(v)
+                prog_y.append(p)
+            if g is not None:
+                gold_s.append(v)
+                gold_y.append(g)
+        returns, success = [], []
+        for t in trajectories:
+            tv = [_value(s, channel) for s in t.steps]
+            if tv and all(v is not None for v in tv):
+                returns.append(sum(tv))  # type: ignore[arg-type]
+                success.append(t.success)
+        q.steps = len(vals)
+        if vals:
+            q.mean = sum(vals) / len(vals)
+            q.std = math.sqrt(sum((v - q.mean) ** 2 for v in vals) / len(vals))
+        q.auroc_progress = auroc(prog_s, prog_y)
+        q.auroc_gold = auroc(gold_s, gold_y)
+        q.auroc_success = auroc(returns, success)
+        report.channels.append(q)
+    return report
+
+
+def format_report(r: QualityReport) -> str:
+    def f(v: float | None) -> str:
+        return "   n/a" if v is None else f"{v:6.3f}"
+
+    lines = [
+        f"{r.path}: {r.trajectories} trajectories ({r.successes} successful), {r.steps} steps "
+        f"({r.progress_steps} with score progress, {r.gold_steps} on the gold path)",
+        f"{'channel':<28} {'steps':>6} {'AUROC progress':>15} {'AUROC gold':>11} {'AUROC success':>14} "
+        f"{'mean':>7} {'std':>6}",
+    ]
+    for c in r.channels:
+        lines.append(f"{c.channel:<28} {c.steps:>6} {f(c.auroc_progress):>15} {f(c.auroc_gold):>11} "
+                     f"{f(c.auroc_success):>14} {c.mean:7.3f} {c.std:6.3f}")
+    if r.missing_ground_truth:
+        lines.append(f"note: {r.missing_ground_truth} steps lack info.progress or info.gold "
+                     "(left out of those AUROCs)")
+    return "\n".join(lines)
+
+
+def plot_channels(
+    trajectories: Sequence[Trajectory], channels: Sequence[str], png: str, max_trajectories: int = 4
+) -> int:
+    """PNG of each channel along a few trajectories (successful and failed), progress steps marked."""
+    import os
+    import tempfile
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    picked = [t for t in trajectories if t.success][: (max_trajectories + 1) // 2]
+    picked += [t for t in trajectories if not t.success][: max_trajectories - len(picked)]
+    picked += [t for t in trajectories if t not in picked][: max_trajectories - len(picked)]
+    fig, axes = plt.subplots(len(picked), 1, figsize=(9, 2.4 * len(picked)), squeeze=False)
+    for ax, t in zip(axes[:, 0], picked, strict=True):
+        xs = list(range(len(t.steps)))
+        for ch in channels:
+            ys = [_value(s, ch) for s in t.steps]
+            if all(y is None for y in ys):
+                continue
+            ax.plot(xs, [float("nan") if y is None else y for y in ys], marker=".", label=ch)
+        for x, s in enumerate(t.steps):
+            p, _ = _truth(s)
+            if p:
+                ax.axvline(x, color="green", alpha=0.15, linewidth=6)
+        ax.set_title(f"{t.id} ({'success' if t.success else 'failure'}); green: score progress", fontsize=9)
+        ax.set_xlabel("step")
+        ax.legend(fontsize=7, loc="upper left", ncol=3)
+    fig.tight_layout()
+    out_dir = os.path.dirname(os.path.abspath(png))
+    os.makedirs(out_dir, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=".quality.", suffix=".png", dir=out_dir)
+    os.close(fd)
+    try:
+        fig.savefig(tmp, dpi=90, format="png")
+        os.replace(tmp, png)
+    finally:
+        plt.close(fig)
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+    return len(picked)
 
 
 @click.command()
 @click.argument("file", type=click.Path(dir_okay=False))
-def quality(file: str) -> None:
-    """AUROC of each label channel in FILE vs score progress, gold-path membership and success."""
-    raise click.ClickException("label quality: not implemented yet")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as one JSON object.")
+@click.option("--plot", "png", default=None, type=click.Path(dir_okay=False),
+              help="Write a PNG of the channels along a few trajectories.")
+@click.option("--plot-trajectories", default=4, show_default=True, type=click.IntRange(1, 20),
+              help="How many trajectories the PNG shows.")
+def quality(file: str, as_json: bool, png: str | None, plot_trajectories: int) -> None:
+    """AUROC of every label channel in FILE against the environment's ground truth.
+
+    Per step: channel vs score progress (info.progress > 0) and vs gold-path membership (info.gold).
+    Per trajectory: the channel's return (sum over steps) vs the success flag. The env's sparse reward is the
+    baseline row. Ground truth is used only here, never for labeling.
+    """
+    try:
+        trajs = read_trajectories(file)
+    except DatasetError as e:
+        raise click.ClickException(str(e)) from None
+    report = measure(trajs, path=file)
+    if not any(c.channel != BASELINE for c in report.channels):
+        click.echo(f"{file}: no label channels found (label it first: edgejudge label coren ...)", err=True)
+    if as_json:
+        click.echo(json.dumps(report.to_dict(), indent=2))
+    else:
+        click.echo(format_report(report))
+    if png:
+        n = plot_channels(trajs, [c.channel for c in report.channels], png, plot_trajectories)
+        click.echo(f"wrote {png} ({n} trajectories)", err=as_json)
