@@ -1,0 +1,192 @@
+"""Pieces every trainer shares: seeding, threads, checkpoints (state_dict + JSON, never pickle), curves.
+
+A checkpoint is a directory::
+
+    CKPT/
+      checkpoint.json   format/version, scorer config, algorithm + its config, reward source, provenance
+      policy.pt         the scorer's state_dict (tensors only: loaded with torch.load(weights_only=True))
+      curves.csv        training curves (one row per logged update)
+      curves.png        the same, plotted
+
+It is written to a temporary folder beside ``CKPT`` and renamed into place, so an interrupted run leaves nothing.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import random
+import shutil
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from policy.model import CandidateScorer, ScorerConfig
+
+CHECKPOINT_FORMAT = "edgejudge.checkpoint"
+CHECKPOINT_VERSION = 1
+CHECKPOINT_JSON = "checkpoint.json"
+WEIGHTS = "policy.pt"
+
+
+class CheckpointError(ValueError):
+    """A checkpoint path that cannot be loaded: missing, not a checkpoint, wrong version, bad weights."""
+
+
+def set_threads() -> int:
+    """Use ``EDGEJUDGE_THREADS`` torch threads (default 1: the CI box has 2 shared cores)."""
+    raw = os.environ.get("EDGEJUDGE_THREADS", "1")
+    n = int(raw) if raw.isdigit() and int(raw) > 0 else 1
+    torch.set_num_threads(n)
+    return n
+
+
+def seed_everything(seed: int) -> torch.Generator:
+    """Seed python, numpy and torch; deterministic kernels on CPU. Returns a torch generator for sampling."""
+    random.seed(seed)
+    np.random.seed(seed % (2**32))
+    torch.manual_seed(seed)
+    torch.use_deterministic_algorithms(True, warn_only=True)
+    g = torch.Generator()
+    g.manual_seed(seed)
+    return g
+
+
+# ------------------------------------------------------------------------------------------------ checkpoints
+
+
+@contextmanager
+def atomic_dir(out: str | os.PathLike[str], *, overwrite: bool = True) -> Iterator[Path]:
+    """Yield a temp folder beside ``out``; on success it replaces ``out``, on error it is removed."""
+    out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise FileExistsError(f"{out}: exists and is not a directory")
+    if out.exists() and not overwrite:
+        raise FileExistsError(f"{out}: exists (pass --overwrite to replace it)")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+    try:
+        yield tmp
+        tmp.chmod(0o755)  # mkdtemp makes 0700; the folder is read by services running as other users
+        for p in tmp.iterdir():
+            if p.is_file():
+                p.chmod(0o644)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    old = None
+    if out.exists():
+        old = out.parent / f".{out.name}.old.{os.getpid()}"
+        os.replace(out, old)
+    os.replace(tmp, out)
+    if old is not None:
+        shutil.rmtree(old, ignore_errors=True)
+
+
+def save_checkpoint(
+    out: str | os.PathLike[str],
+    model: CandidateScorer,
+    *,
+    algo: str,
+    algo_config: dict[str, Any],
+    reward: str,
+    provenance: dict[str, Any],
+    curves: list[dict[str, float]] | None = None,
+) -> Path:
+    meta = {
+        "format": CHECKPOINT_FORMAT,
+        "format_version": CHECKPOINT_VERSION,
+        "scorer": model.cfg.to_dict(),
+        "algo": algo,
+        "algo_config": algo_config,
+        "reward": reward,
+        "provenance": provenance,
+    }
+    with atomic_dir(out) as tmp:
+        torch.save({k: v.detach().cpu() for k, v in model.state_dict().items()}, tmp / WEIGHTS)
+        (tmp / CHECKPOINT_JSON).write_text(json.dumps(meta, indent=2, sort_keys=True) + "\n")
+        if curves:
+            write_curves(tmp, curves, title=f"{algo} ({reward})")
+    return Path(out)
+
+
+def is_checkpoint(path: str | os.PathLike[str]) -> bool:
+    return (Path(path) / CHECKPOINT_JSON).is_file()
+
+
+def load_checkpoint(path: str | os.PathLike[str]) -> tuple[CandidateScorer, dict[str, Any]]:
+    """Load a checkpoint directory; raises :class:`CheckpointError` with the reason."""
+    d = Path(path)
+    if not d.exists():
+        raise CheckpointError(f"{d}: does not exist (train one with 'edgejudge train')")
+    if not d.is_dir():
+        raise CheckpointError(f"{d}: not a checkpoint directory (expected a folder with {CHECKPOINT_JSON})")
+    mpath = d / CHECKPOINT_JSON
+    try:
+        meta = json.loads(mpath.read_text())
+    except FileNotFoundError:
+        raise CheckpointError(f"{d}: no {CHECKPOINT_JSON} (not an edgejudge checkpoint)") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise CheckpointError(f"{mpath}: not valid JSON ({e})") from None
+    if not isinstance(meta, dict) or meta.get("format") != CHECKPOINT_FORMAT:
+        raise CheckpointError(f"{mpath}: not an edgejudge checkpoint (format != {CHECKPOINT_FORMAT!r})")
+    if meta.get("format_version") != CHECKPOINT_VERSION:
+        raise CheckpointError(f"{mpath}: format_version {meta.get('format_version')!r} is not supported "
+                              f"(this edgejudge reads {CHECKPOINT_VERSION})")
+    try:
+        cfg = ScorerConfig.from_dict(dict(meta["scorer"]))
+    except (KeyError, TypeError, ValueError) as e:
+        raise CheckpointError(f"{mpath}: bad scorer config ({e})") from None
+    wpath = d / WEIGHTS
+    if not wpath.is_file():
+        raise CheckpointError(f"{d}: {WEIGHTS} is missing")
+    try:
+        state = torch.load(wpath, map_location="cpu", weights_only=True)
+    except Exception as e:  # noqa: BLE001 - corrupt or unsafe files of any kind
+        raise CheckpointError(f"{wpath}: cannot load weights ({type(e).__name__}: {str(e).splitlines()[0]})") \
+            from None
+    model = CandidateScorer(cfg)
+    try:
+        model.load_state_dict(state)
+    except (RuntimeError, TypeError, AttributeError) as e:
+        raise CheckpointError(f"{wpath}: weights do not match the scorer config ({str(e).splitlines()[0]})") \
+            from None
+    return model.eval(), meta
+
+
+# ------------------------------------------------------------------------------------------------ curves
+
+
+def write_curves(out_dir: Path, rows: list[dict[str, float]], title: str = "") -> None:
+    """``curves.csv`` and ``curves.png`` (one panel per logged quantity, against the update step)."""
+    keys = sorted({k for r in rows for k in r} - {"step"})
+    with open(out_dir / "curves.csv", "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=["step", *keys])
+        w.writeheader()
+        for r in rows:
+            w.writerow(r)
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:  # pragma: no cover - matplotlib is in the train extra
+        return
+    fig, axes = plt.subplots(1, len(keys), figsize=(3.2 * max(1, len(keys)), 2.8), squeeze=False)
+    steps = [r["step"] for r in rows]
+    for ax, k in zip(axes[0], keys, strict=False):
+        ax.plot(steps, [r.get(k, float("nan")) for r in rows], lw=1)
+        ax.set_title(k, fontsize=9)
+        ax.set_xlabel("update", fontsize=8)
+        ax.tick_params(labelsize=7)
+    if title:
+        fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    fig.savefig(out_dir / "curves.png", dpi=80)
+    plt.close(fig)

@@ -1,0 +1,104 @@
+"""The masked candidate scorer: (instruction, state, K candidate embeddings, mask) -> one score per candidate.
+
+Its forward signature is the bundle's fixed ``policy.onnx`` interface (see ``models.bundle``)::
+
+    instruction [B,D] float32, state [B,D] float32, candidates [B,K,D] float32, mask [B,K] bool -> scores [B,K]
+
+K varies per step: pad the candidates and set ``mask`` False on padding; padded scores are ``MASKED_SCORE``
+(finite, so softmax and the argmax stay well defined even on an all-padding row). Tiny on purpose: two small
+MLPs (a context encoder over instruction and state, and a pairwise head over context x candidate).
+
+The same network serves every trainer: IQL/BC/AWR use its scores as the actor's logits, CQL as Q-values;
+:class:`ValueHead` gives IQL's state value from the context alone.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, fields
+from typing import Any
+
+import torch
+from torch import nn
+
+MASKED_SCORE = -1.0e9
+
+
+@dataclass(frozen=True)
+class ScorerConfig:
+    embedding_dim: int = 384
+    """Sentence-embedding size D (all-MiniLM-L6-v2: 384)."""
+    hidden: int = 256
+    """Width of the context and pairwise layers."""
+    dropout: float = 0.0
+    """Dropout in the hidden layers during training (off at eval and export)."""
+
+    @classmethod
+    def from_dict(cls, raw: dict[str, Any]) -> ScorerConfig:
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(raw) - known)
+        if unknown:
+            raise ValueError(f"unknown scorer config key(s): {', '.join(unknown)}")
+        return cls(**raw)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+class ContextEncoder(nn.Module):
+    """instruction [B,D], state [B,D] -> context [B,H]."""
+
+    def __init__(self, cfg: ScorerConfig):
+        super().__init__()
+        d, h = cfg.embedding_dim, cfg.hidden
+        self.net = nn.Sequential(
+            nn.Linear(3 * d, h), nn.GELU(), nn.Dropout(cfg.dropout), nn.Linear(h, h), nn.GELU(),
+        )
+
+    def forward(self, instruction: torch.Tensor, state: torch.Tensor) -> torch.Tensor:
+        return self.net(torch.cat([instruction, state, instruction * state], dim=-1))
+
+
+class CandidateScorer(nn.Module):
+    """The policy graph. ``forward`` is exactly what ``policy.onnx`` computes."""
+
+    def __init__(self, cfg: ScorerConfig | None = None):
+        super().__init__()
+        self.cfg = cfg or ScorerConfig()
+        d, h = self.cfg.embedding_dim, self.cfg.hidden
+        self.context = ContextEncoder(self.cfg)
+        self.cand_proj = nn.Linear(d, h)
+        # The instruction matters per candidate too ("put the apple in the fridge" vs "take the apple").
+        self.instr_proj = nn.Linear(d, h)
+        self.head = nn.Sequential(nn.Linear(3 * h, h), nn.GELU(), nn.Dropout(self.cfg.dropout), nn.Linear(h, 1))
+
+    def forward(
+        self, instruction: torch.Tensor, state: torch.Tensor, candidates: torch.Tensor, mask: torch.Tensor
+    ) -> torch.Tensor:
+        ctx = self.context(instruction, state)  # [B,H]
+        cand = self.cand_proj(candidates) + self.instr_proj(instruction).unsqueeze(1)  # [B,K,H]
+        ctx_k = ctx.unsqueeze(1).expand_as(cand)
+        scores = self.head(torch.cat([ctx_k, cand, ctx_k * cand], dim=-1)).squeeze(-1)  # [B,K]
+        return torch.where(mask, scores, torch.full_like(scores, MASKED_SCORE))
+
+
+class ValueHead(nn.Module):
+    """V(instruction, state) -> [B]: IQL's state value (not exported)."""
+
+    def __init__(self, cfg: ScorerConfig):
+        super().__init__()
+        self.context = ContextEncoder(cfg)
+        self.out = nn.Linear(cfg.hidden, 1)
+
+    def forward(self, instruction: torch.Tensor, state: torch.Tensor) -> torch.Tensor:
+        return self.out(self.context(instruction, state)).squeeze(-1)
+
+
+def build_scorer(cfg: ScorerConfig | None = None, seed: int = 0) -> CandidateScorer:
+    """A freshly initialised scorer, deterministic for a given seed."""
+    gen_state = torch.random.get_rng_state()
+    torch.manual_seed(seed)
+    try:
+        model = CandidateScorer(cfg)
+    finally:
+        torch.random.set_rng_state(gen_state)
+    return model.eval()
