@@ -16,6 +16,8 @@ SUBCOMMANDS: dict[str, str] = {
     "collect": "policy.cli:collect",
     "data": "labeler.cli:data",
     "label": "labeler.label_cli:label",
+    "query": "edge.query_cli:query",
+    "export": "policy.train_cli:export",
 }
 
 
