@@ -1,0 +1,484 @@
+"""The local LLM judge: choice scoring by log-probabilities and constrained generation over llama-cpp-python.
+
+Usage::
+
+    from labeler.judge import open_judge
+    with open_judge("gemma3-270m", cache="labels.sqlite") as judge:
+        s = judge.score("Q: Is the sky blue?\\nA:", [" Yes", " No"], template="demo", version=1)
+        s.logprobs, s.probs, s.ntokens
+        text = judge.generate("List two fruits:", json_schema={...}, max_tokens=32, template="demo", version=1)
+
+Scoring (``score``) reads logits; it never samples. The prefix is tokenized with BOS, each choice without BOS
+and appended as is (so a choice normally starts with its own leading space, `` Yes``). The log-prob of a choice
+is the **sum** of its tokens' log-probs given the prefix and the choice's earlier tokens. ``probs`` is a softmax
+over the choices of a normalised score: ``normalize="sum"`` (default) uses the summed log-prob, i.e. the joint
+probability of each choice renormalised over the choices; ``normalize="mean"`` uses the mean log-prob per token
+(length-normalised, for choices of very different lengths). Single-token choices are identical under both.
+
+Prefix reuse: the judge keeps llama.cpp's KV cache between queries and the token list it holds. A query
+evaluates only the tokens after the longest common prefix with what is cached (the cache is truncated there),
+and a choice's tokens after the shared prefix; single-token choices need no extra evaluation at all, the
+prefix's last logits give them all. Gemma 3 uses sliding-window attention: llama.cpp's default SWA cache keeps
+only the last window of positions, so truncating it and continuing is not always valid. The judge therefore
+creates its context with ``swa_full=True`` (a full-size SWA cache: a few MB more for a 270M model), which makes
+truncation exact; tests compare reused against fresh evaluation.
+
+Every query goes through the label cache (:mod:`labeler.cache`) when one is given, so reruns and resumed runs
+cost nothing. ``score_many`` answers a list of queries: it deduplicates, serves cache hits, orders the rest so
+that queries sharing a prefix run one after another, and writes results in batches.
+
+Threads: ``n_threads`` / ``n_threads_batch`` default to ``$EDGEJUDGE_THREADS`` (default 1: llama.cpp slows down
+badly with more threads than free cores on a shared box).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from labeler.cache import LabelCache, make_key
+from models.registry import DEFAULT_JUDGE, ModelError, ResolvedModel, resolve_judge
+
+NORMALIZATIONS = ("sum", "mean")
+_WRITE_BATCH = 64
+_MAX_ROWS = 48  # cached next-token distributions kept between queries (1 MB each for a 262k vocabulary)
+
+
+class JudgeError(ValueError):
+    """A query the judge cannot answer as asked (too long for the context, empty choice, bad option)."""
+
+
+class JudgeLoadError(ModelError):
+    """llama.cpp could not load the model file."""
+
+
+def default_threads() -> int:
+    """``$EDGEJUDGE_THREADS`` (default 1)."""
+    raw = os.environ.get("EDGEJUDGE_THREADS", "1")
+    try:
+        n = int(raw)
+    except ValueError:
+        raise JudgeError(f"EDGEJUDGE_THREADS={raw!r}: expected a positive integer") from None
+    if n < 1:
+        raise JudgeError(f"EDGEJUDGE_THREADS={raw!r}: expected a positive integer")
+    return n
+
+
+@dataclass(frozen=True)
+class ChoiceScores:
+    """Scores of the choices of one query, in the order they were given."""
+
+    choices: tuple[str, ...]
+    logprobs: list[float]  # sum of token log-probs of each choice given the prefix
+    ntokens: list[int]  # tokens per choice
+    normalize: str = "sum"
+    cached: bool = False
+
+    @property
+    def scores(self) -> list[float]:
+        """The normalised scores the softmax runs over (see the module docstring)."""
+        if self.normalize == "mean":
+            return [lp / max(n, 1) for lp, n in zip(self.logprobs, self.ntokens)]
+        return list(self.logprobs)
+
+    @property
+    def probs(self) -> list[float]:
+        s = np.asarray(self.scores, dtype=np.float64)
+        e = np.exp(s - s.max())
+        return (e / e.sum()).tolist()
+
+    @property
+    def best(self) -> int:
+        return int(np.argmax(self.scores))
+
+    def margin(self, a: int = 0, b: int = 1) -> float:
+        """``logprobs[a] - logprobs[b]``: e.g. log P(" Yes") − log P(" No")."""
+        return self.logprobs[a] - self.logprobs[b]
+
+
+@dataclass
+class _Row:
+    logits: np.ndarray
+    lse: float
+
+    def logprob(self, token: int) -> float:
+        return float(self.logits[token]) - self.lse
+
+
+@dataclass
+class JudgeConfig:
+    n_ctx: int = 2048
+    n_batch: int = 512
+    n_threads: int = 1
+    n_threads_batch: int = 1
+    n_gpu_layers: int = 0
+    seed: int = 0
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+class Judge:
+    """A loaded GGUF judge. Create with :func:`open_judge`; close with :meth:`close` or a ``with`` block.
+
+    ``stats``: ``queries`` (answered, including cache hits and duplicates), ``cache_hits`` (answered without the
+    model), ``evaluated_tokens`` (tokens llama.cpp decoded for prompts and choices), ``reused_tokens`` (a query's
+    tokens that came from the KV cache instead), ``generated_tokens``, ``seconds`` (wall time inside the judge),
+    ``truncated_texts`` (texts shortened by :func:`labeler.prompting.fit_text`).
+    """
+
+    def __init__(self, model: ResolvedModel, config: JudgeConfig, cache: LabelCache | None, own_cache: bool):
+        import llama_cpp  # heavy: imported only when a judge is opened
+
+        self.model = model
+        self.config = config
+        self._cache = cache
+        self._own_cache = own_cache
+        self._llama_cpp = llama_cpp
+        try:
+            self._llm = llama_cpp.Llama(
+                str(model.path), n_ctx=config.n_ctx, n_batch=config.n_batch, n_ubatch=config.n_batch,
+                n_threads=config.n_threads, n_threads_batch=config.n_threads_batch,
+                n_gpu_layers=config.n_gpu_layers, seed=config.seed, logits_all=False, swa_full=True,
+                verbose=False,
+            )
+        except (ValueError, RuntimeError, OSError) as e:
+            raise JudgeLoadError(f"{model.path}: llama.cpp failed to load this GGUF ({e}); "
+                                 "is it a complete model file for a supported architecture?") from None
+        self._n_vocab = self._llm.n_vocab()
+        self._kv: list[int] = []  # tokens currently in the KV cache (sequence 0)
+        self._rows: dict[int, _Row] = {}  # position -> next-token distribution after kv[: position + 1]
+        self.stats: dict[str, float] = {
+            "queries": 0, "cache_hits": 0, "evaluated_tokens": 0, "reused_tokens": 0, "generated_tokens": 0,
+            "seconds": 0.0, "truncated_texts": 0,
+        }
+
+    # -------------------------------------------------------------------------------------------- identity
+
+    @property
+    def model_sha256(self) -> str:
+        return self.model.sha256
+
+    @property
+    def n_ctx(self) -> int:
+        return int(self._llm.n_ctx())
+
+    @property
+    def chat_template(self) -> str | None:
+        """The GGUF's chat template, or None for a base model (use plain completion prompts then)."""
+        return self.model.info.chat_template if self.model.info else None
+
+    def provenance(self) -> dict[str, Any]:
+        return {**self.model.provenance(), "n_ctx": self.n_ctx, "backend": "llama-cpp-python",
+                "backend_version": getattr(self._llama_cpp, "__version__", "?")}
+
+    # -------------------------------------------------------------------------------------------- tokens
+
+    def tokenize(self, text: str, *, bos: bool = False) -> list[int]:
+        return list(self._llm.tokenize(text.encode("utf-8"), add_bos=bos, special=False))
+
+    def detokenize(self, tokens: Sequence[int]) -> str:
+        return self._llm.detokenize(list(tokens)).decode("utf-8", errors="replace")
+
+    def count_tokens(self, text: str) -> int:
+        """Tokens of ``text`` without BOS."""
+        return len(self.tokenize(text))
+
+    # -------------------------------------------------------------------------------------------- engine
+
+    def _truncate(self, n: int) -> None:
+        if n >= len(self._kv):
+            return
+        if not self._llm._ctx.kv_cache_seq_rm(0, n, -1):
+            # cannot drop a tail of this cache: start over
+            self._llm._ctx.kv_cache_seq_rm(0, 0, -1)
+            n = 0
+        del self._kv[n:]
+        for p in [p for p in self._rows if p >= n]:
+            del self._rows[p]
+
+    def _ensure(self, seq: list[int], need: Sequence[int]) -> None:
+        """Make ``seq`` the head of the KV cache and the next-token distributions at ``need`` available."""
+        lcp = 0
+        for a, b in zip(self._kv, seq):
+            if a != b:
+                break
+            lcp += 1
+        start = lcp
+        for p in need:
+            if p >= lcp or p not in self._rows:
+                start = min(start, p)
+        if start >= len(seq):
+            return
+        self._truncate(start)
+        start = len(self._kv)  # the truncation may have had to reset
+        need_set = set(need)
+        batch = self._llm._batch.batch
+        for i in range(start, len(seq), self.config.n_batch):
+            chunk = seq[i : i + self.config.n_batch]
+            batch.n_tokens = len(chunk)
+            outputs = []
+            for j, tok in enumerate(chunk):
+                batch.token[j] = tok
+                batch.pos[j] = i + j
+                batch.seq_id[j][0] = 0
+                batch.n_seq_id[j] = 1
+                want = (i + j) in need_set
+                batch.logits[j] = want
+                if want:
+                    outputs.append(j)
+            self._llm._ctx.decode(self._llm._batch)
+            for j in outputs:
+                ptr = self._llm._ctx.get_logits_ith(j)
+                logits = np.ctypeslib.as_array(ptr, shape=(self._n_vocab,)).astype(np.float32, copy=True)
+                m = float(logits.max())
+                self._rows[i + j] = _Row(logits, m + math.log(float(np.exp(logits - m).sum())))
+            self._kv.extend(chunk)
+        self.stats["evaluated_tokens"] += len(seq) - start
+
+    def _trim_rows(self, keep: Sequence[int]) -> None:
+        if len(self._rows) > _MAX_ROWS:
+            keep_set = set(keep)
+            for p in [p for p in self._rows if p not in keep_set]:
+                del self._rows[p]
+
+    def _check_choices(self, choices: Sequence[str]) -> tuple[str, ...]:
+        if isinstance(choices, str) or not isinstance(choices, Sequence) or len(choices) < 1:
+            raise JudgeError("choices must be a non-empty list of strings")
+        for c in choices:
+            if not isinstance(c, str) or not c:
+                raise JudgeError(f"every choice must be a non-empty string, got {c!r}")
+        return tuple(choices)
+
+    def _compute_scores(self, prefix: str, choices: tuple[str, ...]) -> dict[str, Any]:
+        ptoks = self.tokenize(prefix, bos=True)
+        ctoks = [self.tokenize(c) for c in choices]
+        for c, t in zip(choices, ctoks):
+            if not t:
+                raise JudgeError(f"choice {c!r} has no tokens")
+        n_p = len(ptoks)
+        longest = n_p + max(len(t) for t in ctoks) - 1
+        if longest > self.n_ctx:
+            raise JudgeError(f"prompt of {n_p} tokens plus the longest choice does not fit the context "
+                             f"(n_ctx={self.n_ctx}); shorten it (labeler.prompting.fit_text) or raise n_ctx")
+        logprobs = [0.0] * len(choices)
+        before = self.stats["evaluated_tokens"]
+        # choices sharing leading tokens run one after another so their common tokens are evaluated once
+        for k in sorted(range(len(choices)), key=lambda k: ctoks[k]):
+            t = ctoks[k]
+            need = [n_p - 1 + i for i in range(len(t))]
+            self._ensure(ptoks + t[:-1], need)
+            logprobs[k] = sum(self._rows[n_p - 1 + i].logprob(tok) for i, tok in enumerate(t))
+        self._trim_rows([n_p - 1])
+        # the query's own tokens (prefix once, each choice's tokens but its last): what was not evaluated was reused
+        logical = n_p + sum(len(t) - 1 for t in ctoks)
+        self.stats["reused_tokens"] += max(logical - (self.stats["evaluated_tokens"] - before), 0)
+        return {"logprobs": logprobs, "ntokens": [len(t) for t in ctoks]}
+
+    # -------------------------------------------------------------------------------------------- scoring
+
+    def _score_key(self, prefix: str, choices: tuple[str, ...], template: str, version: int) -> str:
+        return make_key("score", self.model_sha256, template, version, prefix, list(choices))
+
+    def score(self, prefix: str, choices: Sequence[str], *, template: str = "adhoc", version: int = 1,
+              normalize: str = "sum") -> ChoiceScores:
+        """Log-probabilities of each choice as a continuation of ``prefix`` (see the module docstring).
+
+        ``template``/``version`` name the prompt template that produced ``prefix``; they are part of the cache
+        key, so bump the version when the template changes."""
+        return self.score_many([(prefix, choices)], template=template, version=version, normalize=normalize)[0]
+
+    def score_many(self, queries: Sequence[tuple[str, Sequence[str]]], *, template: str = "adhoc",
+                   version: int = 1, normalize: str = "sum", progress: bool | None = False) -> list[ChoiceScores]:
+        """Answer many ``(prefix, choices)`` queries: dedup, cache hits, prefix-sharing order, batched writes."""
+        if normalize not in NORMALIZATIONS:
+            raise JudgeError(f"normalize={normalize!r}: expected one of {', '.join(NORMALIZATIONS)}")
+        t0 = time.perf_counter()
+        checked = [(p, self._check_choices(c)) for p, c in queries]
+        for p, _ in checked:
+            if not isinstance(p, str):
+                raise JudgeError(f"prefix must be a string, got {type(p).__name__}")
+        keys = [self._score_key(p, c, template, version) for p, c in checked]
+        results: dict[str, tuple[dict[str, Any], bool]] = {}
+        if self._cache is not None:
+            for k, payload in self._cache.get_many(sorted(set(keys))).items():
+                results[k] = (payload, True)
+        todo: dict[str, tuple[str, tuple[str, ...]]] = {}
+        for k, q in zip(keys, checked):
+            if k not in results and k not in todo:
+                todo[k] = q
+        order = sorted(todo, key=lambda k: (todo[k][0], todo[k][1]))
+        pending: list[tuple[str, dict[str, Any], str, str, str, int]] = []
+        from labeler.progress import progress as bar
+
+        try:
+            with bar(total=len(order), enabled=progress, desc="judge", unit="q") as pb:
+                for k in order:
+                    prefix, choices = todo[k]
+                    payload = self._compute_scores(prefix, choices)
+                    results[k] = (payload, False)
+                    if self._cache is not None:
+                        pending.append((k, payload, "score", self.model_sha256, template, version))
+                        if len(pending) >= _WRITE_BATCH:
+                            self._cache.put_many(pending)
+                            pending = []
+                    pb.update(1)
+        finally:
+            if self._cache is not None and pending:
+                self._cache.put_many(pending)
+            self.stats["seconds"] += time.perf_counter() - t0
+        out = []
+        served: set[str] = set()
+        for k, (_, choices) in zip(keys, checked):
+            payload, hit = results[k]
+            self.stats["queries"] += 1
+            dup = k in served
+            if hit or dup:
+                self.stats["cache_hits"] += 1
+            served.add(k)
+            out.append(ChoiceScores(choices, [float(x) for x in payload["logprobs"]],
+                                    [int(n) for n in payload["ntokens"]], normalize, cached=hit or dup))
+        return out
+
+    # -------------------------------------------------------------------------------------------- generation
+
+    def generate(self, prompt: str, *, grammar: str | None = None, json_schema: dict[str, Any] | None = None,
+                 max_tokens: int = 64, stop: Sequence[str] | None = None, template: str = "adhoc",
+                 version: int = 1) -> str:
+        """Greedy completion of ``prompt`` (deterministic), optionally constrained by a GBNF ``grammar`` or a
+        JSON schema (llama.cpp converts it to a grammar). Returns the generated text only."""
+        if grammar is not None and json_schema is not None:
+            raise JudgeError("pass either grammar or json_schema, not both")
+        if max_tokens < 1:
+            raise JudgeError(f"max_tokens must be >= 1, got {max_tokens}")
+        stop_list = [stop] if isinstance(stop, str) else list(stop or [])
+        params = {"grammar": grammar, "json_schema": json_schema, "max_tokens": max_tokens, "stop": stop_list}
+        key = make_key("generate", self.model_sha256, template, version, prompt, params)
+        t0 = time.perf_counter()
+        self.stats["queries"] += 1
+        try:
+            if self._cache is not None:
+                hit = self._cache.get(key)
+                if hit is not None:
+                    self.stats["cache_hits"] += 1
+                    return str(hit["text"])
+            text, n_gen = self._generate(prompt, grammar, json_schema, max_tokens, stop_list)
+            if self._cache is not None:
+                self._cache.put(key, {"text": text, "ntokens": n_gen}, kind="generate",
+                                model_sha256=self.model_sha256, template=template, version=version)
+            return text
+        finally:
+            self.stats["seconds"] += time.perf_counter() - t0
+
+    def _generate(self, prompt: str, grammar: str | None, json_schema: dict[str, Any] | None, max_tokens: int,
+                  stop: list[str]) -> tuple[str, int]:
+        from llama_cpp.llama_grammar import LlamaGrammar
+
+        g = None
+        try:
+            if json_schema is not None:
+                g = LlamaGrammar.from_json_schema(json.dumps(json_schema), verbose=False)
+            elif grammar is not None:
+                g = LlamaGrammar.from_string(grammar, verbose=False)
+        except Exception as e:  # llama.cpp's parser raises ValueError/RuntimeError with varying messages
+            raise JudgeError(f"bad {'json_schema' if json_schema is not None else 'grammar'}: {e}") from None
+        ptoks = self.tokenize(prompt, bos=True)
+        if len(ptoks) + max_tokens > self.n_ctx:
+            raise JudgeError(f"prompt of {len(ptoks)} tokens plus max_tokens={max_tokens} does not fit the "
+                             f"context (n_ctx={self.n_ctx})")
+        llm = self._llm
+        # hand our KV state to llama-cpp-python's own prefix matching, then take it back
+        old = list(self._kv)
+        llm.input_ids[: len(old)] = old
+        llm.n_tokens = len(old)
+        llm._requires_eval = True
+        lcp = 0
+        for a, b in zip(old, ptoks):
+            if a != b:
+                break
+            lcp += 1
+        reused = min(lcp, len(ptoks) - 1)
+        try:
+            out = llm.create_completion(ptoks, max_tokens=max_tokens, temperature=0.0, top_k=1, top_p=1.0,
+                                        min_p=0.0, repeat_penalty=1.0, grammar=g, stop=stop or None,
+                                        seed=self.config.seed)
+        finally:
+            new = [int(t) for t in llm.input_ids[: llm.n_tokens]]
+            common = 0
+            for a, b in zip(old, new):
+                if a != b:
+                    break
+                common += 1
+            common = min(common, reused)
+            self._kv = new
+            for p in [p for p in self._rows if p >= common]:
+                del self._rows[p]
+        n_gen = int(out["usage"]["completion_tokens"])  # type: ignore[index]
+        self.stats["reused_tokens"] += reused
+        self.stats["evaluated_tokens"] += len(ptoks) - reused
+        self.stats["generated_tokens"] += n_gen
+        return str(out["choices"][0]["text"]), n_gen  # type: ignore[index]
+
+    # -------------------------------------------------------------------------------------------- lifetime
+
+    def reset(self) -> None:
+        """Forget the KV cache (the next query is evaluated from scratch)."""
+        self._truncate(0)
+        self._llm.reset()
+
+    def close(self) -> None:
+        llm = getattr(self, "_llm", None)
+        if llm is not None:
+            llm.close()
+            self._llm = None  # type: ignore[assignment]
+        if self._own_cache and self._cache is not None:
+            self._cache.close()
+        self._cache = None
+
+    def __enter__(self) -> Judge:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
+def open_judge(
+    model: str | os.PathLike[str] = DEFAULT_JUDGE,
+    *,
+    n_threads: int | None = None,
+    n_threads_batch: int | None = None,
+    n_ctx: int = 2048,
+    n_gpu_layers: int = 0,
+    n_batch: int = 512,
+    seed: int = 0,
+    cache: str | os.PathLike[str] | LabelCache | None = None,
+) -> Judge:
+    """Resolve ``model`` (``gemma3-270m`` or a ``.gguf`` path), load it, and attach the label cache.
+
+    ``cache``: a path (opened here, closed with the judge), an open :class:`LabelCache` (left open), or None.
+    Threads default to ``$EDGEJUDGE_THREADS`` (default 1)."""
+    threads = n_threads if n_threads is not None else default_threads()
+    threads_batch = n_threads_batch if n_threads_batch is not None else threads
+    for name, v in (("n_threads", threads), ("n_threads_batch", threads_batch), ("n_ctx", n_ctx),
+                    ("n_batch", n_batch)):
+        if not isinstance(v, int) or v < 1:
+            raise JudgeError(f"{name} must be a positive integer, got {v!r}")
+    if not isinstance(n_gpu_layers, int) or n_gpu_layers < -1:
+        raise JudgeError(f"n_gpu_layers must be an integer >= -1 (-1: all), got {n_gpu_layers!r}")
+    resolved = resolve_judge(model)
+    own = cache is not None and not isinstance(cache, LabelCache)
+    lc = LabelCache(Path(cache)) if own else cache  # type: ignore[arg-type]
+    try:
+        cfg = JudgeConfig(n_ctx=n_ctx, n_batch=min(n_batch, n_ctx), n_threads=threads,
+                          n_threads_batch=threads_batch, n_gpu_layers=n_gpu_layers, seed=seed)
+        return Judge(resolved, cfg, lc, own)  # type: ignore[arg-type]
+    except BaseException:
+        if own and lc is not None:
+            lc.close()
+        raise
