@@ -1,0 +1,287 @@
+"""The policy runtime: a bundle's encoder and scorer in onnxruntime, with a bounded embedding cache.
+
+:class:`Runtime` loads a bundle after :func:`models.bundle.load_manifest` has checked its checksums, runs one
+test inference (:meth:`Runtime.self_test`), and scores batches of requests in one policy call.
+No torch, no LLM.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from models.bundle import (
+    ENCODER_INPUTS,
+    ENCODER_OUTPUT,
+    POLICY_INPUTS,
+    POLICY_OUTPUT,
+    BundleError,
+    load_manifest,
+)
+
+
+@dataclass(frozen=True)
+class RuntimeConfig:
+    threads: int = 1
+    """onnxruntime intra-op threads per session (1 keeps a robot's other processes on their cores)."""
+    spinning: bool = False
+    """Let onnxruntime's worker threads spin while idle (lower latency, burns CPU); off by default."""
+    cache_size: int = 4096
+    """Embeddings of candidate, skill and instruction texts kept (LRU); 0 disables the cache."""
+    encode_chunk: int = 64
+    """Most texts per encoder call (bounds padding waste and memory)."""
+
+
+class LRU:
+    """A bounded least-recently-used map from text to embedding; thread-safe."""
+
+    def __init__(self, capacity: int):
+        self.capacity = max(0, int(capacity))
+        self._d: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._lock = threading.Lock()
+        self.hits = 0
+        self.misses = 0
+
+    def get(self, key: str) -> np.ndarray | None:
+        with self._lock:
+            v = self._d.get(key)
+            if v is None:
+                self.misses += 1
+                return None
+            self._d.move_to_end(key)
+            self.hits += 1
+            return v
+
+    def put(self, key: str, value: np.ndarray) -> None:
+        if self.capacity == 0:
+            return
+        with self._lock:
+            self._d[key] = value
+            self._d.move_to_end(key)
+            while len(self._d) > self.capacity:
+                self._d.popitem(last=False)
+
+    def __len__(self) -> int:
+        return len(self._d)
+
+
+@dataclass
+class Item:
+    """One act request ready to score: embeddings, candidate texts (may be None), and the candidate count."""
+
+    instruction: np.ndarray  # [D]
+    state: np.ndarray  # [D]
+    candidates: np.ndarray  # [K, D]
+    texts: list[str] | None
+
+
+def _session(path: Path, cfg: RuntimeConfig) -> Any:
+    import onnxruntime as ort
+
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = max(1, cfg.threads)
+    so.inter_op_num_threads = 1
+    so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    so.log_severity_level = 3
+    spin = "1" if cfg.spinning else "0"
+    so.add_session_config_entry("session.intra_op.allow_spinning", spin)
+    so.add_session_config_entry("session.inter_op.allow_spinning", spin)
+    return ort.InferenceSession(str(path), sess_options=so, providers=["CPUExecutionProvider"])
+
+
+class Runtime:
+    """A loaded, checked bundle. Build with :meth:`load`; :meth:`close` drops the sessions."""
+
+    def __init__(self, bundle_dir: str | os.PathLike[str], cfg: RuntimeConfig | None = None):
+        from tokenizers import Tokenizer
+
+        self.cfg = cfg or RuntimeConfig()
+        self.bundle_dir = Path(bundle_dir).resolve()
+        self.manifest = load_manifest(self.bundle_dir, verify=True)
+        self.dim = self.manifest.embedding_dim
+        try:
+            self.policy = _session(self.bundle_dir / "policy.onnx", self.cfg)
+            self.encoder = _session(self.bundle_dir / "encoder.onnx", self.cfg)
+        except Exception as e:  # onnxruntime raises its own exception types
+            raise BundleError(f"{self.bundle_dir}: onnxruntime cannot load the graphs ({e})") from None
+        pin = {i.name for i in self.policy.get_inputs()}
+        if set(POLICY_INPUTS) - pin:
+            raise BundleError(
+                f"{self.bundle_dir}: policy.onnx lacks inputs {sorted(set(POLICY_INPUTS) - pin)}"
+            )
+        self._enc_inputs = [i.name for i in self.encoder.get_inputs()]
+        if not {"input_ids", "attention_mask"} <= set(self._enc_inputs) or set(self._enc_inputs) - set(
+            ENCODER_INPUTS
+        ):
+            raise BundleError(
+                f"{self.bundle_dir}: encoder.onnx inputs {self._enc_inputs} are not {ENCODER_INPUTS}"
+            )
+        try:
+            self.tokenizer = Tokenizer.from_file(str(self.bundle_dir / "tokenizer.json"))
+        except Exception as e:
+            raise BundleError(f"{self.bundle_dir}: tokenizer.json cannot be read ({e})") from None
+        self.tokenizer.enable_truncation(max_length=self.manifest.max_length)
+        self.tokenizer.no_padding()
+        self.cache = LRU(self.cfg.cache_size)
+        self.skills = list(self.manifest.skills)
+        self.skill_embs: np.ndarray | None = None
+        if self.skills:
+            try:
+                arr = np.load(self.bundle_dir / "skills.npy", allow_pickle=False)
+            except (ValueError, OSError) as e:
+                raise BundleError(f"{self.bundle_dir}: skills.npy cannot be read ({e})") from None
+            if arr.dtype != np.float32 or arr.shape != (len(self.skills), self.dim):
+                raise BundleError(
+                    f"{self.bundle_dir}: skills.npy is {arr.dtype}{list(arr.shape)}, expected "
+                    f"float32[{len(self.skills)}, {self.dim}]"
+                )
+            self.skill_embs = np.ascontiguousarray(arr)
+
+    @property
+    def model_sha256(self) -> str:
+        return self.manifest.model_sha256
+
+    def info(self) -> dict[str, Any]:
+        return {
+            "model": self.model_sha256,
+            "bundle": str(self.bundle_dir),
+            "embedding_dim": self.dim,
+            "max_length": self.manifest.max_length,
+            "skills": self.skills,
+            "provenance": self.manifest.provenance,
+            "threads": self.cfg.threads,
+            "spinning": self.cfg.spinning,
+            "cache": {
+                "size": len(self.cache),
+                "capacity": self.cache.capacity,
+                "hits": self.cache.hits,
+                "misses": self.cache.misses,
+            },
+        }
+
+    # ------------------------------------------------------------------------------------------------ encoder
+
+    def _encode_uncached(self, texts: list[str]) -> np.ndarray:
+        out = np.empty((len(texts), self.dim), dtype=np.float32)
+        step = max(1, self.cfg.encode_chunk)
+        for start in range(0, len(texts), step):
+            chunk = texts[start : start + step]
+            encs = self.tokenizer.encode_batch(chunk)
+            length = max(1, max(len(e.ids) for e in encs))
+            ids = np.zeros((len(chunk), length), dtype=np.int64)
+            att = np.zeros_like(ids)
+            for i, e in enumerate(encs):
+                ids[i, : len(e.ids)] = e.ids
+                att[i, : len(e.ids)] = 1
+            feeds = {"input_ids": ids, "attention_mask": att}
+            if "token_type_ids" in self._enc_inputs:
+                feeds["token_type_ids"] = np.zeros_like(ids)
+            (emb,) = self.encoder.run([ENCODER_OUTPUT], feeds)
+            out[start : start + len(chunk)] = emb
+        return out
+
+    def encode(self, texts: list[str], *, cache: bool = True) -> np.ndarray:
+        """Embeddings [N, D] of ``texts``; cached texts skip the encoder, the rest go in batched calls."""
+        out = np.empty((len(texts), self.dim), dtype=np.float32)
+        todo: dict[str, list[int]] = {}
+        for i, t in enumerate(texts):
+            hit = self.cache.get(t) if cache else None
+            if hit is None:
+                todo.setdefault(t, []).append(i)
+            else:
+                out[i] = hit
+        if todo:
+            uniq = list(todo)
+            embs = self._encode_uncached(uniq)
+            for t, e in zip(uniq, embs, strict=False):
+                for i in todo[t]:
+                    out[i] = e
+                if cache:
+                    self.cache.put(t, e.copy())
+        return out
+
+    # ------------------------------------------------------------------------------------------------ scoring
+
+    def items_from_text(self, reqs: list[tuple[str, str, list[str] | None]]) -> list[Item]:
+        """Encode the texts of several requests together (one encoder pass for everything not cached).
+
+        Instructions and candidates go through the cache; observations (new every step) do not."""
+        cached: list[str] = []
+        for instruction, _obs, cands in reqs:
+            cached.append(instruction)
+            if cands is not None:
+                cached.extend(cands)
+        cached_embs = self.encode(cached, cache=True)
+        obs_embs = self.encode([obs for _i, obs, _c in reqs], cache=False)
+        items, pos = [], 0
+        for n, (_instruction, _obs, cands) in enumerate(reqs):
+            instr = cached_embs[pos]
+            pos += 1
+            if cands is None:
+                assert self.skill_embs is not None
+                c_embs, texts = self.skill_embs, self.skills
+            else:
+                c_embs, texts = cached_embs[pos : pos + len(cands)], cands
+                pos += len(cands)
+            items.append(Item(instr, obs_embs[n], c_embs, texts))
+        return items
+
+    def score(self, items: list[Item]) -> list[np.ndarray]:
+        """One policy call for all items (candidates padded and masked); returns each item's scores [K_i]."""
+        if not items:
+            return []
+        b, kmax = len(items), max(len(it.candidates) for it in items)
+        instr = np.stack([it.instruction for it in items]).astype(np.float32, copy=False)
+        state = np.stack([it.state for it in items]).astype(np.float32, copy=False)
+        cands = np.zeros((b, kmax, self.dim), dtype=np.float32)
+        mask = np.zeros((b, kmax), dtype=bool)
+        for i, it in enumerate(items):
+            k = len(it.candidates)
+            cands[i, :k] = it.candidates
+            mask[i, :k] = True
+        (scores,) = self.policy.run(
+            [POLICY_OUTPUT], {"instruction": instr, "state": state, "candidates": cands, "mask": mask}
+        )
+        return [np.asarray(scores[i, : len(it.candidates)], dtype=np.float32) for i, it in enumerate(items)]
+
+    def self_test(self) -> None:
+        """A text and an embedding inference; raises :class:`BundleError` when the bundle cannot serve."""
+        try:
+            items = self.items_from_text(
+                [
+                    (
+                        "self test instruction",
+                        "self test observation",
+                        None if self.skills else ["self test a", "self test b"],
+                    )
+                ]
+            )
+            items.append(Item(items[0].instruction, items[0].state, items[0].candidates[:1], None))
+            out = self.score(items)
+        except BundleError:
+            raise
+        except Exception as e:
+            raise BundleError(f"{self.bundle_dir}: test inference failed ({type(e).__name__}: {e})") from None
+        expect = len(self.skills) if self.skills else 2
+        if out[0].shape != (expect,) or out[1].shape != (1,):
+            raise BundleError(f"{self.bundle_dir}: test inference returned scores of shape {out[0].shape}")
+        if not all(np.isfinite(o).all() for o in out):
+            raise BundleError(f"{self.bundle_dir}: test inference returned non-finite scores")
+
+    def close(self) -> None:
+        self.policy = None
+        self.encoder = None
+
+
+def load_runtime(bundle_dir: str | os.PathLike[str], cfg: RuntimeConfig | None = None) -> Runtime:
+    """Load, checksum and test-run a bundle; raises :class:`BundleError` with the reason."""
+    rt = Runtime(bundle_dir, cfg)
+    rt.self_test()
+    return rt

@@ -1,0 +1,529 @@
+"""The edge-serve daemon loop: a ZeroMQ ROUTER socket, micro-batched scoring, hot reload, CURVE, metrics.
+
+One thread serves: it polls the socket with a timeout, drains the requests that arrived together (waiting a
+bounded time for more when clients are concurrent), answers ``info``/``health``/errors at once and scores all
+``act`` requests of the batch in one encoder pass and one policy call. A reload (``reload`` op or SIGHUP)
+loads and test-runs the new bundle in a helper thread while the old one keeps serving, then swaps between
+batches; a refused bundle leaves the old model in place. SIGTERM/SIGINT stop the loop after the current batch.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import zmq
+
+from edge.logs import JsonLogger, sd_notify
+from edge.metrics import Metrics, start_metrics_server
+from edge.protocol import (
+    DEFAULT_MAX_MESSAGE_BYTES,
+    PROTOCOL_VERSION,
+    Code,
+    ProtocolError,
+    Request,
+    error_reply,
+    ok_reply,
+    pack,
+    parse_request,
+)
+from edge.runtime import Item, Runtime, RuntimeConfig, load_runtime
+from models.bundle import BundleError
+
+POLL_MS = 50
+
+
+@dataclass
+class ServeConfig:
+    bundle: Path
+    """Bundle directory served (and reloaded by SIGHUP or a ``reload`` op without a path)."""
+    binds: list[str] = field(default_factory=lambda: ["tcp://127.0.0.1:5555"])
+    """ZeroMQ endpoints to bind (tcp://HOST:PORT, tcp://HOST:* for a free port, ipc://PATH)."""
+    runtime: RuntimeConfig = field(default_factory=RuntimeConfig)
+    max_batch: int = 32
+    """Most act requests scored in one policy call."""
+    batch_wait_ms: float = 0.5
+    """Longest wait for more requests once concurrent clients are seen (0: only what already arrived)."""
+    max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
+    """ZMQ_MAXMSGSIZE: a peer sending a larger message is disconnected."""
+    metrics_host: str = "127.0.0.1"
+    metrics_port: int | None = None
+    """Serve Prometheus /metrics on this port (0: a free one; None: off)."""
+    curve_secret: Path | None = None
+    """The server's secret certificate (from ``edge-serve keygen``); enables CURVE."""
+    curve_allowed: Path | None = None
+    """Directory of allowed client public certificates (``*.key``); required with CURVE."""
+    allow_reload_path: bool = False
+    """Let a ``reload`` request name another bundle directory (otherwise only the configured one reloads)."""
+    remote_reload: bool = True
+    """Accept the ``reload`` op at all (SIGHUP always works)."""
+
+
+class _Shutdown(Exception):
+    """Raised by the signal handler while the first bundle loads: exit without serving."""
+
+
+@dataclass
+class _Pending:
+    envelope: list[bytes]
+    t0: float
+    req: Request
+
+
+class Server:
+    """Owns the context, socket, authenticator, metrics server and runtime; use :meth:`run`."""
+
+    def __init__(self, cfg: ServeConfig, log: JsonLogger | None = None):
+        self.cfg = cfg
+        self.log = log or JsonLogger()
+        self.metrics = Metrics()
+        self.rt: Runtime | None = None
+        self.stop_requested = False
+        self.reload_requested = False
+        self._loading = True
+        self._reload_thread: threading.Thread | None = None
+        self._reload_result: tuple[Runtime | None, str | None] | None = None
+        self._reload_waiters: list[_Pending] = []
+        self._last_batch = 1
+        self.started = time.time()
+        self.ctx: zmq.Context | None = None
+        self.sock: zmq.Socket | None = None
+        self.auth: Any = None
+        self.http: Any = None
+        self.endpoints: list[str] = []
+
+    # ------------------------------------------------------------------------------------------------ signals
+
+    def install_signals(self) -> None:
+        def on_stop(signum: int, _frame: Any) -> None:
+            self.stop_requested = True
+            if self._loading:
+                raise _Shutdown(signal.Signals(signum).name)
+
+        def on_hup(_signum: int, _frame: Any) -> None:
+            self.reload_requested = True
+
+        signal.signal(signal.SIGTERM, on_stop)
+        signal.signal(signal.SIGINT, on_stop)
+        signal.signal(signal.SIGHUP, on_hup)
+
+    # ------------------------------------------------------------------------------------------------ setup
+
+    def load(self) -> None:
+        t = time.perf_counter()
+        self.rt = load_runtime(self.cfg.bundle, self.cfg.runtime)
+        self.metrics.set_model(self.rt.model_sha256)
+        self.log.info(
+            "bundle_loaded",
+            bundle=str(self.rt.bundle_dir),
+            model=self.rt.model_sha256,
+            seconds=round(time.perf_counter() - t, 3),
+        )
+
+    def open(self) -> None:
+        self.ctx = zmq.Context()
+        sock = self.ctx.socket(zmq.ROUTER)
+        sock.setsockopt(zmq.LINGER, 0)
+        sock.setsockopt(zmq.MAXMSGSIZE, self.cfg.max_message_bytes)
+        sock.setsockopt(zmq.SNDTIMEO, 0)
+        if self.cfg.curve_secret is not None:
+            from zmq.auth import load_certificate
+            from zmq.auth.thread import ThreadAuthenticator
+
+            if self.cfg.curve_allowed is None or not self.cfg.curve_allowed.is_dir():
+                raise ValueError(
+                    f"CURVE needs a directory of allowed client keys (--curve-allowed), "
+                    f"got {self.cfg.curve_allowed}"
+                )
+            public, secret = load_certificate(str(self.cfg.curve_secret))
+            if not secret:
+                raise ValueError(
+                    f"{self.cfg.curve_secret}: not a secret certificate (use the .key_secret file)"
+                )
+            self.auth = ThreadAuthenticator(self.ctx, log=_AuthLog(self.log))
+            self.auth.start()
+            self.auth.configure_curve(domain="*", location=str(self.cfg.curve_allowed))
+            sock.curve_secretkey = secret
+            sock.curve_publickey = public
+            sock.curve_server = True
+        for addr in self.cfg.binds:
+            sock.bind(addr)
+            self.endpoints.append(sock.getsockopt_string(zmq.LAST_ENDPOINT))
+        self.sock = sock
+        if self.cfg.metrics_port is not None:
+            self.http = start_metrics_server(self.metrics, self.cfg.metrics_host, self.cfg.metrics_port)
+
+    def close(self) -> None:
+        if self.http is not None:
+            self.http.shutdown()
+            self.http.server_close()
+            self.http = None
+        if self.sock is not None:
+            self.sock.close(linger=0)
+            self.sock = None
+        if self.auth is not None:
+            self.auth.stop()
+            self.auth = None
+        if self.ctx is not None:
+            self.ctx.term()
+            self.ctx = None
+        if self._reload_thread is not None:
+            self._reload_thread.join(timeout=30)
+        if self.rt is not None:
+            self.rt.close()
+
+    # ------------------------------------------------------------------------------------------------ loop
+
+    def run(self) -> int:
+        """Load, bind, serve until SIGTERM/SIGINT; returns the exit status."""
+        self.install_signals()
+        try:
+            self.load()
+            self._loading = False
+        except _Shutdown as e:
+            self.log.info("shutdown", reason=f"{e} during bundle load", served=0)
+            return 0
+        if self.stop_requested:
+            self.log.info("shutdown", reason="signal during bundle load", served=0)
+            return 0
+        try:
+            self.open()
+        except (zmq.ZMQError, ValueError, OSError) as e:
+            self.log.error("startup_failed", error=str(e))
+            self.close()
+            return 2
+        self.log.info(
+            "ready",
+            endpoints=self.endpoints,
+            model=self.rt.model_sha256 if self.rt else None,
+            metrics_port=self.http.server_address[1] if self.http else None,
+            curve=self.cfg.curve_secret is not None,
+            pid=os.getpid(),
+        )
+        sd_notify("READY=1")
+        try:
+            self._serve()
+        finally:
+            sd_notify("STOPPING=1")
+            self.close()
+        self.log.info("shutdown", reason="signal", requests=self.metrics.snapshot()["requests"])
+        return 0
+
+    def _serve(self) -> None:
+        assert self.sock is not None
+        poller = zmq.Poller()
+        poller.register(self.sock, zmq.POLLIN)
+        while not self.stop_requested:
+            events = dict(poller.poll(POLL_MS))
+            if self.reload_requested:
+                self.reload_requested = False
+                self._start_reload(self.cfg.bundle, None)
+            self._finish_reload()
+            if self.sock in events:
+                self._handle_batch(self._drain(poller))
+        # Requests already queued when the signal came are not lost in flight: answer what is readable now.
+        if self.sock.poll(0):
+            self._handle_batch(self._drain(poller))
+
+    def _recv_ready(self, batch: list[tuple[list[bytes], float]]) -> None:
+        assert self.sock is not None
+        while len(batch) < self.cfg.max_batch:
+            try:
+                frames = self.sock.recv_multipart(zmq.NOBLOCK, copy=True)
+            except zmq.Again:
+                return
+            batch.append((frames, time.perf_counter()))
+
+    def _drain(self, poller: zmq.Poller) -> list[tuple[list[bytes], float]]:
+        batch: list[tuple[list[bytes], float]] = []
+        self._recv_ready(batch)
+        if self.cfg.batch_wait_ms > 0 and (len(batch) > 1 or self._last_batch > 1):
+            deadline = time.perf_counter() + self.cfg.batch_wait_ms / 1000
+            while len(batch) < self.cfg.max_batch:
+                left = deadline - time.perf_counter()
+                if left <= 0 or not poller.poll(left * 1000):
+                    break
+                self._recv_ready(batch)
+        self._last_batch = len(batch)
+        return batch
+
+    # ------------------------------------------------------------------------------------------------ replies
+
+    def _send(self, envelope: list[bytes], msg: dict[str, Any], t0: float, op: str) -> None:
+        assert self.sock is not None
+        try:
+            self.sock.send_multipart([*envelope, pack(msg)], zmq.NOBLOCK)
+        except zmq.ZMQError:
+            self.metrics.drop()
+            return
+        self.metrics.request(op, time.perf_counter() - t0)
+        if not msg["ok"]:
+            self.metrics.error(msg["code"])
+
+    def _error(self, envelope: list[bytes], t0: float, err: ProtocolError, op: str = "invalid") -> None:
+        self.log.debug("bad_request", code=err.code.value, message=err.message)
+        self._send(envelope, error_reply(err.code, err.message, err.req_id), t0, op)
+
+    def _handle_batch(self, batch: list[tuple[list[bytes], float]]) -> None:
+        acts: list[_Pending] = []
+        for frames, t0 in batch:
+            # DEALER peers send [payload] (we see [identity, payload]); REQ peers add an empty delimiter.
+            if len(frames) == 2:
+                envelope, payload = frames[:1], frames[1]
+            elif len(frames) == 3 and frames[1] == b"":
+                envelope, payload = frames[:2], frames[2]
+            else:
+                envelope = frames[:2] if len(frames) > 1 and frames[1] == b"" else frames[:1]
+                self._error(
+                    envelope,
+                    t0,
+                    ProtocolError(
+                        Code.BAD_FRAMES, f"expected one payload frame, got {len(frames) - len(envelope)}"
+                    ),
+                )
+                continue
+            try:
+                req = parse_request(payload, self.cfg.max_message_bytes)
+            except ProtocolError as e:
+                self._error(envelope, t0, e)
+                continue
+            p = _Pending(envelope, t0, req)
+            if req.op == "act":
+                acts.append(p)
+            elif req.op == "health":
+                self._send(
+                    envelope,
+                    ok_reply(
+                        req.id,
+                        status="serving",
+                        model=self._model(),
+                        uptime_s=round(time.time() - self.started, 3),
+                        reloading=self._reload_thread is not None,
+                    ),
+                    t0,
+                    req.op,
+                )
+            elif req.op == "info":
+                assert self.rt is not None
+                self._send(
+                    envelope,
+                    ok_reply(
+                        req.id,
+                        protocol=PROTOCOL_VERSION,
+                        **self.rt.info(),
+                        max_batch=self.cfg.max_batch,
+                        batch_wait_ms=self.cfg.batch_wait_ms,
+                        max_message_bytes=self.cfg.max_message_bytes,
+                    ),
+                    t0,
+                    req.op,
+                )
+            elif req.op == "reload":
+                self._reload_op(p)
+        if acts:
+            self._act(acts)
+
+    def _model(self) -> str:
+        return self.rt.model_sha256 if self.rt is not None else ""
+
+    def _act(self, acts: list[_Pending]) -> None:
+        rt = self.rt
+        assert rt is not None
+        ready: list[_Pending] = []
+        items: list[Item | None] = []
+        texts: list[tuple[str, str, list[str] | None]] = []
+        text_pos: list[int] = []
+        for p in acts:
+            r = p.req
+            if r.is_embedding:
+                assert (
+                    r.instruction_emb is not None
+                    and r.observation_emb is not None
+                    and r.candidates_emb is not None
+                )
+                if r.instruction_emb.shape[0] != rt.dim:
+                    self._error(
+                        p.envelope,
+                        p.t0,
+                        ProtocolError(
+                            Code.BAD_ARRAY,
+                            f"embedding dimension {r.instruction_emb.shape[0]}, the bundle's is {rt.dim}",
+                            r.id,
+                        ),
+                        "act",
+                    )
+                    continue
+                items.append(Item(r.instruction_emb, r.observation_emb, r.candidates_emb, r.candidates))
+            else:
+                if r.candidates is None and not rt.skills:
+                    self._error(
+                        p.envelope,
+                        p.t0,
+                        ProtocolError(
+                            Code.NO_SKILLS, "candidates omitted but the bundle has no skill list", r.id
+                        ),
+                        "act",
+                    )
+                    continue
+                assert r.instruction is not None and r.observation is not None
+                text_pos.append(len(items))
+                items.append(None)
+                texts.append((r.instruction, r.observation, r.candidates))
+            ready.append(p)
+        if not ready:
+            return
+        t_inf = time.perf_counter()
+        try:
+            if texts:
+                for pos, item in zip(text_pos, rt.items_from_text(texts), strict=False):
+                    items[pos] = item
+            scores = rt.score([it for it in items if it is not None])
+        except Exception as e:  # never let one bad batch take the daemon down
+            self.log.error("inference_failed", error=f"{type(e).__name__}: {e}", batch=len(ready))
+            for p in ready:
+                self._error(
+                    p.envelope,
+                    p.t0,
+                    ProtocolError(Code.INTERNAL, "inference failed (logged)", p.req.id),
+                    "act",
+                )
+            return
+        infer_ms = (time.perf_counter() - t_inf) * 1000
+        self.metrics.batch_size(len(ready))
+        model = rt.model_sha256
+        for p, item, s in zip(ready, items, scores, strict=False):
+            assert item is not None
+            idx = int(np.argmax(s))
+            self._send(
+                p.envelope,
+                ok_reply(
+                    p.req.id,
+                    index=idx,
+                    action=item.texts[idx] if item.texts is not None else None,
+                    scores=s.tolist(),
+                    model=model,
+                    timing={
+                        "server_ms": round((time.perf_counter() - p.t0) * 1000, 4),
+                        "infer_ms": round(infer_ms, 4),
+                        "batch": len(ready),
+                    },
+                ),
+                p.t0,
+                "act",
+            )
+
+    # ------------------------------------------------------------------------------------------------ reload
+
+    def _reload_op(self, p: _Pending) -> None:
+        if not self.cfg.remote_reload:
+            self._error(
+                p.envelope,
+                p.t0,
+                ProtocolError(
+                    Code.FORBIDDEN, "the reload op is disabled on this server (send SIGHUP)", p.req.id
+                ),
+                "reload",
+            )
+            return
+        if p.req.bundle is not None and not self.cfg.allow_reload_path:
+            self._error(
+                p.envelope,
+                p.t0,
+                ProtocolError(
+                    Code.FORBIDDEN,
+                    "reloading another bundle path is disabled (start with --allow-reload-path)",
+                    p.req.id,
+                ),
+                "reload",
+            )
+            return
+        if self._reload_thread is not None:
+            self._error(
+                p.envelope, p.t0, ProtocolError(Code.BUSY, "a reload is already running", p.req.id), "reload"
+            )
+            return
+        self._start_reload(Path(p.req.bundle) if p.req.bundle else self.cfg.bundle, p)
+
+    def _start_reload(self, bundle: Path, waiter: _Pending | None) -> None:
+        if waiter is not None:
+            self._reload_waiters.append(waiter)
+        if self._reload_thread is not None:
+            return
+        sd_notify("RELOADING=1")
+        self.log.info("reload_started", bundle=str(bundle))
+
+        def work() -> None:
+            try:
+                self._reload_result = (load_runtime(bundle, self.cfg.runtime), None)
+            except BundleError as e:
+                self._reload_result = (None, str(e))
+            except Exception as e:  # onnxruntime or tokenizers errors of any kind keep the old model
+                self._reload_result = (None, f"{type(e).__name__}: {e}")
+
+        self._reload_result = None
+        self._reload_thread = threading.Thread(target=work, name="reload", daemon=True)
+        self._reload_thread.start()
+
+    def _finish_reload(self) -> None:
+        if self._reload_thread is None or self._reload_thread.is_alive():
+            return
+        self._reload_thread.join()
+        self._reload_thread = None
+        new, err = self._reload_result or (None, "reload thread ended without a result")
+        waiters, self._reload_waiters = self._reload_waiters, []
+        if new is not None:
+            old, self.rt = self.rt, new  # the swap: the next batch uses the new model
+            if old is not None:
+                old.close()
+            self.cfg.bundle = new.bundle_dir
+            self.metrics.set_model(new.model_sha256)
+            self.metrics.reload("ok")
+            self.log.info("reload_done", bundle=str(new.bundle_dir), model=new.model_sha256)
+            for w in waiters:
+                self._send(
+                    w.envelope,
+                    ok_reply(w.req.id, model=new.model_sha256, bundle=str(new.bundle_dir)),
+                    w.t0,
+                    "reload",
+                )
+        else:
+            self.metrics.reload("failed")
+            self.log.error("reload_failed", error=err, model=self._model())
+            for w in waiters:
+                self._error(
+                    w.envelope,
+                    w.t0,
+                    ProtocolError(Code.RELOAD_FAILED, f"{err}; still serving {self._model()}", w.req.id),
+                    "reload",
+                )
+        sd_notify("READY=1")
+
+
+class _AuthLog:
+    """Routes zmq.auth's logging calls into the JSON log."""
+
+    def __init__(self, log: JsonLogger):
+        self._log = log
+
+    def debug(self, msg: str, *args: Any) -> None:
+        text = msg % args if args else msg
+        if "DENIED" in text or "denied" in text.lower():
+            self._log.warning("auth_denied", detail=text)
+
+    def info(self, msg: str, *args: Any) -> None:
+        self.debug(msg, *args)
+
+    def warning(self, msg: str, *args: Any) -> None:
+        self._log.warning("auth", detail=msg % args if args else msg)
+
+    def error(self, msg: str, *args: Any) -> None:
+        self._log.error("auth", detail=msg % args if args else msg)
+
+    def exception(self, msg: str, *args: Any) -> None:
+        self.error(msg, *args)
