@@ -5,10 +5,10 @@ choices or the generation parameters). The value is the *raw* result as JSON: pe
 token counts for ``score``, the generated text for ``generate``. Normalisation happens on read, so changing it
 never invalidates the cache; changing a prompt template means bumping its version.
 
-Crash safety: WAL journal, one short transaction per write (or per batch with :meth:`LabelCache.put_many`), and
-``synchronous=NORMAL``, so a process killed with SIGKILL loses at most the query it was computing and leaves a
-consistent database (WAL recovery runs on the next open). Several processes may share one cache file; a writer
-waits up to ``timeout`` seconds for another's lock, then fails with a clear message.
+Crash safety: WAL journal, one short transaction per write (or per batch with :meth:`LabelCache.put_many`),
+and ``synchronous=NORMAL``, so a process killed with SIGKILL loses at most the query it was computing and
+leaves a consistent database (WAL recovery runs on the next open). Several processes may share one cache file;
+a writer waits up to ``timeout`` seconds for another's lock, then fails with a clear message.
 
 JSON, not pickle: a cache file may come from another machine.
 """
@@ -36,9 +36,13 @@ def text_sha256(text: str) -> str:
 
 
 def make_key(kind: str, model_sha256: str, template: str, version: int, prompt: str, params: Any) -> str:
-    """Cache key of one query. ``params``: the choices (score) or the generation settings (generate); any JSON."""
-    blob = json.dumps([kind, model_sha256, template, int(version), text_sha256(prompt), params],
-                      ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+    """Cache key of one query; ``params``: the choices (score) or the generation settings (any JSON)."""
+    blob = json.dumps(
+        [kind, model_sha256, template, int(version), text_sha256(prompt), params],
+        ensure_ascii=False,
+        separators=(",", ":"),
+        sort_keys=True,
+    )
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
 
@@ -57,14 +61,17 @@ class LabelCache:
             db.execute(f"PRAGMA busy_timeout={int(timeout * 1000)}")
             mode = db.execute("PRAGMA journal_mode=WAL").fetchone()[0]
             if str(mode).lower() != "wal":
-                raise CacheError(f"{self.path}: cannot switch the label cache to WAL mode (got {mode!r}); "
-                                 "is it on a network file system?")
+                raise CacheError(
+                    f"{self.path}: cannot switch the label cache to WAL mode (got {mode!r}); "
+                    "is it on a network file system?"
+                )
             db.execute("PRAGMA synchronous=NORMAL")
             db.execute("BEGIN IMMEDIATE")
             db.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
             db.execute(
                 "CREATE TABLE IF NOT EXISTS entries ("
-                " key TEXT PRIMARY KEY, kind TEXT NOT NULL, model_sha256 TEXT NOT NULL, template TEXT NOT NULL,"
+                " key TEXT PRIMARY KEY, kind TEXT NOT NULL, model_sha256 TEXT NOT NULL,"
+                " template TEXT NOT NULL,"
                 " version INTEGER NOT NULL, payload TEXT NOT NULL, created REAL NOT NULL)"
             )
             row = db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
@@ -72,8 +79,10 @@ class LabelCache:
                 db.execute("INSERT INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
             elif row[0] != str(SCHEMA_VERSION):
                 db.execute("ROLLBACK")
-                raise CacheError(f"{self.path}: label cache schema {row[0]} is not supported "
-                                 f"(this edgejudge uses {SCHEMA_VERSION}); use a new cache file")
+                raise CacheError(
+                    f"{self.path}: label cache schema {row[0]} is not supported "
+                    f"(this edgejudge uses {SCHEMA_VERSION}); use a new cache file"
+                )
             db.execute("COMMIT")
         except sqlite3.DatabaseError as e:
             self.close()
@@ -96,25 +105,32 @@ class LabelCache:
         for i in range(0, len(keys), 500):
             part = list(keys[i : i + 500])
             marks = ",".join("?" * len(part))
-            for k, payload in self.db.execute(f"SELECT key, payload FROM entries WHERE key IN ({marks})", part):
+            for k, payload in self.db.execute(
+                f"SELECT key, payload FROM entries WHERE key IN ({marks})", part
+            ):
                 out[k] = json.loads(payload)
         return out
 
-    def put(self, key: str, payload: dict[str, Any], *, kind: str, model_sha256: str, template: str,
-            version: int) -> None:
+    def put(
+        self, key: str, payload: dict[str, Any], *, kind: str, model_sha256: str, template: str, version: int
+    ) -> None:
         self.put_many([(key, payload, kind, model_sha256, template, version)])
 
     def put_many(self, rows: Iterable[tuple[str, dict[str, Any], str, str, str, int]]) -> None:
         """Write ``(key, payload, kind, model_sha256, template, version)`` rows in one transaction."""
         now = time.time()
-        data = [(k, kind, m, t, int(v), json.dumps(p, separators=(",", ":")), now) for k, p, kind, m, t, v in rows]
+        data = [
+            (k, kind, m, t, int(v), json.dumps(p, separators=(",", ":")), now) for k, p, kind, m, t, v in rows
+        ]
         if not data:
             return
         try:
             with self._transaction():
                 self.db.executemany("INSERT OR REPLACE INTO entries VALUES (?,?,?,?,?,?,?)", data)
         except sqlite3.OperationalError as e:
-            raise CacheError(f"{self.path}: cannot write the label cache ({e}; waited up to {self.timeout:.0f} s)") from None
+            raise CacheError(
+                f"{self.path}: cannot write the label cache ({e}; waited up to {self.timeout:.0f} s)"
+            ) from None
 
     def _transaction(self) -> Any:
         db = self.db
@@ -133,11 +149,17 @@ class LabelCache:
 
     def summary(self) -> dict[str, Any]:
         rows = self.db.execute(
-            "SELECT kind, template, version, model_sha256, COUNT(*) FROM entries GROUP BY 1,2,3,4 ORDER BY 1,2,3,4"
+            "SELECT kind, template, version, model_sha256, COUNT(*) FROM entries"
+            " GROUP BY 1,2,3,4 ORDER BY 1,2,3,4"
         ).fetchall()
-        return {"path": str(self.path), "entries": sum(r[4] for r in rows),
-                "groups": [{"kind": r[0], "template": r[1], "version": r[2], "model_sha256": r[3], "entries": r[4]}
-                           for r in rows]}
+        return {
+            "path": str(self.path),
+            "entries": sum(r[4] for r in rows),
+            "groups": [
+                {"kind": r[0], "template": r[1], "version": r[2], "model_sha256": r[3], "entries": r[4]}
+                for r in rows
+            ],
+        }
 
     def integrity_check(self) -> str:
         return str(self.db.execute("PRAGMA integrity_check").fetchone()[0])

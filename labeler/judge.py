@@ -6,29 +6,30 @@ Usage::
     with open_judge("gemma3-270m", cache="labels.sqlite") as judge:
         s = judge.score("Q: Is the sky blue?\\nA:", [" Yes", " No"], template="demo", version=1)
         s.logprobs, s.probs, s.ntokens
-        text = judge.generate("List two fruits:", json_schema={...}, max_tokens=32, template="demo", version=1)
+        text = judge.generate("List two fruits:", json_schema={...}, max_tokens=32, template="demo")
 
 Scoring (``score``) reads logits; it never samples. The prefix is tokenized with BOS, each choice without BOS
-and appended as is (so a choice normally starts with its own leading space, `` Yes``). The log-prob of a choice
-is the **sum** of its tokens' log-probs given the prefix and the choice's earlier tokens. ``probs`` is a softmax
-over the choices of a normalised score: ``normalize="sum"`` (default) uses the summed log-prob, i.e. the joint
-probability of each choice renormalised over the choices; ``normalize="mean"`` uses the mean log-prob per token
-(length-normalised, for choices of very different lengths). Single-token choices are identical under both.
+and appended as is (so a choice normally starts with its own leading space, `` Yes``). The log-prob of a
+choice is the **sum** of its tokens' log-probs given the prefix and the choice's earlier tokens. ``probs`` is
+a softmax over the choices of a normalised score: ``normalize="sum"`` (default) uses the summed log-prob, i.e.
+the joint probability of each choice renormalised over the choices; ``normalize="mean"`` uses the mean
+log-prob per token (length-normalised, for choices of very different lengths). Single-token choices are
+identical under both.
 
 Prefix reuse: the judge keeps llama.cpp's KV cache between queries and the token list it holds. A query
 evaluates only the tokens after the longest common prefix with what is cached (the cache is truncated there),
 and a choice's tokens after the shared prefix; single-token choices need no extra evaluation at all, the
 prefix's last logits give them all. Gemma 3 uses sliding-window attention: llama.cpp's default SWA cache keeps
 only the last window of positions, so truncating it and continuing is not always valid. The judge therefore
-creates its context with ``swa_full=True`` (a full-size SWA cache: a few MB more for a 270M model), which makes
-truncation exact; tests compare reused against fresh evaluation.
+creates its context with ``swa_full=True`` (a full-size SWA cache: a few MB more for a 270M model), which
+makes truncation exact; tests compare reused against fresh evaluation.
 
 Every query goes through the label cache (:mod:`labeler.cache`) when one is given, so reruns and resumed runs
 cost nothing. ``score_many`` answers a list of queries: it deduplicates, serves cache hits, orders the rest so
 that queries sharing a prefix run one after another, and writes results in batches.
 
-Threads: ``n_threads`` / ``n_threads_batch`` default to ``$EDGEJUDGE_THREADS`` (default 1: llama.cpp slows down
-badly with more threads than free cores on a shared box).
+Threads: ``n_threads`` / ``n_threads_batch`` default to ``$EDGEJUDGE_THREADS`` (default 1: llama.cpp slows
+down badly with more threads than free cores on a shared box).
 """
 
 from __future__ import annotations
@@ -86,7 +87,7 @@ class ChoiceScores:
     def scores(self) -> list[float]:
         """The normalised scores the softmax runs over (see the module docstring)."""
         if self.normalize == "mean":
-            return [lp / max(n, 1) for lp, n in zip(self.logprobs, self.ntokens)]
+            return [lp / max(n, 1) for lp, n in zip(self.logprobs, self.ntokens, strict=False)]
         return list(self.logprobs)
 
     @property
@@ -127,10 +128,10 @@ class JudgeConfig:
 class Judge:
     """A loaded GGUF judge. Create with :func:`open_judge`; close with :meth:`close` or a ``with`` block.
 
-    ``stats``: ``queries`` (answered, including cache hits and duplicates), ``cache_hits`` (answered without the
-    model), ``evaluated_tokens`` (tokens llama.cpp decoded for prompts and choices), ``reused_tokens`` (a query's
-    tokens that came from the KV cache instead), ``generated_tokens``, ``seconds`` (wall time inside the judge),
-    ``truncated_texts`` (texts shortened by :func:`labeler.prompting.fit_text`).
+    ``stats``: ``queries`` (answered, including cache hits and duplicates), ``cache_hits`` (answered without
+    the model), ``evaluated_tokens`` (tokens llama.cpp decoded for prompts and choices), ``reused_tokens`` (a
+    query's tokens that came from the KV cache instead), ``generated_tokens``, ``seconds`` (wall time inside
+    the judge), ``truncated_texts`` (texts shortened by :func:`labeler.prompting.fit_text`).
     """
 
     def __init__(self, model: ResolvedModel, config: JudgeConfig, cache: LabelCache | None, own_cache: bool):
@@ -143,20 +144,34 @@ class Judge:
         self._llama_cpp = llama_cpp
         try:
             self._llm = llama_cpp.Llama(
-                str(model.path), n_ctx=config.n_ctx, n_batch=config.n_batch, n_ubatch=config.n_batch,
-                n_threads=config.n_threads, n_threads_batch=config.n_threads_batch,
-                n_gpu_layers=config.n_gpu_layers, seed=config.seed, logits_all=False, swa_full=True,
+                str(model.path),
+                n_ctx=config.n_ctx,
+                n_batch=config.n_batch,
+                n_ubatch=config.n_batch,
+                n_threads=config.n_threads,
+                n_threads_batch=config.n_threads_batch,
+                n_gpu_layers=config.n_gpu_layers,
+                seed=config.seed,
+                logits_all=False,
+                swa_full=True,
                 verbose=False,
             )
         except (ValueError, RuntimeError, OSError) as e:
-            raise JudgeLoadError(f"{model.path}: llama.cpp failed to load this GGUF ({e}); "
-                                 "is it a complete model file for a supported architecture?") from None
+            raise JudgeLoadError(
+                f"{model.path}: llama.cpp failed to load this GGUF ({e}); "
+                "is it a complete model file for a supported architecture?"
+            ) from None
         self._n_vocab = self._llm.n_vocab()
         self._kv: list[int] = []  # tokens currently in the KV cache (sequence 0)
         self._rows: dict[int, _Row] = {}  # position -> next-token distribution after kv[: position + 1]
         self.stats: dict[str, float] = {
-            "queries": 0, "cache_hits": 0, "evaluated_tokens": 0, "reused_tokens": 0, "generated_tokens": 0,
-            "seconds": 0.0, "truncated_texts": 0,
+            "queries": 0,
+            "cache_hits": 0,
+            "evaluated_tokens": 0,
+            "reused_tokens": 0,
+            "generated_tokens": 0,
+            "seconds": 0.0,
+            "truncated_texts": 0,
         }
 
     # -------------------------------------------------------------------------------------------- identity
@@ -175,8 +190,12 @@ class Judge:
         return self.model.info.chat_template if self.model.info else None
 
     def provenance(self) -> dict[str, Any]:
-        return {**self.model.provenance(), "n_ctx": self.n_ctx, "backend": "llama-cpp-python",
-                "backend_version": getattr(self._llama_cpp, "__version__", "?")}
+        return {
+            **self.model.provenance(),
+            "n_ctx": self.n_ctx,
+            "backend": "llama-cpp-python",
+            "backend_version": getattr(self._llama_cpp, "__version__", "?"),
+        }
 
     # -------------------------------------------------------------------------------------------- tokens
 
@@ -206,7 +225,7 @@ class Judge:
     def _ensure(self, seq: list[int], need: Sequence[int]) -> None:
         """Make ``seq`` the head of the KV cache and the next-token distributions at ``need`` available."""
         lcp = 0
-        for a, b in zip(self._kv, seq):
+        for a, b in zip(self._kv, seq, strict=False):
             if a != b:
                 break
             lcp += 1
@@ -259,14 +278,16 @@ class Judge:
     def _compute_scores(self, prefix: str, choices: tuple[str, ...]) -> dict[str, Any]:
         ptoks = self.tokenize(prefix, bos=True)
         ctoks = [self.tokenize(c) for c in choices]
-        for c, t in zip(choices, ctoks):
+        for c, t in zip(choices, ctoks, strict=False):
             if not t:
                 raise JudgeError(f"choice {c!r} has no tokens")
         n_p = len(ptoks)
         longest = n_p + max(len(t) for t in ctoks) - 1
         if longest > self.n_ctx:
-            raise JudgeError(f"prompt of {n_p} tokens plus the longest choice does not fit the context "
-                             f"(n_ctx={self.n_ctx}); shorten it (labeler.prompting.fit_text) or raise n_ctx")
+            raise JudgeError(
+                f"prompt of {n_p} tokens plus the longest choice does not fit the context "
+                f"(n_ctx={self.n_ctx}); shorten it (labeler.prompting.fit_text) or raise n_ctx"
+            )
         logprobs = [0.0] * len(choices)
         before = self.stats["evaluated_tokens"]
         # choices sharing leading tokens run one after another so their common tokens are evaluated once
@@ -276,7 +297,7 @@ class Judge:
             self._ensure(ptoks + t[:-1], need)
             logprobs[k] = sum(self._rows[n_p - 1 + i].logprob(tok) for i, tok in enumerate(t))
         self._trim_rows([n_p - 1])
-        # the query's own tokens (prefix once, each choice's tokens but its last): what was not evaluated was reused
+        # the query's own tokens (prefix once, each choice's tokens but its last); not evaluated = reused
         logical = n_p + sum(len(t) - 1 for t in ctoks)
         self.stats["reused_tokens"] += max(logical - (self.stats["evaluated_tokens"] - before), 0)
         return {"logprobs": logprobs, "ntokens": [len(t) for t in ctoks]}
@@ -286,17 +307,33 @@ class Judge:
     def _score_key(self, prefix: str, choices: tuple[str, ...], template: str, version: int) -> str:
         return make_key("score", self.model_sha256, template, version, prefix, list(choices))
 
-    def score(self, prefix: str, choices: Sequence[str], *, template: str = "adhoc", version: int = 1,
-              normalize: str = "sum") -> ChoiceScores:
+    def score(
+        self,
+        prefix: str,
+        choices: Sequence[str],
+        *,
+        template: str = "adhoc",
+        version: int = 1,
+        normalize: str = "sum",
+    ) -> ChoiceScores:
         """Log-probabilities of each choice as a continuation of ``prefix`` (see the module docstring).
 
         ``template``/``version`` name the prompt template that produced ``prefix``; they are part of the cache
         key, so bump the version when the template changes."""
-        return self.score_many([(prefix, choices)], template=template, version=version, normalize=normalize)[0]
+        return self.score_many([(prefix, choices)], template=template, version=version, normalize=normalize)[
+            0
+        ]
 
-    def score_many(self, queries: Sequence[tuple[str, Sequence[str]]], *, template: str = "adhoc",
-                   version: int = 1, normalize: str = "sum", progress: bool | None = False) -> list[ChoiceScores]:
-        """Answer many ``(prefix, choices)`` queries: dedup, cache hits, prefix-sharing order, batched writes."""
+    def score_many(
+        self,
+        queries: Sequence[tuple[str, Sequence[str]]],
+        *,
+        template: str = "adhoc",
+        version: int = 1,
+        normalize: str = "sum",
+        progress: bool | None = False,
+    ) -> list[ChoiceScores]:
+        """Answer many ``(prefix, choices)`` queries: dedup, cache hits, prefix-sharing order, batching."""
         if normalize not in NORMALIZATIONS:
             raise JudgeError(f"normalize={normalize!r}: expected one of {', '.join(NORMALIZATIONS)}")
         t0 = time.perf_counter()
@@ -310,7 +347,7 @@ class Judge:
             for k, payload in self._cache.get_many(sorted(set(keys))).items():
                 results[k] = (payload, True)
         todo: dict[str, tuple[str, tuple[str, ...]]] = {}
-        for k, q in zip(keys, checked):
+        for k, q in zip(keys, checked, strict=False):
             if k not in results and k not in todo:
                 todo[k] = q
         order = sorted(todo, key=lambda k: (todo[k][0], todo[k][1]))
@@ -335,22 +372,37 @@ class Judge:
             self.stats["seconds"] += time.perf_counter() - t0
         out = []
         served: set[str] = set()
-        for k, (_, choices) in zip(keys, checked):
+        for k, (_, choices) in zip(keys, checked, strict=False):
             payload, hit = results[k]
             self.stats["queries"] += 1
             dup = k in served
             if hit or dup:
                 self.stats["cache_hits"] += 1
             served.add(k)
-            out.append(ChoiceScores(choices, [float(x) for x in payload["logprobs"]],
-                                    [int(n) for n in payload["ntokens"]], normalize, cached=hit or dup))
+            out.append(
+                ChoiceScores(
+                    choices,
+                    [float(x) for x in payload["logprobs"]],
+                    [int(n) for n in payload["ntokens"]],
+                    normalize,
+                    cached=hit or dup,
+                )
+            )
         return out
 
     # -------------------------------------------------------------------------------------------- generation
 
-    def generate(self, prompt: str, *, grammar: str | None = None, json_schema: dict[str, Any] | None = None,
-                 max_tokens: int = 64, stop: Sequence[str] | None = None, template: str = "adhoc",
-                 version: int = 1) -> str:
+    def generate(
+        self,
+        prompt: str,
+        *,
+        grammar: str | None = None,
+        json_schema: dict[str, Any] | None = None,
+        max_tokens: int = 64,
+        stop: Sequence[str] | None = None,
+        template: str = "adhoc",
+        version: int = 1,
+    ) -> str:
         """Greedy completion of ``prompt`` (deterministic), optionally constrained by a GBNF ``grammar`` or a
         JSON schema (llama.cpp converts it to a grammar). Returns the generated text only."""
         if grammar is not None and json_schema is not None:
@@ -370,14 +422,26 @@ class Judge:
                     return str(hit["text"])
             text, n_gen = self._generate(prompt, grammar, json_schema, max_tokens, stop_list)
             if self._cache is not None:
-                self._cache.put(key, {"text": text, "ntokens": n_gen}, kind="generate",
-                                model_sha256=self.model_sha256, template=template, version=version)
+                self._cache.put(
+                    key,
+                    {"text": text, "ntokens": n_gen},
+                    kind="generate",
+                    model_sha256=self.model_sha256,
+                    template=template,
+                    version=version,
+                )
             return text
         finally:
             self.stats["seconds"] += time.perf_counter() - t0
 
-    def _generate(self, prompt: str, grammar: str | None, json_schema: dict[str, Any] | None, max_tokens: int,
-                  stop: list[str]) -> tuple[str, int]:
+    def _generate(
+        self,
+        prompt: str,
+        grammar: str | None,
+        json_schema: dict[str, Any] | None,
+        max_tokens: int,
+        stop: list[str],
+    ) -> tuple[str, int]:
         from llama_cpp.llama_grammar import LlamaGrammar
 
         g = None
@@ -390,8 +454,10 @@ class Judge:
             raise JudgeError(f"bad {'json_schema' if json_schema is not None else 'grammar'}: {e}") from None
         ptoks = self.tokenize(prompt, bos=True)
         if len(ptoks) + max_tokens > self.n_ctx:
-            raise JudgeError(f"prompt of {len(ptoks)} tokens plus max_tokens={max_tokens} does not fit the "
-                             f"context (n_ctx={self.n_ctx})")
+            raise JudgeError(
+                f"prompt of {len(ptoks)} tokens plus max_tokens={max_tokens} does not fit the "
+                f"context (n_ctx={self.n_ctx})"
+            )
         llm = self._llm
         # hand our KV state to llama-cpp-python's own prefix matching, then take it back
         old = list(self._kv)
@@ -399,19 +465,28 @@ class Judge:
         llm.n_tokens = len(old)
         llm._requires_eval = True
         lcp = 0
-        for a, b in zip(old, ptoks):
+        for a, b in zip(old, ptoks, strict=False):
             if a != b:
                 break
             lcp += 1
         reused = min(lcp, len(ptoks) - 1)
         try:
-            out = llm.create_completion(ptoks, max_tokens=max_tokens, temperature=0.0, top_k=1, top_p=1.0,
-                                        min_p=0.0, repeat_penalty=1.0, grammar=g, stop=stop or None,
-                                        seed=self.config.seed)
+            out = llm.create_completion(
+                ptoks,
+                max_tokens=max_tokens,
+                temperature=0.0,
+                top_k=1,
+                top_p=1.0,
+                min_p=0.0,
+                repeat_penalty=1.0,
+                grammar=g,
+                stop=stop or None,
+                seed=self.config.seed,
+            )
         finally:
             new = [int(t) for t in llm.input_ids[: llm.n_tokens]]
             common = 0
-            for a, b in zip(old, new):
+            for a, b in zip(old, new, strict=False):
                 if a != b:
                     break
                 common += 1
@@ -465,8 +540,12 @@ def open_judge(
     Threads default to ``$EDGEJUDGE_THREADS`` (default 1)."""
     threads = n_threads if n_threads is not None else default_threads()
     threads_batch = n_threads_batch if n_threads_batch is not None else threads
-    for name, v in (("n_threads", threads), ("n_threads_batch", threads_batch), ("n_ctx", n_ctx),
-                    ("n_batch", n_batch)):
+    for name, v in (
+        ("n_threads", threads),
+        ("n_threads_batch", threads_batch),
+        ("n_ctx", n_ctx),
+        ("n_batch", n_batch),
+    ):
         if not isinstance(v, int) or v < 1:
             raise JudgeError(f"{name} must be a positive integer, got {v!r}")
     if not isinstance(n_gpu_layers, int) or n_gpu_layers < -1:
@@ -475,8 +554,14 @@ def open_judge(
     own = cache is not None and not isinstance(cache, LabelCache)
     lc = LabelCache(Path(cache)) if own else cache  # type: ignore[arg-type]
     try:
-        cfg = JudgeConfig(n_ctx=n_ctx, n_batch=min(n_batch, n_ctx), n_threads=threads,
-                          n_threads_batch=threads_batch, n_gpu_layers=n_gpu_layers, seed=seed)
+        cfg = JudgeConfig(
+            n_ctx=n_ctx,
+            n_batch=min(n_batch, n_ctx),
+            n_threads=threads,
+            n_threads_batch=threads_batch,
+            n_gpu_layers=n_gpu_layers,
+            seed=seed,
+        )
         return Judge(resolved, cfg, lc, own)  # type: ignore[arg-type]
     except BaseException:
         if own and lc is not None:

@@ -2,14 +2,14 @@
 for instruction-tuned ones, and one truncation rule for over-long text.
 
 Gemma 3 270M (the embedded judge) is a *base* model without a chat template: it continues text. Judge prompts
-for it are completion prompts: an optional instruction line, a few solved examples, then the query, ending right
-before the answer (``"...\\nAnswer:"``) so that choices such as ``" Yes"`` / ``" No"`` are scored as the next
-tokens. :func:`render` picks the chat template automatically when the model has one.
+for it are completion prompts: an optional instruction line, a few solved examples, then the query, ending
+right before the answer (``"...\\nAnswer:"``) so that choices such as ``" Yes"`` / ``" No"`` are scored as the
+next tokens. :func:`render` picks the chat template automatically when the model has one.
 
 Truncation rule (:func:`fit_text`): a text longer than its token budget keeps its first third and its last two
 thirds of the budget, joined by ``" … "`` (the end of an observation usually holds the newest information; the
-start names the place). Every truncation is counted in ``judge.stats["truncated_texts"]``, so a labeling run can
-report how often it happened.
+start names the place). Every truncation is counted in ``judge.stats["truncated_texts"]``, so a labeling run
+can report how often it happened.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ class Example:
 
 
 def fit_text(judge: _Tokenizing, text: str, max_tokens: int) -> str:
-    """``text`` unchanged when it has at most ``max_tokens`` tokens, else its head and tail (see module doc)."""
+    """``text`` if it has at most ``max_tokens`` tokens, else its head and tail (see the module doc)."""
     if max_tokens < 4:
         raise ValueError(f"max_tokens must be >= 4, got {max_tokens}")
     toks = judge.tokenize(text)
@@ -51,8 +51,14 @@ def fit_text(judge: _Tokenizing, text: str, max_tokens: int) -> str:
     return judge.detokenize(toks[:head]).rstrip() + ELLIPSIS + judge.detokenize(toks[-tail:]).lstrip()
 
 
-def completion_prompt(query: str, *, instruction: str = "", examples: Sequence[Example] = (),
-                      answer_prefix: str = "Answer:", separator: str = "\n\n") -> str:
+def completion_prompt(
+    query: str,
+    *,
+    instruction: str = "",
+    examples: Sequence[Example] = (),
+    answer_prefix: str = "Answer:",
+    separator: str = "\n\n",
+) -> str:
     """A plain few-shot prompt for a base model; it ends with ``answer_prefix`` and no trailing space, so the
     choices (``" Yes"``) carry their own leading space.
 
@@ -66,24 +72,42 @@ def completion_prompt(query: str, *, instruction: str = "", examples: Sequence[E
     return separator.join(parts)
 
 
-def chat_prompt(chat_template: str, messages: Sequence[dict[str, str]], *, bos_token: str = "",
-                eos_token: str = "", add_generation_prompt: bool = True) -> str:
+def chat_prompt(
+    chat_template: str,
+    messages: Sequence[dict[str, str]],
+    *,
+    bos_token: str = "",
+    eos_token: str = "",
+    add_generation_prompt: bool = True,
+) -> str:
     """Render ``messages`` (``[{"role": "user", "content": ...}]``) with a GGUF chat template (Jinja2)."""
     from llama_cpp.llama_chat_format import Jinja2ChatFormatter
 
-    fmt = Jinja2ChatFormatter(template=chat_template, bos_token=bos_token, eos_token=eos_token,
-                              add_generation_prompt=add_generation_prompt)
+    fmt = Jinja2ChatFormatter(
+        template=chat_template,
+        bos_token=bos_token,
+        eos_token=eos_token,
+        add_generation_prompt=add_generation_prompt,
+    )
     return str(fmt(messages=list(messages)).prompt)  # type: ignore[arg-type]
 
 
-def render(judge: Any, query: str, *, instruction: str = "", examples: Sequence[Example] = (),
-           answer_prefix: str = "Answer:") -> str:
+def render(
+    judge: Any,
+    query: str,
+    *,
+    instruction: str = "",
+    examples: Sequence[Example] = (),
+    answer_prefix: str = "Answer:",
+) -> str:
     """A judge prompt for ``judge``: the chat template when its GGUF has one, else :func:`completion_prompt`.
 
     With a chat template the instruction and examples become the user turn and the assistant turn starts with
     ``answer_prefix``; BOS is left to the tokenizer (the judge adds it)."""
     template = getattr(judge, "chat_template", None)
     if not template:
-        return completion_prompt(query, instruction=instruction, examples=examples, answer_prefix=answer_prefix)
+        return completion_prompt(
+            query, instruction=instruction, examples=examples, answer_prefix=answer_prefix
+        )
     user = completion_prompt(query, instruction=instruction, examples=examples, answer_prefix="").rstrip()
     return chat_prompt(template, [{"role": "user", "content": user}]) + answer_prefix

