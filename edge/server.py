@@ -117,6 +117,7 @@ class Server:
 
     def load(self) -> None:
         t = time.perf_counter()
+        self.log.info("loading", bundle=str(self.cfg.bundle), pid=os.getpid())
         self.rt = load_runtime(self.cfg.bundle, self.cfg.runtime)
         self.metrics.set_model(self.rt.model_sha256)
         self.log.info(
@@ -223,12 +224,15 @@ class Server:
             events = dict(poller.poll(POLL_MS))
             if self.reload_requested:
                 self.reload_requested = False
+                self._reload_allowed_keys()
                 self._start_reload(self.cfg.bundle, None)
             self._finish_reload()
             if self.sock in events:
                 self._handle_batch(self._drain(poller))
         # Requests already queued when the signal came are not lost in flight: answer what is readable now.
-        if self.sock.poll(0):
+        for _ in range(1000):
+            if not self.sock.poll(0):
+                break
             self._handle_batch(self._drain(poller))
 
     def _recv_ready(self, batch: list[tuple[list[bytes], float]]) -> None:
@@ -419,6 +423,12 @@ class Server:
             )
 
     # ------------------------------------------------------------------------------------------------ reload
+
+    def _reload_allowed_keys(self) -> None:
+        """SIGHUP also re-reads the allowed client keys (a key added to or removed from the directory)."""
+        if self.auth is not None and self.cfg.curve_allowed is not None:
+            self.auth.configure_curve(domain="*", location=str(self.cfg.curve_allowed))
+            self.log.info("allowed_keys_reloaded", directory=str(self.cfg.curve_allowed))
 
     def _reload_op(self, p: _Pending) -> None:
         if not self.cfg.remote_reload:
