@@ -16,6 +16,7 @@ SUBCOMMANDS: dict[str, str] = {
     "collect": "policy.cli:collect",
     "data": "labeler.cli:data",
     "label": "labeler.label_cli:label",
+    "rubrics": "labeler.rubrics_cli:rubrics",
     "query": "edge.query_cli:query",
     "export": "policy.train_cli:export",
 }

@@ -16,6 +16,7 @@ from edge.cli import LazyGroup
 
 # name -> "module:attribute"; add your method here (one line).
 LABEL_SUBCOMMANDS: dict[str, str] = {
+    "trca": "labeler.trca.cli:trca",
     "coren": "labeler.coren.cli:coren",
     "quality": "labeler.quality:quality",
 }

@@ -1,0 +1,207 @@
+"""``edgejudge rubrics ...``: build TRCA rubric files with the judge, validate them, inspect what they
+match."""
+
+from __future__ import annotations
+
+import sys
+from collections import Counter
+from pathlib import Path
+
+import click
+
+from labeler.dataset import DatasetError, iter_trajectories
+from labeler.trca.rubric import CATEGORIES, RubricError, load_rubric, write_rubric
+
+
+@click.group()
+def rubrics() -> None:
+    """TRCA rubric libraries: versioned TOML files of Evidence / Execution / Invalidity items with
+    deterministic transition checks.
+
+    \b
+      edgejudge rubrics build --dataset data/train.jsonl.gz --task-type twc --out twc.toml
+      edgejudge rubrics validate twc.toml
+      edgejudge rubrics stats twc.toml --dataset data/dev.jsonl.gz
+    """
+
+
+@rubrics.command()
+@click.option(
+    "--dataset",
+    "dataset",
+    required=True,
+    type=click.Path(dir_okay=False),
+    help="Trajectories to mine transitions from (JSONL or JSONL.gz). Ground truth in 'info' is not read.",
+)
+@click.option("--task-type", required=True, help="The dataset task_type the rubric is for (e.g. twc).")
+@click.option(
+    "--judge",
+    "judge_ref",
+    default="gemma3-270m",
+    show_default=True,
+    help="Judge model: gemma3-270m (embedded) or a .gguf path.",
+)
+@click.option("--out", required=True, type=click.Path(dir_okay=False), help="Rubric file to write (.toml).")
+@click.option(
+    "--cache",
+    default=None,
+    type=click.Path(dir_okay=False),
+    help="Judge answer cache (SQLite); a rerun reuses it. Default: OUT.cache.sqlite",
+)
+@click.option(
+    "--max-trajectories",
+    default=200,
+    show_default=True,
+    type=click.IntRange(min=1),
+    help="Mine at most this many trajectories of the task type.",
+)
+@click.option(
+    "--min-count",
+    default=2,
+    show_default=True,
+    type=click.IntRange(min=1),
+    help="A transition template must be seen this often to become an item.",
+)
+@click.option(
+    "--max-templates",
+    default=40,
+    show_default=True,
+    type=click.IntRange(min=1),
+    help="Judge at most this many (most frequent) templates.",
+)
+@click.option(
+    "--placement",
+    default="auto",
+    show_default=True,
+    help="Object -> place tables: auto (when the instruction is about where things go), none, or "
+    "a comma-separated list of verbs such as 'put'.",
+)
+@click.option(
+    "--threads",
+    default=None,
+    type=click.IntRange(min=1),
+    help="llama.cpp threads (default: $EDGEJUDGE_THREADS or 1).",
+)
+@click.option(
+    "--progress/--no-progress", default=None, help="Progress bar (default: when stderr is a terminal)."
+)
+def build(
+    dataset,
+    task_type,
+    judge_ref,
+    out,
+    cache,
+    max_trajectories,
+    min_count,
+    max_templates,
+    placement,
+    threads,
+    progress,
+) -> None:
+    """Instantiate a rubric for TASK_TYPE from DATASET with the judge, and write it as a reviewable TOML
+    file."""
+    from labeler.trca.build import BuildConfig, build_header, build_rubric
+
+    trajs = []
+    try:
+        for t in iter_trajectories(dataset):
+            if t.task_type == task_type:
+                trajs.append(t)
+                if len(trajs) >= max_trajectories:
+                    break
+    except DatasetError as e:
+        raise click.ClickException(str(e)) from None
+    if not trajs:
+        raise click.ClickException(f"{dataset}: no trajectory of task type {task_type!r}")
+    from labeler.judge import JudgeError, open_judge
+    from models.registry import ModelError
+
+    cfg = BuildConfig(
+        task_type=task_type,
+        min_count=min_count,
+        max_templates=max_templates,
+        placement=placement,
+        progress=progress,
+    )
+    try:
+        with open_judge(judge_ref, n_threads=threads, cache=cache or f"{out}.cache.sqlite") as judge:
+            report = build_rubric(
+                trajs, judge, cfg, dataset_name=Path(dataset).name, log=lambda m: click.echo(m, err=True)
+            )
+    except (ModelError, JudgeError, ValueError) as e:
+        raise click.ClickException(str(e)) from None
+    write_rubric(out, report.rubric, build_header(report))
+    sizes = report.rubric.category_sizes()
+    click.echo(
+        f"wrote {out}: {len(report.rubric.items)} items ("
+        + ", ".join(f"{sizes[c]} {c}" for c in CATEGORIES)
+        + f"), {report.queries} judge queries; review it, then: edgejudge rubrics validate {out}"
+    )
+
+
+@rubrics.command()
+@click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
+def validate(files) -> None:
+    """Check rubric FILES; print each problem as file:line: where: problem. Exits 1 on any problem."""
+    bad = 0
+    for f in files:
+        try:
+            r = load_rubric(f)
+        except RubricError as e:
+            click.echo(str(e), err=True)
+            bad += 1
+            continue
+        sizes = r.category_sizes()
+        click.echo(
+            f"{f}: OK (task type {r.task_type!r}, version {r.version}, {len(r.items)} items: "
+            + ", ".join(f"{sizes[c]} {c}" for c in CATEGORIES)
+            + ")"
+        )
+    if bad:
+        raise SystemExit(1)
+
+
+@rubrics.command()
+@click.argument("file", type=click.Path(dir_okay=False))
+@click.option(
+    "--dataset",
+    required=True,
+    type=click.Path(dir_okay=False),
+    help="Trajectories to apply the rubric's checks to.",
+)
+@click.option(
+    "--examples",
+    default=1,
+    show_default=True,
+    type=click.IntRange(min=0),
+    help="Show this many example transitions per item.",
+)
+def stats(file, dataset, examples) -> None:
+    """How often each item of FILE holds on DATASET's transitions (no judge call): a review aid."""
+    from labeler.trca.checks import CompiledRubric, Transition
+
+    try:
+        cr = CompiledRubric(load_rubric(file))
+        hits: Counter = Counter()
+        shown: dict[str, list[str]] = {}
+        steps = 0
+        for t in iter_trajectories(dataset):
+            if t.task_type != cr.rubric.task_type and cr.rubric.task_type != "*":
+                continue
+            for s in t.steps:
+                steps += 1
+                for i, b in cr.hits(Transition(t.instruction, s.observation, s.action, s.next_observation)):
+                    iid = cr.items[i].item.id
+                    hits[iid] += 1
+                    if len(shown.setdefault(iid, [])) < examples:
+                        shown[iid].append(f"{s.action!r} [{', '.join(sorted(b))}]")
+    except (RubricError, DatasetError) as e:
+        raise click.ClickException(str(e)) from None
+    click.echo(f"{file} on {dataset}: {steps} transitions of task type {cr.rubric.task_type!r}")
+    for c in cr.items:
+        it = c.item
+        ex = f"  e.g. {'; '.join(shown.get(it.id, []))}" if shown.get(it.id) else ""
+        click.echo(
+            f"  {it.category:10s} {it.id:40s} {hits[it.id]:6d} ({hits[it.id] / max(steps, 1):6.1%}){ex}"
+        )
+    sys.stdout.flush()

@@ -1,0 +1,16 @@
+"""TRCA: Transition-wise Rubric Credit Assignment (arXiv 2608.16156).
+
+Rubric items (Evidence +, Execution +, Invalidity -) carry deterministic checks on a transition (observation,
+action, next observation); the judge instantiates them offline (``rubrics build``), so labeling needs no
+judge call.
+
+Modules, one job each:
+
+* :mod:`labeler.trca.rubric`     — rubric file format: schema, TOML parser with file:line errors, writer
+* :mod:`labeler.trca.checks`     — the transition view and the compiled deterministic checks
+* :mod:`labeler.trca.rewards`    — foundational r^F, breakthrough r^B, the λ mix
+* :mod:`labeler.trca.advantages` — completion-aware returns, episode- and step-relative advantages
+* :mod:`labeler.trca.build`      — the offline rubric builder (mines transition templates, asks the judge)
+* :mod:`labeler.trca.pipeline`   — labels a dataset file (two streaming passes, atomic output)
+* :mod:`labeler.trca.cli`        — ``edgejudge label trca``
+"""

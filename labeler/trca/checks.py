@@ -1,0 +1,213 @@
+"""Deterministic rubric checks on a transition (observation, action, next observation).
+
+The state texts are read in the layout of :func:`policy.twx_env.compose_state` when they have it::
+
+    Feedback: <the environment's response to the last action>     (absent when it just repeats the room)
+    Inventory: <items or "empty">
+    Recent actions: <a, b, c>
+    Room: <room description>
+
+and as plain text otherwise (a user's own logs): then the response is the whole next observation, there is no
+inventory, and the world state is the whole text. Nothing here calls a model, so checks run at thousands of
+transitions per second.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import cached_property, lru_cache
+
+from labeler.trca.rubric import Item, Rubric
+
+_PREFIXES = {
+    "Feedback: ": "feedback",
+    "Inventory: ": "inventory",
+    "Recent actions: ": "recent",
+    "Room: ": "room",
+}
+_ARTICLE = re.compile(r"\b(?:a|an|some|the)\s+", re.IGNORECASE)
+
+
+def _norm(text: str) -> str:
+    return " ".join(text.split())
+
+
+@dataclass(frozen=True)
+class StateView:
+    """One state text split into the parts the checks look at."""
+
+    text: str
+    feedback: str
+    inventory: str | None
+    recent: tuple[str, ...]
+    world: str  # what "the state changed" compares: room + inventory (structured) or the whole text
+    context: str  # the text without the recent-actions line (decision context, and where terms appear)
+
+    @classmethod
+    def parse(cls, text: str) -> StateView:
+        parts: dict[str, str] = {}
+        for line in text.splitlines():
+            for prefix, name in _PREFIXES.items():
+                if line.startswith(prefix):
+                    parts.setdefault(name, line[len(prefix) :].strip())
+                    break
+        if "room" not in parts and "inventory" not in parts:
+            t = _norm(text)
+            return cls(text=text, feedback=t, inventory=None, recent=(), world=t, context=t)
+        recent_raw = parts.get("recent", "")
+        recent = (
+            tuple(a.strip() for a in recent_raw.split(",")) if recent_raw and recent_raw != "none" else ()
+        )
+        inventory = parts.get("inventory")
+        world = f"{inventory or ''}\n{parts.get('room', '')}"
+        context = "\n".join(line for line in text.splitlines() if not line.startswith("Recent actions: "))
+        return cls(
+            text=text,
+            feedback=parts.get("feedback", ""),
+            inventory=inventory,
+            recent=recent,
+            world=world,
+            context=_norm(context),
+        )
+
+    @cached_property
+    def inventory_items(self) -> frozenset[str]:
+        inv = (self.inventory or "").strip()
+        if not inv or inv.lower() == "empty" or "currently empty" in inv.lower():
+            return frozenset()
+        return frozenset(p.strip(" ,.").lower() for p in _ARTICLE.split(inv) if p.strip(" ,."))
+
+
+@dataclass
+class Transition:
+    instruction: str
+    observation: str
+    action: str
+    next_observation: str
+
+    @cached_property
+    def before(self) -> StateView:
+        return StateView.parse(self.observation)
+
+    @cached_property
+    def after(self) -> StateView:
+        return StateView.parse(self.next_observation)
+
+
+def context_key(instruction: str, observation: str) -> str:
+    """The decision context of a step for step-relative advantages: instruction + normalised state text
+    (lowercase, whitespace collapsed, the recent-actions line dropped)."""
+    return f"{_norm(instruction).lower()}\n{StateView.parse(observation).context.lower()}"
+
+
+def _rx(pattern: str | None) -> re.Pattern[str] | None:
+    return re.compile(pattern, re.IGNORECASE) if pattern else None
+
+
+_SLOT = re.compile(r"\{(object|place)\}")
+
+
+@lru_cache(maxsize=4096)
+def _filled(pattern: str, obj: str | None, place: str | None) -> re.Pattern[str] | None:
+    """``{object}`` / ``{place}`` in a response regex, filled with what the action regex captured."""
+    values = {"object": obj, "place": place}
+    if any(values[m] is None for m in _SLOT.findall(pattern)):
+        return None
+    return re.compile(_SLOT.sub(lambda m: re.escape(values[m.group(1)] or ""), pattern), re.IGNORECASE)
+
+
+class CompiledItem:
+    """An item's check, compiled once. :meth:`match` returns the item's bindings on a hit, else None."""
+
+    def __init__(self, item: Item):
+        self.item = item
+        self.action = _rx(item.action)
+        self.feedback = _rx(item.feedback)
+        self.feedback_slots = bool(item.feedback and _SLOT.search(item.feedback))
+        self.not_feedback = _rx(item.not_feedback)
+        self.next_observation = _rx(item.next_observation)
+        self.instruction = _rx(item.instruction)
+        self.appears = None
+        if item.appears:
+            terms = sorted({t.lower() for t in item.appears}, key=len, reverse=True)
+            self.appears = re.compile(r"\b(" + "|".join(re.escape(t) for t in terms) + r")\b", re.IGNORECASE)
+
+    def applies_to(self, instruction: str) -> bool:
+        return self.instruction is None or self.instruction.search(instruction) is not None
+
+    def match(self, tr: Transition) -> frozenset[str] | None:
+        it = self.item
+        if it.judge:
+            return None
+        caps: dict[str, str] = {}
+        if self.action is not None:
+            m = self.action.search(tr.action)
+            if m is None:
+                return None
+            caps.update({k: _norm(v).lower() for k, v in m.groupdict().items() if v})
+        if self.feedback is not None:
+            rx = self.feedback
+            if self.feedback_slots:
+                rx = _filled(self.feedback.pattern, caps.get("object"), caps.get("place"))
+                if rx is None:
+                    return None
+            m = rx.search(tr.after.feedback)
+            if m is None:
+                return None
+            caps.update({k: _norm(v).lower() for k, v in m.groupdict().items() if v})
+        if self.not_feedback is not None and self.not_feedback.search(tr.after.feedback):
+            return None
+        if self.next_observation is not None and not self.next_observation.search(tr.next_observation):
+            return None
+        if it.pairs is not None:
+            obj, place = caps.get("object"), caps.get("place")
+            if obj is None or place is None or place not in it.pairs.get(obj, ()):
+                return None
+        if it.repeat and tr.action.strip().lower() not in {a.lower() for a in tr.before.recent}:
+            return None
+        if it.unchanged and tr.before.world != tr.after.world:
+            return None
+        extra: list[str] = []
+        if it.inventory is not None:
+            old, new = tr.before.inventory_items, tr.after.inventory_items
+            gained, lost = new - old, old - new
+            changed = {"gain": gained, "loss": lost, "change": gained | lost}[it.inventory]
+            if not changed:
+                return None
+            extra = sorted(changed)
+        if self.appears is not None:
+            seen = {m.lower() for m in self.appears.findall(tr.before.context)}
+            new_terms = sorted({m.lower() for m in self.appears.findall(tr.after.context)} - seen)
+            if not new_terms:
+                return None
+            extra = new_terms
+        base = ";".join(f"{k}={v}" for k, v in sorted(caps.items()))
+        if not extra:
+            return frozenset({base})
+        return frozenset(f"{base}|{x}" if base else x for x in extra)
+
+
+class CompiledRubric:
+    """A rubric ready to apply: ``hits(transition)`` lists (item index, bindings) of every item that holds."""
+
+    def __init__(self, rubric: Rubric):
+        self.rubric = rubric
+        self.items = [CompiledItem(it) for it in rubric.items]
+        self._by_instruction: dict[str, list[int]] = {}
+
+    def active(self, instruction: str) -> list[int]:
+        """Indices of the items that apply to an instruction (per-instruction items filter themselves)."""
+        idx = self._by_instruction.get(instruction)
+        if idx is None:
+            idx = [i for i, c in enumerate(self.items) if c.applies_to(instruction)]
+            self._by_instruction[instruction] = idx
+        return idx
+
+    def hits(self, tr: Transition) -> list[tuple[int, frozenset[str]]]:
+        out = []
+        for i in self.active(tr.instruction):
+            b = self.items[i].match(tr)
+            if b is not None:
+                out.append((i, b))
+        return out

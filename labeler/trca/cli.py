@@ -1,0 +1,163 @@
+"""``edgejudge label trca``: TRCA rewards and advantages for every step of a dataset."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+
+import click
+
+from labeler.dataset import DatasetError, iter_trajectories
+from labeler.trca.pipeline import EPISODE_GROUPS, RubricSet, TRCAConfig, label_file
+from labeler.trca.rubric import RubricError
+
+
+@click.command()
+@click.argument("file", type=click.Path(dir_okay=False))
+@click.option(
+    "--out",
+    default=None,
+    type=click.Path(dir_okay=False),
+    help="Labeled output (.jsonl or .jsonl.gz), written atomically. Required unless --dry-run.",
+)
+@click.option(
+    "--rubrics",
+    "rubric_files",
+    multiple=True,
+    type=click.Path(dir_okay=False),
+    help="Rubric file (repeat for several task types). Default: the embedded labeler/rubrics/TASK.toml.",
+)
+@click.option(
+    "--lambda",
+    "lam",
+    default=0.8,
+    show_default=True,
+    type=click.FloatRange(0.0, 1.0),
+    help="Breakthrough weight: r = (1 - lambda) r^F + lambda r^B.",
+)
+@click.option(
+    "--gamma",
+    default=0.95,
+    show_default=True,
+    type=click.FloatRange(0.0, 1.0),
+    help="Discount of the completion-aware return.",
+)
+@click.option(
+    "--success-reward",
+    default=1.0,
+    show_default=True,
+    type=float,
+    help="Terminal reward added at the last step of a successful episode.",
+)
+@click.option(
+    "--episode-group",
+    default="instruction",
+    show_default=True,
+    type=click.Choice(EPISODE_GROUPS),
+    help="Episodes compared for the episode-relative advantage.",
+)
+@click.option(
+    "--item-judge",
+    default="none",
+    show_default=True,
+    type=click.Choice(["none", "llm"]),
+    help="llm: ask the judge per transition for judge-only rubric items (items without a check).",
+)
+@click.option(
+    "--judge",
+    "judge_ref",
+    default="gemma3-270m",
+    show_default=True,
+    help="Judge for --item-judge llm: gemma3-270m (embedded) or a .gguf path.",
+)
+@click.option(
+    "--cache",
+    default=None,
+    type=click.Path(dir_okay=False),
+    help="Judge answer cache (SQLite) for --item-judge llm; reruns resume from it. Default: OUT.cache.sqlite",
+)
+@click.option("--dry-run", is_flag=True, help="Check the input and rubrics, count the work, write nothing.")
+@click.option(
+    "--progress/--no-progress", default=None, help="Progress bar (default: when stderr is a terminal)."
+)
+def trca(
+    file,
+    out,
+    rubric_files,
+    lam,
+    gamma,
+    success_reward,
+    episode_group,
+    item_judge,
+    judge_ref,
+    cache,
+    dry_run,
+    progress,
+) -> None:
+    """Label FILE with TRCA (Transition-wise Rubric Credit Assignment) and write OUT.
+
+    Per step, labels["trca"] gets foundational (r^F), breakthrough (r^B), total (r), the completion-aware
+    return, adv_episode, adv_step and advantage (= adv_episode + adv_step); the trajectory's
+    provenance["trca"]
+    records the rubric's sha256 and version, lambda and gamma. Labels of other methods are kept. Rubric checks
+    need no model call, so this runs at thousands of steps per second.
+    """
+    if not dry_run and not out:
+        raise click.UsageError("--out is required (or use --dry-run)")
+    try:
+        rubrics = RubricSet(rubric_files)
+        cfg = TRCAConfig(
+            lam=lam,
+            gamma=gamma,
+            success_reward=success_reward,
+            episode_group=episode_group,
+            item_judge=item_judge,
+        )
+        cfg.validate()
+    except (RubricError, ValueError) as e:
+        raise click.ClickException(str(e)) from None
+
+    if dry_run:
+        try:
+            types: Counter = Counter()
+            steps = judge_q = 0
+            for t in iter_trajectories(file):
+                cr = rubrics.get(t.task_type)
+                types[t.task_type] += 1
+                steps += len(t.steps)
+                if item_judge == "llm":
+                    judge_q += len(t.steps) * sum(
+                        1 for i in cr.active(t.instruction) if cr.items[i].item.judge
+                    )
+        except (DatasetError, RubricError) as e:
+            raise click.ClickException(str(e)) from None
+        click.echo(
+            f"dry run: {sum(types.values())} trajectories, {steps} steps "
+            f"({', '.join(f'{k}: {v}' for k, v in sorted(types.items()))}); "
+            + "; ".join(f"rubric {r.path} v{r.version} ({len(r.items)} items)" for r in rubrics.used())
+            + f"; {judge_q} judge queries (~{judge_q * 0.25:.0f} s at 0.25 s/query uncached)"
+        )
+        return
+
+    from labeler.progress import progress as progress_bar
+
+    judge = None
+    try:
+        if item_judge == "llm":
+            from labeler.judge import open_judge
+
+            judge = open_judge(judge_ref, cache=cache or f"{out}.cache.sqlite")
+        with progress_bar(None, enabled=progress, unit="traj", desc="trca") as bar:
+            summary = label_file(file, out, rubrics, cfg, judge=judge, on_progress=lambda n, s: bar.update(n))
+    except (DatasetError, RubricError, ValueError, RuntimeError) as e:
+        raise click.ClickException(str(e)) from None
+    finally:
+        if judge is not None:
+            judge.close()
+    click.echo(
+        f"wrote {out}: {summary.trajectories} trajectories, {summary.steps} steps, "
+        f"{summary.steps_per_s:,.0f} steps/s ({summary.seconds:.2f} s), {summary.judge_queries} judge queries"
+    )
+    for name, counter in summary.item_hits.items():
+        top = ", ".join(f"{k}: {v}" for k, v in counter.most_common())
+        click.echo(f"  {name}: {json.dumps(top) if not top else top}")

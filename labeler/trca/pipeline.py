@@ -1,0 +1,263 @@
+"""Label a trajectory dataset with TRCA rewards and advantages: two streaming passes, one atomic output.
+
+Pass 1 applies the rubric checks to every transition (no model call, unless judge-only items are asked for
+with ``item_judge="llm"``) and computes the step rewards and completion-aware returns; advantages need every
+episode of a group and every step of a decision context, so pass 2 computes them and writes each trajectory
+with
+``step.labels["trca"]`` and ``traj.provenance["trca"]``. Other methods' labels (e.g. COREN's) are kept.
+A failure anywhere leaves no output file; judge answers are cached by the judge, so a rerun resumes at cache
+speed."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from labeler.dataset import TrajectoryWriter, iter_trajectories
+from labeler.trca.advantages import check_gamma, completion_aware_returns, group_standardise
+from labeler.trca.checks import CompiledRubric, Transition, context_key
+from labeler.trca.rewards import check_lambda, trajectory_rewards
+from labeler.trca.rubric import Rubric, RubricError, embedded_rubric_path, load_rubric
+
+METHOD = "trca"
+EPISODE_GROUPS = ("instruction", "task-type")
+ITEM_JUDGE_TEMPLATE = "trca.item"
+ITEM_JUDGE_VERSION = 1
+
+
+class Judge(Protocol):  # the part of labeler.judge's judge that TRCA uses
+    model_sha256: str
+
+    def score(self, prefix: str, choices: list[str], *, template: str, version: int) -> Any: ...
+
+
+@dataclass(frozen=True)
+class TRCAConfig:
+    lam: float = 0.8
+    """Weight of the breakthrough reward: r = (1 - lam) r^F + lam r^B."""
+    gamma: float = 0.95
+    """Discount of the completion-aware return."""
+    success_reward: float = 1.0
+    """Terminal reward added at the last step of a successful episode."""
+    episode_group: str = "instruction"
+    """Episodes compared for the episode-relative advantage: same 'instruction' or same 'task-type'."""
+    item_judge: str = "none"
+    """'llm': ask the judge per transition for judge-only items (no deterministic check); 'none': skip
+    them."""
+
+    def validate(self) -> None:
+        check_lambda(self.lam)
+        check_gamma(self.gamma)
+        if self.episode_group not in EPISODE_GROUPS:
+            raise ValueError(
+                f"episode_group must be one of {', '.join(EPISODE_GROUPS)}, got {self.episode_group!r}"
+            )
+        if self.item_judge not in ("none", "llm"):
+            raise ValueError(f"item_judge must be 'none' or 'llm', got {self.item_judge!r}")
+
+
+class RubricSet:
+    """Rubrics by task type: the files given (one per task type, '*' matches any), else the embedded ones."""
+
+    def __init__(self, paths: Iterable[str | os.PathLike[str]] = (), use_embedded: bool = True):
+        self._by_type: dict[str, CompiledRubric] = {}
+        self.use_embedded = use_embedded
+        for p in paths:
+            r = load_rubric(p)
+            if r.task_type in self._by_type:
+                raise RubricError(
+                    str(p),
+                    None,
+                    "task_type",
+                    f"a second rubric for task type {r.task_type!r} "
+                    f"(first: {self._by_type[r.task_type].rubric.path})",
+                )
+            self._by_type[r.task_type] = CompiledRubric(r)
+
+    def get(self, task_type: str) -> CompiledRubric:
+        cr = self._by_type.get(task_type)
+        if cr is None and self.use_embedded:
+            path = embedded_rubric_path(task_type)
+            if path is not None:
+                cr = self._by_type[task_type] = CompiledRubric(load_rubric(path))
+        if cr is None:
+            cr = self._by_type.get("*")
+        if cr is None:
+            raise RubricError(
+                "<rubrics>",
+                None,
+                "task_type",
+                f"no rubric for task type {task_type!r}: pass --rubrics FILE, or build one with "
+                f"'edgejudge rubrics build --task-type {task_type}'",
+            )
+        return cr
+
+    def used(self) -> list[Rubric]:
+        return [cr.rubric for cr in self._by_type.values()]
+
+
+def rubric_provenance(rubric: Rubric) -> dict[str, Any]:
+    return {
+        "rubric_sha256": rubric.sha256,
+        "rubric_version": rubric.version,
+        "rubric_task_type": rubric.task_type,
+        "rubric_file": Path(rubric.path).name if rubric.path else None,
+    }
+
+
+def _key_hash(text: str) -> int:
+    return int.from_bytes(hashlib.blake2b(text.encode("utf-8"), digest_size=8).digest(), "little")
+
+
+ITEM_PROMPT = (
+    "You check one step of an agent in a text game.\n"
+    "Task: {instruction}\n"
+    "Action: {action}\n"
+    "Game response: {feedback}\n"
+    "Statement: {statement}\n"
+    "Is the statement true for this step? Answer yes or no.\nAnswer:"
+)
+
+
+def judge_item(judge: Judge, tr: Transition, statement: str, threshold: float = 0.5) -> bool:
+    """One judge-only item on one transition: P(yes) over {yes, no} >= threshold."""
+    prefix = ITEM_PROMPT.format(
+        instruction=tr.instruction,
+        action=tr.action,
+        feedback=tr.after.feedback or "(nothing new)",
+        statement=statement,
+    )
+    s = judge.score(prefix, [" yes", " no"], template=ITEM_JUDGE_TEMPLATE, version=ITEM_JUDGE_VERSION)
+    return float(s.probs[0]) >= threshold
+
+
+@dataclass
+class LabelSummary:
+    trajectories: int = 0
+    steps: int = 0
+    seconds: float = 0.0
+    judge_queries: int = 0
+    item_hits: dict[str, Counter] = field(default_factory=dict)  # rubric file -> item id -> steps it held
+    rubrics: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def steps_per_s(self) -> float:
+        return self.steps / self.seconds if self.seconds > 0 else float("inf")
+
+
+@dataclass
+class _Pass1:
+    ids: list[str] = field(default_factory=list)
+    rewards: list[list[tuple[float, float, float]]] = field(default_factory=list)
+    returns: list[list[float]] = field(default_factory=list)
+    episode_keys: list[str] = field(default_factory=list)
+    step_keys: list[int] = field(default_factory=list)
+
+
+def label_trajectory_rewards(
+    traj, cr: CompiledRubric, cfg: TRCAConfig, judge: Judge | None = None, hit_counter: Counter | None = None
+) -> tuple[list, list[float], int]:
+    """Rewards (r^F, r^B, r) and completion-aware returns of one trajectory; also the judge queries made."""
+    categories = [c.item.category for c in cr.items]
+    active = cr.active(traj.instruction)
+    judge_items = [i for i in active if cr.items[i].item.judge] if cfg.item_judge == "llm" else []
+    if judge_items and judge is None:
+        raise ValueError("item_judge='llm' needs a judge")
+    queries = 0
+    hits_per_step = []
+    for s in traj.steps:
+        tr = Transition(traj.instruction, s.observation, s.action, s.next_observation)
+        hits = cr.hits(tr)
+        for i in judge_items:
+            queries += 1
+            if judge_item(judge, tr, cr.items[i].item.text):  # type: ignore[arg-type]
+                hits.append((i, frozenset({""})))
+        if hit_counter is not None:
+            hit_counter.update(cr.items[i].item.id for i, _ in hits)
+        hits_per_step.append(hits)
+    rewards = trajectory_rewards(hits_per_step, categories, active, cfg.lam)
+    returns = completion_aware_returns(
+        [r.total for r in rewards], traj.success, cfg.gamma, cfg.success_reward
+    )
+    return rewards, returns, queries
+
+
+def label_file(
+    in_path: str | os.PathLike[str],
+    out_path: str | os.PathLike[str] | None,
+    rubrics: RubricSet,
+    cfg: TRCAConfig = TRCAConfig(),
+    judge: Judge | None = None,
+    on_progress: Callable[[int, int], None] | None = None,
+) -> LabelSummary:
+    """Label IN into OUT (``out_path=None``: compute only, write nothing). ``on_progress(trajectories,
+    steps)``."""
+    cfg.validate()
+    t0 = time.perf_counter()
+    summary = LabelSummary()
+    p1 = _Pass1()
+    for traj in iter_trajectories(in_path):
+        cr = rubrics.get(traj.task_type)
+        counter = summary.item_hits.setdefault(Path(cr.rubric.path or "?").name, Counter())
+        rewards, returns, q = label_trajectory_rewards(traj, cr, cfg, judge, counter)
+        summary.judge_queries += q
+        p1.ids.append(traj.id)
+        p1.rewards.append([(r.foundational, r.breakthrough, r.total) for r in rewards])
+        p1.returns.append(returns)
+        p1.episode_keys.append(
+            traj.task_type + ("\n" + traj.instruction if cfg.episode_group == "instruction" else "")
+        )
+        p1.step_keys.extend(_key_hash(context_key(traj.instruction, s.observation)) for s in traj.steps)
+        summary.trajectories += 1
+        summary.steps += len(traj.steps)
+        if on_progress:
+            on_progress(1, len(traj.steps))
+
+    adv_episode = group_standardise([g[0] for g in p1.returns], p1.episode_keys)
+    adv_step = group_standardise([g for gs in p1.returns for g in gs], p1.step_keys)
+    summary.rubrics = [rubric_provenance(r) for r in rubrics.used()]
+
+    if out_path is not None:
+        k = 0
+        with TrajectoryWriter(out_path) as writer:
+            for n, traj in enumerate(iter_trajectories(in_path)):
+                if n >= len(p1.ids) or traj.id != p1.ids[n]:
+                    raise RuntimeError(f"{in_path} changed while it was being labeled (trajectory {n})")
+                cr = rubrics.get(traj.task_type)
+                for t, s in enumerate(traj.steps):
+                    r_f, r_b, r = p1.rewards[n][t]
+                    a_s = adv_step[k]
+                    k += 1
+                    s.labels[METHOD] = {
+                        "foundational": r_f,
+                        "breakthrough": r_b,
+                        "total": r,
+                        "return": p1.returns[n][t],
+                        "adv_episode": adv_episode[n],
+                        "adv_step": a_s,
+                        "advantage": adv_episode[n] + a_s,
+                    }
+                prov: dict[str, Any] = {
+                    **rubric_provenance(cr.rubric),
+                    "lambda": cfg.lam,
+                    "gamma": cfg.gamma,
+                    "success_reward": cfg.success_reward,
+                    "episode_group": cfg.episode_group,
+                    "item_judge": cfg.item_judge,
+                }
+                if judge is not None and cfg.item_judge == "llm":
+                    prov["judge_sha256"] = judge.model_sha256
+                traj.provenance[METHOD] = prov
+                writer.write(traj)
+                if on_progress:
+                    on_progress(1, len(traj.steps))
+            if n + 1 != len(p1.ids):
+                raise RuntimeError(f"{in_path} changed while it was being labeled ({n + 1} vs {len(p1.ids)})")
+    summary.seconds = time.perf_counter() - t0
+    return summary
