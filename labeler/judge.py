@@ -26,7 +26,7 @@ makes truncation exact; tests compare reused against fresh evaluation.
 
 Every query goes through the label cache (:mod:`labeler.cache`) when one is given, so reruns and resumed runs
 cost nothing. ``score_many`` answers a list of queries: it deduplicates, serves cache hits, orders the rest so
-that queries sharing a prefix run one after another, and writes results in batches.
+that queries sharing a prefix run one after another, and writes each result as soon as it is computed.
 
 Threads: ``n_threads`` / ``n_threads_batch`` default to ``$EDGEJUDGE_THREADS`` (default 1: llama.cpp slows
 down badly with more threads than free cores on a shared box).
@@ -49,7 +49,9 @@ from labeler.cache import LabelCache, make_key
 from models.registry import DEFAULT_JUDGE, ModelError, ResolvedModel, resolve_judge
 
 NORMALIZATIONS = ("sum", "mean")
-_WRITE_BATCH = 64
+# results are written as soon as they are computed (a WAL commit costs ~0.1 ms, a query >= 20 ms), so a killed
+# run loses at most the query in flight
+_WRITE_BATCH = 1
 _MAX_ROWS = 48  # cached next-token distributions kept between queries (1 MB each for a 262k vocabulary)
 
 
@@ -445,13 +447,16 @@ class Judge:
         from llama_cpp.llama_grammar import LlamaGrammar
 
         g = None
+        what = "json_schema" if json_schema is not None else "grammar"
         try:
             if json_schema is not None:
                 g = LlamaGrammar.from_json_schema(json.dumps(json_schema), verbose=False)
             elif grammar is not None:
                 g = LlamaGrammar.from_string(grammar, verbose=False)
-        except Exception as e:  # llama.cpp's parser raises ValueError/RuntimeError with varying messages
-            raise JudgeError(f"bad {'json_schema' if json_schema is not None else 'grammar'}: {e}") from None
+        except Exception as e:  # the schema converter raises ValueError/KeyError/... with varying messages
+            raise JudgeError(f"bad {what}: {e}") from None
+        if g is not None:
+            self._check_grammar(g._grammar, what)
         ptoks = self.tokenize(prompt, bos=True)
         if len(ptoks) + max_tokens > self.n_ctx:
             raise JudgeError(
@@ -499,6 +504,16 @@ class Judge:
         self.stats["evaluated_tokens"] += len(ptoks) - reused
         self.stats["generated_tokens"] += n_gen
         return str(out["choices"][0]["text"]), n_gen  # type: ignore[index]
+
+    def _check_grammar(self, gbnf: str, what: str) -> None:
+        # llama-cpp-python 0.3.36 hands an unparsable grammar to llama.cpp, whose NULL sampler then crashes
+        # the process (segmentation fault); parse it here first and free the probe sampler.
+        lc = self._llama_cpp
+        vocab = lc.llama_model_get_vocab(self._llm._model.model)
+        probe = lc.llama_sampler_init_grammar(vocab, gbnf.encode("utf-8"), b"root")
+        if not probe:
+            raise JudgeError(f"bad {what}: llama.cpp cannot parse the grammar (its message is on stderr)")
+        lc.llama_sampler_free(probe)
 
     # -------------------------------------------------------------------------------------------- lifetime
 
