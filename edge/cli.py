@@ -14,6 +14,7 @@ import click
 # name -> "module:attribute"
 SUBCOMMANDS: dict[str, str] = {
     "collect": "policy.cli:collect",
+    "judge": "labeler.judge_cli:judge",
     "data": "labeler.cli:data",
     "label": "labeler.label_cli:label",
     "rubrics": "labeler.rubrics_cli:rubrics",

@@ -132,10 +132,17 @@ class _Reader:
     def unpack(self, fmt: str) -> Any:
         return struct.unpack(fmt, self.read(struct.calcsize(fmt)))[0]
 
+    def _fits(self, nbytes: int, what: str) -> None:
+        left = self.size - self.f.tell()
+        if nbytes > left:
+            raise GGUFError(
+                f"{self.path}: truncated or corrupt GGUF file ({what} needs {nbytes} bytes, {left} left; "
+                "the download or copy may be incomplete)"
+            )
+
     def string(self) -> str:
         n = self.unpack("<Q")
-        if n > self.size:
-            raise GGUFError(f"{self.path}: malformed GGUF header (string length {n} exceeds the file size)")
+        self._fits(n, "a header string")
         return self.read(n).decode("utf-8", errors="replace")
 
     def value(self, vtype: int, keep: bool) -> Any:
@@ -146,10 +153,7 @@ class _Reader:
         if vtype == _ARRAY:
             etype = self.unpack("<I")
             n = self.unpack("<Q")
-            if n > self.size:
-                raise GGUFError(
-                    f"{self.path}: malformed GGUF header (array length {n} exceeds the file size)"
-                )
+            self._fits(n * (struct.calcsize(_SCALARS[etype]) if etype in _SCALARS else 8), f"an array of {n}")
             if etype in _SCALARS:
                 self.read(struct.calcsize(_SCALARS[etype]) * n)
             else:
