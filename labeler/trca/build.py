@@ -155,7 +155,7 @@ def _tag_queries(mined: Mined, templates: list[Template]) -> list[tuple[str, str
     """(kind, key, prompt) for every template example and every invalidity candidate."""
     out = []
     for i, tp in enumerate(templates):
-        for action, response in tp.examples[:2]:
+        for action, response in tp.examples[:3]:
             out.append(
                 (
                     "template",

@@ -47,10 +47,10 @@ def _sub_all(text: str, terms: Iterable[str], token: str) -> str:
 def abstract_feedback(feedback: str, obj: str | None, place: str | None, vocabulary: Iterable[str]) -> str:
     """The response with the action's arguments and known names replaced by placeholders (lists collapsed)."""
     t = feedback
-    if place:
-        t = _sub_all(t, [place], _PLACE)
-    if obj:
-        t = _sub_all(t, [obj], _OBJ)
+    # the longer name first: "bed sheet" must not lose its "bed" to the place "bed"
+    for name, token in sorted(((place, _PLACE), (obj, _OBJ)), key=lambda x: -len(x[0] or "")):
+        if name:
+            t = _sub_all(t, [name], token)
     t = _sub_all(t, vocabulary, _THING)
     return _LIST.sub(_THING, t)
 
