@@ -4,6 +4,7 @@ match."""
 from __future__ import annotations
 
 import sys
+import textwrap
 from collections import Counter
 from pathlib import Path
 
@@ -77,6 +78,12 @@ def rubrics() -> None:
     "a comma-separated list of verbs such as 'put'.",
 )
 @click.option(
+    "--base",
+    default=None,
+    type=click.Path(dir_okay=False),
+    help="A reviewed rubric to extend: keep all of it, add only placement pairs for objects it lacks.",
+)
+@click.option(
     "--threads",
     default=None,
     type=click.IntRange(min=1),
@@ -95,12 +102,27 @@ def build(
     min_count,
     max_templates,
     placement,
+    base,
     threads,
     progress,
 ) -> None:
-    """Instantiate a rubric for TASK_TYPE from DATASET with the judge, and write it as a reviewable TOML
-    file."""
-    from labeler.trca.build import BuildConfig, build_header, build_rubric
+    """Instantiate a rubric for TASK_TYPE from DATASET with the judge, and write it as a reviewable TOML file.
+
+    With --base, the reviewed file is kept as it is and only objects it does not know get a place (the
+    judge's choice), e.g. to cover a new split's unseen objects without redoing the review.
+    """
+    from labeler.trca.build import BuildConfig, build_header, build_rubric, extend_rubric, leading_comments
+
+    base_rubric = None
+    if base is not None:
+        try:
+            base_rubric = load_rubric(base)
+        except RubricError as e:
+            raise click.ClickException(str(e)) from None
+        if base_rubric.task_type != task_type:
+            raise click.UsageError(
+                f"--base {base} is for task type {base_rubric.task_type!r}, not {task_type!r}"
+            )
 
     trajs = []
     try:
@@ -130,6 +152,20 @@ def build(
             )
     except (ModelError, JudgeError, ValueError) as e:
         raise click.ClickException(str(e)) from None
+    if base_rubric is not None:
+        rubric, added = extend_rubric(base_rubric, report.rubric)
+        header = leading_comments(Path(base).read_text(encoding="utf-8"))
+        note = (
+            f"EXTENDED by 'rubrics build --base' from {Path(dataset).name}: {len(added)} objects got the "
+            f"judge's place (not reviewed): {', '.join(added) or 'none'}"
+        )
+        header += "\n\n" + "\n".join(textwrap.wrap(note, width=105, subsequent_indent="  "))
+        write_rubric(out, rubric, header)
+        click.echo(
+            f"wrote {out}: {base} (version {base_rubric.version}) + {len(added)} objects placed by the "
+            f"judge -> version {rubric.version}, {report.queries} judge queries"
+        )
+        return
     write_rubric(out, report.rubric, build_header(report))
     sizes = report.rubric.category_sizes()
     click.echo(

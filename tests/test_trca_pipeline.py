@@ -374,3 +374,25 @@ def test_summary_counts_item_hits(files):
         "noop": 1,
     }
     assert json.dumps(s.rubrics)  # provenance is JSON
+
+
+def test_extend_keeps_the_reviewed_rubric_and_adds_unknown_objects():
+    from labeler.trca.build import extend_rubric
+
+    built = build_rubric(_tidy_dataset(), FakeJudge(), BuildConfig(task_type="tidy")).rubric
+    base = build_rubric(_tidy_dataset()[:1], FakeJudge(), BuildConfig(task_type="tidy")).rubric
+    put = next(it for it in base.items if it.id == "put-where-it-belongs")
+    put.pairs = {"apple": ["box"]}  # a reviewer's decision: must survive the extension
+    base.items = [it for it in base.items if not it.id.startswith("failed-")]  # a reviewer removed these
+    new, added = extend_rubric(base, built)
+    assert added == ["sock"] and new.version == base.version + 1
+    new_put = next(it for it in new.items if it.id == "put-where-it-belongs")
+    assert new_put.pairs == {"apple": ["box"], "sock": ["basket"]}
+    assert [it.id for it in new.items] == [it.id for it in base.items]
+    assert next(it for it in new.items if it.id == "object-revealed").appears == ["apple", "sock"]
+    assert new.build["extended_objects"] == 1
+    same, none = extend_rubric(new, built)
+    assert none == [] and same.version == new.version
+    built.task_type = "other"
+    with pytest.raises(ValueError, match="task type"):
+        extend_rubric(base, built)

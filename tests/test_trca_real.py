@@ -96,6 +96,31 @@ def test_real_judge_builds_a_rubric_that_labels_real_episodes(episodes, tmp_path
             if a.startswith("put ") and " in " in a
         }
         assert set(put.pairs) == objects and all(len(p) == 1 for p in put.pairs.values())
+        # extend the reviewed embedded rubric with these objects (answers come from the build's cache)
+        ext = tmp_path / "ext.toml"
+        proc = cli(
+            "rubrics",
+            "build",
+            "--dataset",
+            str(data),
+            "--task-type",
+            game,
+            "--base",
+            "labeler/rubrics/twc.toml",
+            "--cache",
+            f"{rub}.cache.sqlite",
+            "--out",
+            str(ext),
+            "--no-progress",
+            check=True,
+            timeout=240,
+        )
+        base, extended = load_rubric("labeler/rubrics/twc.toml"), load_rubric(ext)
+        new_objects = objects - set(next(it for it in base.items if it.id == put.id).pairs)
+        assert f"+ {len(new_objects)} objects placed by the judge" in proc.stdout
+        ext_put = next(it for it in extended.items if it.id == put.id)
+        assert {o: ext_put.pairs[o] for o in new_objects} == {o: put.pairs[o] for o in new_objects}
+        assert [it.id for it in extended.items] == [it.id for it in base.items]
     else:
         assert "put-where-it-belongs" not in ids
     out = tmp_path / "labeled.jsonl.gz"

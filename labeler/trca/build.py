@@ -20,6 +20,7 @@ No ground truth (``info``) is read. The result is a TOML file to review and edit
 
 from __future__ import annotations
 
+import copy
 import datetime as _dt
 import re
 from collections.abc import Callable, Sequence
@@ -358,3 +359,48 @@ def build_header(report: BuildReport) -> str:
         lines += ["", "Candidates the judge did not keep (tag scores are calibrated log-probs):"]
         lines += [f"  - {r}" for r in report.rejected]
     return "\n".join(lines)
+
+
+def leading_comments(text: str) -> str:
+    """The comment block at the top of a rubric file (its review history), without the '# ' markers."""
+    out = []
+    for line in text.splitlines():
+        if not line.startswith("#"):
+            break
+        out.append(line[2:] if line.startswith("# ") else line[1:])
+    return "\n".join(out)
+
+
+def extend_rubric(base: Rubric, built: Rubric) -> tuple[Rubric, list[str]]:
+    """A reviewed rubric with the placement pairs of objects it does not know taken from a fresh build.
+
+    Everything the base file says (items, categories, reviewed pairs) is kept; only objects missing from its
+    placement tables are added, with the judge's choice, and new mined object names join its ``appears``
+    lists. Returns the new rubric and the objects given a place.
+    """
+    if base.task_type != built.task_type:
+        raise ValueError(f"--base is for task type {base.task_type!r}, the build for {built.task_type!r}")
+    new = copy.deepcopy(base)
+    fresh = {it.id: it for it in built.items}
+    added: list[str] = []
+    for it in new.items:
+        other = fresh.get(it.id)
+        if other is None:
+            continue
+        if it.pairs is not None and other.pairs:
+            for obj, places in other.pairs.items():
+                if obj not in it.pairs:
+                    it.pairs[obj] = list(places)
+                    added.append(obj)
+        if it.appears is not None and other.appears:  # mined object names: no judgment involved
+            it.appears = [*it.appears, *sorted(set(other.appears) - set(it.appears))]
+    if added:
+        new.version = base.version + 1
+        new.build = {
+            **base.build,
+            "extended_from_dataset": built.build.get("dataset", ""),
+            "extended_judge_sha256": built.build.get("judge_sha256", ""),
+            "extended_objects": len(added),
+            "extended_date": built.build.get("date", ""),
+        }
+    return new, added
