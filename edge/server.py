@@ -37,6 +37,8 @@ from edge.runtime import Item, Runtime, RuntimeConfig, load_runtime
 from models.bundle import BundleError
 
 POLL_MS = 50
+DRAIN_QUIET_MS = 50
+DRAIN_MAX_S = 2.0
 
 
 @dataclass
@@ -129,7 +131,7 @@ class Server:
 
     def open(self) -> None:
         self.ctx = zmq.Context()
-        sock = self.ctx.socket(zmq.ROUTER)
+        sock = self.sock = self.ctx.socket(zmq.ROUTER)
         sock.setsockopt(zmq.LINGER, 0)
         sock.setsockopt(zmq.MAXMSGSIZE, self.cfg.max_message_bytes)
         sock.setsockopt(zmq.SNDTIMEO, 0)
@@ -156,7 +158,6 @@ class Server:
         for addr in self.cfg.binds:
             sock.bind(addr)
             self.endpoints.append(sock.getsockopt_string(zmq.LAST_ENDPOINT))
-        self.sock = sock
         if self.cfg.metrics_port is not None:
             self.http = start_metrics_server(self.metrics, self.cfg.metrics_host, self.cfg.metrics_port)
 
@@ -211,6 +212,9 @@ class Server:
         try:
             self._serve()
         finally:
+            # A second SIGTERM while closing must not kill the process half-way (or during interpreter exit).
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
             sd_notify("STOPPING=1")
             self.close()
         self.log.info("shutdown", reason="signal", requests=self.metrics.snapshot()["requests"])
@@ -229,10 +233,10 @@ class Server:
             self._finish_reload()
             if self.sock in events:
                 self._handle_batch(self._drain(poller))
-        # Requests already queued when the signal came are not lost in flight: answer what is readable now.
-        for _ in range(1000):
-            if not self.sock.poll(0):
-                break
+        # Requests in flight when the signal came are answered: read until the socket has been quiet for
+        # DRAIN_QUIET_MS (bounded by DRAIN_MAX_S), so what the kernel already holds is not lost.
+        deadline = time.monotonic() + DRAIN_MAX_S
+        while time.monotonic() < deadline and self.sock.poll(DRAIN_QUIET_MS):
             self._handle_batch(self._drain(poller))
 
     def _recv_ready(self, batch: list[tuple[list[bytes], float]]) -> None:

@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import json
 import os
+import queue
 import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -145,11 +147,15 @@ class Daemon:
                 *extra,
             ],
             cwd=ROOT,
-            stdout=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
             text=True,
             env={**os.environ, "EDGEJUDGE_THREADS": "1", "OMP_NUM_THREADS": "1", **(env or {})},
         )
+        self._queue: queue.Queue[dict[str, Any] | None] = queue.Queue()
+        self._eof = False
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
         self.endpoint = ""
         self.metrics_port: int | None = None
         if wait_ready:
@@ -157,23 +163,31 @@ class Daemon:
             self.endpoint = ready["endpoints"][0]
             self.metrics_port = ready.get("metrics_port")
 
-    def wait_event(self, event: str, timeout: float = 60.0) -> dict[str, Any]:
-        """Read log lines until one with ``event`` (or fail with the log so far)."""
-        import select
-
+    def _read(self) -> None:
+        """Reader thread: parse every stderr line into the queue (keeps the pipe drained)."""
         assert self.proc.stderr is not None
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            r, _, _ = select.select([self.proc.stderr], [], [], max(0.0, deadline - time.monotonic()))
-            if not r:
-                break
-            line = self.proc.stderr.readline()
-            if not line:
-                break
+        for line in self.proc.stderr:
             try:
                 rec = json.loads(line)
             except json.JSONDecodeError:
                 rec = {"event": "text", "text": line.rstrip()}
+            self._queue.put(rec)
+        self._queue.put(None)
+
+    def wait_event(self, event: str, timeout: float = 60.0) -> dict[str, Any]:
+        """Read log lines until one with ``event`` (or fail with the log so far)."""
+        deadline = time.monotonic() + timeout
+        while not self._eof:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                break
+            try:
+                rec = self._queue.get(timeout=left)
+            except queue.Empty:
+                break
+            if rec is None:
+                self._eof = True
+                break
             self.log_lines.append(rec)
             if rec.get("event") == event:
                 return rec
@@ -194,15 +208,18 @@ class Daemon:
             self.proc.kill()
             self.proc.wait(timeout=10)
             raise AssertionError("edge-serve did not exit within the timeout after SIGTERM") from None
-        assert self.proc.stderr is not None
-        for line in self.proc.stderr.read().splitlines():
+        self._reader.join(timeout=10)
+        while not self._eof:
             try:
-                self.log_lines.append(json.loads(line))
-            except json.JSONDecodeError:
-                self.log_lines.append({"event": "text", "text": line})
-        for f in (self.proc.stdout, self.proc.stderr):
-            if f is not None:
-                f.close()
+                rec = self._queue.get(timeout=1)
+            except queue.Empty:
+                break
+            if rec is None:
+                self._eof = True
+            else:
+                self.log_lines.append(rec)
+        if self.proc.stderr is not None:
+            self.proc.stderr.close()
         return code
 
     def __enter__(self) -> Daemon:
@@ -216,7 +233,7 @@ _EXPORTED: dict[str, Path] = {}
 
 
 def exported_bundle() -> Path:
-    """A bundle from the policy engineer's exporter (random-init scorer, real MiniLM encoder), once per process."""
+    """A bundle from the policy engineer's exporter (random-init scorer, MiniLM encoder); once per process."""
     if "dir" not in _EXPORTED:
         import atexit
         import tempfile
