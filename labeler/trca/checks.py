@@ -26,6 +26,7 @@ _PREFIXES = {
     "Recent actions: ": "recent",
     "Room: ": "room",
 }
+_WORD = re.compile(r"[a-z0-9][a-z0-9'-]*")
 _ARTICLE = re.compile(r"\b(?:a|an|some|the)\s+", re.IGNORECASE)
 
 
@@ -46,6 +47,11 @@ class StateView:
 
     @classmethod
     def parse(cls, text: str) -> StateView:
+        """Parse (cached: a step's next state is the next step's state)."""
+        return _parse_state(text)
+
+    @classmethod
+    def _parse(cls, text: str) -> StateView:
         parts: dict[str, str] = {}
         for line in text.splitlines():
             for prefix, name in _PREFIXES.items():
@@ -77,6 +83,11 @@ class StateView:
         if not inv or inv.lower() == "empty" or "currently empty" in inv.lower():
             return frozenset()
         return frozenset(p.strip(" ,.").lower() for p in _ARTICLE.split(inv) if p.strip(" ,."))
+
+
+@lru_cache(maxsize=1024)
+def _parse_state(text: str) -> StateView:
+    return StateView._parse(text)
 
 
 @dataclass
@@ -128,10 +139,33 @@ class CompiledItem:
         self.not_feedback = _rx(item.not_feedback)
         self.next_observation = _rx(item.next_observation)
         self.instruction = _rx(item.instruction)
-        self.appears = None
+        # ``appears``: terms as word n-grams, looked up in a set (a regex alternation of hundreds of names is
+        # ~20x slower); found terms are cached per text, since step t's next state is step t+1's state
+        self.terms: dict[str, str] = {}
+        self.max_n = 0
         if item.appears:
-            terms = sorted({t.lower() for t in item.appears}, key=len, reverse=True)
-            self.appears = re.compile(r"\b(" + "|".join(re.escape(t) for t in terms) + r")\b", re.IGNORECASE)
+            for t in item.appears:
+                words = _WORD.findall(t.lower())
+                if words:
+                    self.terms[" ".join(words)] = t.lower()
+                    self.max_n = max(self.max_n, len(words))
+        self._found_cache: dict[str, frozenset[str]] = {}
+
+    def _found(self, text: str) -> frozenset[str]:
+        hit = self._found_cache.get(text)
+        if hit is None:
+            words = _WORD.findall(text.lower())
+            found = set()
+            for n in range(1, self.max_n + 1):
+                for i in range(len(words) - n + 1):
+                    term = self.terms.get(" ".join(words[i : i + n]))
+                    if term is not None:
+                        found.add(term)
+            hit = frozenset(found)
+            if len(self._found_cache) >= 4096:
+                self._found_cache.clear()
+            self._found_cache[text] = hit
+        return hit
 
     def applies_to(self, instruction: str) -> bool:
         return self.instruction is None or self.instruction.search(instruction) is not None
@@ -176,9 +210,8 @@ class CompiledItem:
             if not changed:
                 return None
             extra = sorted(changed)
-        if self.appears is not None:
-            seen = {m.lower() for m in self.appears.findall(tr.before.context)}
-            new_terms = sorted({m.lower() for m in self.appears.findall(tr.after.context)} - seen)
+        if self.terms:
+            new_terms = sorted(self._found(tr.after.context) - self._found(tr.before.context))
             if not new_terms:
                 return None
             extra = new_terms
