@@ -13,12 +13,12 @@ export EDGEJUDGE_THREADS ?= 1
 DEMO_OUT ?= demo-out
 PYTEST_ARGS ?=
 
-.PHONY: setup test demo lint clean
+.PHONY: setup test demo lint clean cpp cpp-deps bench-deps
 
 setup:
 	@tools/bootstrap.sh $(EXTRAS)
 
-test: setup
+test: setup cpp-deps
 	$(PY) -m pytest $(PYTEST_ARGS)
 
 demo: setup
@@ -26,6 +26,18 @@ demo: setup
 
 lint: setup
 	$(PY) -m ruff check edge labeler policy models tools tests
+
+# The C++ client of edge-serve (edge/cpp): libzmq/cppzmq/msgpack-c installed where missing, build, CTest.
+cpp-deps:
+	@tools/install_cpp_deps.sh
+
+cpp: cpp-deps
+	cmake -S . -B build/cpp -DCMAKE_BUILD_TYPE=Release && cmake --build build/cpp -j2
+	ctest --test-dir build/cpp --output-on-failure
+
+# tools/bench_serve.py's HTTP and websocket baselines; openpi-client pins numpy<2, hence --no-deps.
+bench-deps: setup
+	$(VENV)/bin/pip install --quiet -e '.[bench]' && $(VENV)/bin/pip install --quiet --no-deps 'openpi-client>=0.1'
 
 clean:
 	rm -rf $(DEMO_OUT) .pytest_cache .ruff_cache

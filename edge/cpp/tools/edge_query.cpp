@@ -1,0 +1,57 @@
+// edge_query: send one request to edge-serve and print the reply as one JSON line (exit 1 on an error reply).
+//   edge_query --connect tcp://127.0.0.1:5555 --instruction "..." --observation "..." --candidate a --candidate b
+//   edge_query --connect tcp://127.0.0.1:5555 --op info
+#include <cstring>
+#include <iostream>
+
+#include "edge/client.hpp"
+
+static int usage(const char* msg) {
+    std::cerr << "edge_query: " << msg << "\n"
+              << "usage: edge_query [--connect ADDR] [--op act|info|health] [--instruction TEXT] [--observation TEXT]\n"
+              << "                  [--candidate TEXT]... [--timeout-ms N] [--retries N]\n"
+              << "                  [--curve-server-key SERVER.key --curve-client-cert CLIENT.key_secret]\n";
+    return 2;
+}
+
+int main(int argc, char** argv) {
+    std::string connect = "tcp://127.0.0.1:5555", op = "act", instruction, observation, server_key, client_cert;
+    bool have_instruction = false, have_observation = false;
+    std::vector<std::string> candidates;
+    edge::ClientOptions opt;
+    for (int i = 1; i < argc; ++i) {
+        std::string a = argv[i];
+        if (a == "-h" || a == "--help") return usage("send one request, print the reply"), 0;
+        if (i + 1 >= argc) return usage(("missing value for " + a).c_str());
+        std::string v = argv[++i];
+        try {
+            if (a == "--connect") connect = v;
+            else if (a == "--op") op = v;
+            else if (a == "--instruction") instruction = v, have_instruction = true;
+            else if (a == "--observation") observation = v, have_observation = true;
+            else if (a == "--candidate") candidates.push_back(v);
+            else if (a == "--timeout-ms") opt.timeout_ms = std::stoi(v);
+            else if (a == "--retries") opt.retries = std::stoi(v);
+            else if (a == "--curve-server-key") server_key = v;
+            else if (a == "--curve-client-cert") client_cert = v;
+            else return usage(("unknown option " + a).c_str());
+        } catch (const std::exception&) {
+            return usage(("bad value for " + a + ": " + v).c_str());
+        }
+    }
+    if (op != "act" && op != "info" && op != "health") return usage("--op must be act, info or health");
+    if (op == "act" && !(have_instruction && have_observation)) return usage("--op act needs --instruction and --observation");
+    if (server_key.empty() != client_cert.empty()) return usage("--curve-server-key and --curve-client-cert go together");
+    try {
+        if (!server_key.empty()) opt.curve = edge::CurveKeys::from_files(server_key, client_cert);
+        edge::Client client(connect, opt);
+        edge::Reply r = op == "info"     ? client.info()
+                        : op == "health" ? client.health()
+                                         : client.act(instruction, observation, candidates.empty() ? nullptr : &candidates);
+        std::cout << edge::to_json(r) << std::endl;
+        return r.ok ? 0 : 1;
+    } catch (const std::exception& e) {
+        std::cerr << "edge_query: error: " << e.what() << "\n";
+        return 1;
+    }
+}

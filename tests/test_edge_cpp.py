@@ -1,0 +1,154 @@
+"""The C++ client (edge/cpp, built by the top-level CMakeLists.txt) against the shared protocol vectors and a
+real edge-serve daemon. The build directory is reused between runs (.pytest_cache/edge-cpp-build)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+
+import pytest
+
+from edge.client import EdgeClient
+from tests.edge_support import ROOT, Daemon, exported_bundle
+
+pytestmark = pytest.mark.real
+BUILD = ROOT / ".pytest_cache" / "edge-cpp-build"
+INSTR = "put the apple in the fridge"
+OBS = "Inventory: empty\nRecent actions: none\nRoom: You are in the kitchen."
+CANDS = ["take apple", "open fridge", "look around"]
+
+
+def run(cmd: list[str], timeout: float = 600) -> subprocess.CompletedProcess:
+    return subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=timeout)
+
+
+@pytest.fixture(scope="module")
+def cpp_build():
+    assert shutil.which("cmake"), "cmake is missing: apt-get install cmake (or run make cpp)"
+    conf = run(["cmake", "-S", str(ROOT), "-B", str(BUILD), "-DCMAKE_BUILD_TYPE=Release"])
+    assert conf.returncode == 0, (
+        f"cmake configure failed (make cpp installs libzmq/cppzmq/msgpack-c):\n{conf.stderr}"
+    )
+    build = run(["cmake", "--build", str(BUILD), "-j2"])
+    assert build.returncode == 0, build.stdout[-4000:] + build.stderr[-4000:]
+    return BUILD
+
+
+@pytest.fixture(scope="module")
+def daemon():
+    with Daemon(exported_bundle()) as d:
+        yield d
+
+
+def test_cpp_encoder_matches_the_shared_vectors(cpp_build):
+    p = run(["ctest", "--test-dir", str(cpp_build), "--output-on-failure"], timeout=120)
+    assert p.returncode == 0, p.stdout + p.stderr
+    p = run(
+        [str(cpp_build / "edge_protocol_test"), str(ROOT / "edge/protocol_vectors/vectors.txt")], timeout=60
+    )
+    assert p.returncode == 0 and "all match" in p.stdout, p.stderr
+
+
+def query(build, *args: str, timeout: float = 60) -> subprocess.CompletedProcess:
+    return run([str(build / "edge_query"), *args], timeout=timeout)
+
+
+def act_args(endpoint: str) -> list[str]:
+    args = ["--connect", endpoint, "--instruction", INSTR, "--observation", OBS]
+    for c in CANDS:
+        args += ["--candidate", c]
+    return args
+
+
+def test_cpp_client_round_trip_matches_python_client(cpp_build, daemon):
+    with EdgeClient(daemon.endpoint, timeout=10) as c:
+        py = c.act(INSTR, OBS, CANDS)
+    p = query(cpp_build, *act_args(daemon.endpoint))
+    assert p.returncode == 0, p.stderr
+    cpp = json.loads(p.stdout)
+    assert cpp["ok"] and cpp["action"] == py["action"] and cpp["index"] == py["index"]
+    assert cpp["scores"] == pytest.approx(py["scores"], abs=1e-6) and cpp["model"] == py["model"]
+    info = json.loads(query(cpp_build, "--connect", daemon.endpoint, "--op", "info").stdout)
+    assert info["embedding_dim"] == 384
+    err = query(cpp_build, "--connect", daemon.endpoint, "--instruction", INSTR, "--observation", OBS)
+    assert err.returncode == 1 and json.loads(err.stdout)["code"] == "no_skills"
+    bad = query(cpp_build, "--connect", daemon.endpoint, "--bogus", "1")
+    assert bad.returncode == 2 and "unknown option --bogus" in bad.stderr
+
+
+def test_cpp_client_retries_after_timeout_without_stale_replies(cpp_build, daemon):
+    daemon.signal(signal.SIGSTOP)
+    timer = threading.Timer(0.6, daemon.signal, args=(signal.SIGCONT,))
+    timer.start()
+    try:
+        p = query(cpp_build, *act_args(daemon.endpoint), "--timeout-ms", "250", "--retries", "5")
+    finally:
+        timer.join()
+    assert p.returncode == 0, p.stderr
+    assert json.loads(p.stdout)["action"] in CANDS
+    daemon.signal(signal.SIGSTOP)
+    try:
+        t = query(
+            cpp_build, "--connect", daemon.endpoint, "--op", "health", "--timeout-ms", "200", "--retries", "1"
+        )
+    finally:
+        daemon.signal(signal.SIGCONT)
+    assert t.returncode == 1 and "no reply" in t.stderr and "2 attempt(s)" in t.stderr
+
+
+def test_cpp_bench_tool(cpp_build, daemon):
+    p = run(
+        [str(cpp_build / "edge_bench"), "--connect", daemon.endpoint, "--n", "50", "--warmup", "5"],
+        timeout=120,
+    )
+    assert p.returncode == 0, p.stderr
+    r = json.loads(p.stdout)
+    assert r["n"] == 50 and r["input"] == "embedding" and 0 < r["p50_us"] <= r["p99_us"] and r["rps"] > 0
+
+
+def test_cpp_client_with_curve(cpp_build, tmp_path):
+    from tests.edge_support import build_tiny_bundle
+
+    keys, allowed = tmp_path / "keys", tmp_path / "allowed"
+    allowed.mkdir()
+    for name in ("server", "robot", "other"):
+        assert (
+            run(
+                [sys.executable, "-m", "edge.serve", "keygen", "--out", str(keys), "--name", name], timeout=60
+            ).returncode
+            == 0
+        )
+    shutil.copy(keys / "robot.key", allowed)
+    with Daemon(
+        build_tiny_bundle(tmp_path / "b"),
+        "--curve-secret",
+        str(keys / "server.key_secret"),
+        "--curve-allowed",
+        str(allowed),
+    ) as d:
+        ok = query(
+            cpp_build,
+            *act_args(d.endpoint),
+            "--curve-server-key",
+            str(keys / "server.key"),
+            "--curve-client-cert",
+            str(keys / "robot.key_secret"),
+        )
+        assert ok.returncode == 0 and json.loads(ok.stdout)["action"] in CANDS, ok.stderr
+        refused = query(
+            cpp_build,
+            *act_args(d.endpoint),
+            "--curve-server-key",
+            str(keys / "server.key"),
+            "--curve-client-cert",
+            str(keys / "other.key_secret"),
+            "--timeout-ms",
+            "500",
+            "--retries",
+            "0",
+        )
+        assert refused.returncode == 1 and "no reply" in refused.stderr
