@@ -46,6 +46,15 @@ action = '^put (?P<object>.+?) in (?P<place>.+)$'
 "dirty sock" = "laundry basket"
 
 [[items]]
+id = "put-wrong"
+category = "invalidity"
+text = "Put where it does not belong"
+action = '^put (?P<object>.+?) in (?P<place>.+)$'
+pairs_mismatch = true
+[items.pairs]
+"apple" = ["fridge"]
+
+[[items]]
 id = "revealed"
 category = "evidence"
 text = "Something new appears"
@@ -81,10 +90,10 @@ judge = true
 
 def test_parse_good_rubric():
     r = parse_rubric(GOOD, "toy.toml")
-    assert r.task_type == "toy" and r.version == 3 and len(r.items) == 7
-    assert r.category_sizes() == {"evidence": 2, "execution": 3, "invalidity": 2}
+    assert r.task_type == "toy" and r.version == 3 and len(r.items) == 8
+    assert r.category_sizes() == {"evidence": 2, "execution": 3, "invalidity": 3}
     assert r.items[1].pairs == {"apple": ["fridge"], "dirty sock": ["laundry basket"]}
-    assert r.items[6].judge and not r.items[6].has_check
+    assert r.items[7].judge and not r.items[7].has_check and r.items[2].pairs_mismatch
     assert r.build == {"judge_sha256": "abc"} and len(r.sha256) == 64
 
 
@@ -170,7 +179,7 @@ def test_validate_cli_reports_file_line(tmp_path, cli):
     good.write_text(GOOD)
     bad.write_text(GOOD.replace("'^take (?P<object>.+)$'", "'^take (?P<object>.+$'"))
     ok = cli("rubrics", "validate", str(good))
-    assert ok.returncode == 0 and "OK" in ok.stdout and "7 items" in ok.stdout
+    assert ok.returncode == 0 and "OK" in ok.stdout and "8 items" in ok.stdout
     proc = cli("rubrics", "validate", str(good), str(bad))
     assert proc.returncode == 1
     line = _line_of(bad.read_text(), "'^take (?P<object>.+$'")
@@ -230,8 +239,10 @@ def test_pairs_and_appears_and_instruction_filter():
         ["put apple in fridge"],
     )
     h = _hits(_tr(O0, "put apple in fridge", after))
-    assert h == {"put-right": {"object=apple;place=fridge"}, "revealed": {"pear"}}
-    assert "put-right" not in _hits(_tr(O0, "put apple in oven", after))
+    assert h == {"put-right": {"object=apple;place=fridge"}, "revealed": {"pear"}}  # not put-wrong
+    wrong = _hits(_tr(O0, "put apple in oven", after))
+    assert "put-right" not in wrong and wrong["put-wrong"] == {"object=apple;place=oven"}
+    assert "put-wrong" not in _hits(_tr(O0, "put pear in oven", after))  # an object the table does not know
     gain = compose_state("You take the pear.", "x", "Inventory: a pear", ["take pear"])
     assert "gained" in _hits(_tr(O0, "take pear", gain))
     assert "gained" not in _hits(_tr(O0, "take pear", gain, instruction="Make tea."))  # per-instruction item

@@ -196,7 +196,9 @@ class CompiledItem:
             return None
         if it.pairs is not None:
             obj, place = caps.get("object"), caps.get("place")
-            if obj is None or place is None or place not in it.pairs.get(obj, ()):
+            if obj is None or place is None or obj not in it.pairs:
+                return None
+            if (place in it.pairs[obj]) == bool(it.pairs_mismatch):
                 return None
         if it.repeat and tr.action.strip().lower() not in {a.lower() for a in tr.before.recent}:
             return None

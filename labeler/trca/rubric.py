@@ -35,9 +35,9 @@ Check conditions (all optional, at least one unless the item is judge-only):
 ``unchanged``                 true: the state text (without the recent-actions line) did not change
 ``repeat``                    true: the action is among the observation's recent actions
 ``instruction``               regex the episode's instruction must match (per-instruction items)
-``pairs``                     table object -> allowed places; needs groups ``object`` and ``place`` in
-``action`` ``judge``                     true: no deterministic check; ``label trca --item-judge llm`` asks
-the judge
+``pairs``                     object -> allowed places (needs groups ``object`` and ``place`` in ``action``)
+``pairs_mismatch``            true: holds when the object is in ``pairs`` and the place is NOT one of its own
+``judge``                     true: no deterministic check; ``label trca --item-judge llm`` asks the judge
 ============================  =============================================================================
 
 Named regex groups (``(?P<object>...)``) and the term found by ``appears`` bind an item to what it is about,
@@ -62,7 +62,7 @@ CATEGORIES = ("evidence", "execution", "invalidity")
 SIGN = {"evidence": 1.0, "execution": 1.0, "invalidity": -1.0}
 INVENTORY_CHANGES = ("gain", "loss", "change")
 REGEX_KEYS = ("action", "feedback", "not_feedback", "next_observation", "instruction")
-CHECK_KEYS = (*REGEX_KEYS, "appears", "inventory", "unchanged", "repeat", "pairs")
+CHECK_KEYS = (*REGEX_KEYS, "appears", "inventory", "unchanged", "repeat", "pairs", "pairs_mismatch")
 ITEM_KEYS = ("id", "category", "text", "note", "judge", *CHECK_KEYS)
 TOP_KEYS = ("format", "format_version", "task_type", "version", "description", "build", "items")
 _ID = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
@@ -92,6 +92,7 @@ class Item:
     unchanged: bool | None = None
     repeat: bool | None = None
     pairs: dict[str, list[str]] | None = None
+    pairs_mismatch: bool | None = None
     judge: bool = False
     note: str = ""
 
@@ -208,15 +209,16 @@ def _item(raw: Any, i: int, lines: dict[str, int], header: int | None, path: str
         if raw["inventory"] not in INVENTORY_CHANGES:
             fail_at("inventory", f"{raw['inventory']!r} is not one of {', '.join(INVENTORY_CHANGES)}")
         kw["inventory"] = raw["inventory"]
-    for key in ("unchanged", "repeat", "judge"):
+    for key in ("unchanged", "repeat", "judge", "pairs_mismatch"):
         if key in raw:
             if not isinstance(raw[key], bool):
                 fail_at(key, f"expected true or false, got {type(raw[key]).__name__}")
             kw[key] = raw[key]
-    if kw.get("unchanged") is False or kw.get("repeat") is False:
-        fail_at(
-            "unchanged" if kw.get("unchanged") is False else "repeat", "only 'true' is meaningful; remove it"
-        )
+    for key in ("unchanged", "repeat", "pairs_mismatch"):
+        if kw.get(key) is False:
+            fail_at(key, "only 'true' is meaningful; remove it")
+    if kw.get("pairs_mismatch") and "pairs" not in raw:
+        fail_at("pairs_mismatch", "needs a [items.pairs] table")
     if "pairs" in raw:
         pairs = raw["pairs"]
         if not isinstance(pairs, dict) or not pairs:
