@@ -147,8 +147,23 @@ def trca(
             from labeler.judge import open_judge
 
             judge = open_judge(judge_ref, cache=cache or f"{out}.cache.sqlite")
-        with progress_bar(None, enabled=progress, unit="traj", desc="trca") as bar:
-            summary = label_file(file, out, rubrics, cfg, judge=judge, on_progress=lambda n, s: bar.update(n))
+        bars: dict = {}
+        counted: dict[str, int] = {}
+
+        def on_progress(phase: str, steps: int) -> None:
+            if phase not in bars:  # pass 2 knows the total from pass 1
+                for b in bars.values():
+                    b.close()
+                total = counted.get("rewards") if phase == "write" else None
+                bars[phase] = progress_bar(total, enabled=progress, unit="step", desc=f"trca {phase}")
+            bars[phase].update(steps)
+            counted[phase] = counted.get(phase, 0) + steps
+
+        try:
+            summary = label_file(file, out, rubrics, cfg, judge=judge, on_progress=on_progress)
+        finally:
+            for b in bars.values():
+                b.close()
     except (DatasetError, RubricError, ValueError, RuntimeError) as e:
         raise click.ClickException(str(e)) from None
     finally:

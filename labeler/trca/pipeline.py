@@ -194,10 +194,11 @@ def label_file(
     rubrics: RubricSet,
     cfg: TRCAConfig = TRCAConfig(),
     judge: Judge | None = None,
-    on_progress: Callable[[int, int], None] | None = None,
+    on_progress: Callable[[str, int], None] | None = None,
 ) -> LabelSummary:
-    """Label IN into OUT (``out_path=None``: compute only, write nothing). ``on_progress(trajectories,
-    steps)``."""
+    """Label IN into OUT (``out_path=None``: compute only, write nothing).
+
+    ``on_progress(phase, steps)`` after each trajectory; phase "rewards" (pass 1) or "write" (pass 2)."""
     cfg.validate()
     t0 = time.perf_counter()
     summary = LabelSummary()
@@ -217,7 +218,7 @@ def label_file(
         summary.trajectories += 1
         summary.steps += len(traj.steps)
         if on_progress:
-            on_progress(1, len(traj.steps))
+            on_progress("rewards", len(traj.steps))
 
     adv_episode = group_standardise([g[0] for g in p1.returns], p1.episode_keys)
     adv_step = group_standardise([g for gs in p1.returns for g in gs], p1.step_keys)
@@ -256,7 +257,7 @@ def label_file(
                 traj.provenance[METHOD] = prov
                 writer.write(traj)
                 if on_progress:
-                    on_progress(1, len(traj.steps))
+                    on_progress("write", len(traj.steps))
             if n + 1 != len(p1.ids):
                 raise RuntimeError(f"{in_path} changed while it was being labeled ({n + 1} vs {len(p1.ids)})")
     summary.seconds = time.perf_counter() - t0
