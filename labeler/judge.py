@@ -52,6 +52,8 @@ NORMALIZATIONS = ("sum", "mean")
 # results are written as soon as they are computed (a WAL commit costs ~0.1 ms, a query >= 20 ms), so a killed
 # run loses at most the query in flight
 _WRITE_BATCH = 1
+# sequences in the llama.cpp context: 0 holds the prefix, the others the branches of multi-token choices
+_N_SEQ = 16
 _MAX_ROWS = 48  # cached next-token distributions kept between queries (1 MB each for a 262k vocabulary)
 
 
@@ -164,6 +166,7 @@ class Judge:
                 "is it a complete model file for a supported architecture?"
             ) from None
         self._n_vocab = self._llm.n_vocab()
+        self._n_seq = self._enable_branches(_N_SEQ)
         self._kv: list[int] = []  # tokens currently in the KV cache (sequence 0)
         self._rows: dict[int, _Row] = {}  # position -> next-token distribution after kv[: position + 1]
         self.stats: dict[str, float] = {
@@ -213,6 +216,103 @@ class Judge:
 
     # -------------------------------------------------------------------------------------------- engine
 
+    def _enable_branches(self, n_seq: int) -> int:
+        """Recreate the context with ``n_seq`` sequences over one unified KV cache, so that the branches of
+        multi-token choices are decoded in the same batch as the prefix. llama-cpp-python 0.3.36's ``Llama``
+        does not expose ``n_seq_max``; on any failure the judge keeps its context and scores branch by branch.
+        """
+        import contextlib
+
+        from llama_cpp import _internals
+
+        llm = self._llm
+        params = llm.context_params
+        params.n_seq_max = n_seq
+        params.kv_unified = True
+        try:
+            ctx = _internals.LlamaContext(model=llm._model, params=params, verbose=False)
+        except (ValueError, RuntimeError):
+            params.n_seq_max = 1
+            return 1
+        old = llm._ctx
+        llm._ctx = llm._stack.enter_context(contextlib.closing(ctx))
+        old.close()
+        return n_seq
+
+    @staticmethod
+    def _lcp(a: Sequence[int], b: Sequence[int]) -> int:
+        n = 0
+        for x, y in zip(a, b, strict=False):
+            if x != y:
+                break
+            n += 1
+        return n
+
+    def _row(self, batch_index: int) -> _Row:
+        ptr = self._llm._ctx.get_logits_ith(batch_index)
+        logits = np.ctypeslib.as_array(ptr, shape=(self._n_vocab,)).astype(np.float32, copy=True)
+        m = float(logits.max())
+        return _Row(logits, m + math.log(float(np.exp(logits - m).sum())))
+
+    def _decode_tree(
+        self, ptoks: list[int], branches: list[tuple[int, ...]]
+    ) -> tuple[_Row, list[list[_Row]]]:
+        """One decode for the prefix's new tokens and every branch (a multi-token choice without its last
+        token). Branch ``k`` runs in sequence ``k + 1``, sharing the prefix's KV cells (unified cache), and
+        is removed afterwards; sequence 0 ends up holding exactly the prefix."""
+        n_p = len(ptoks)
+        lcp = self._lcp(self._kv, ptoks)
+        start = n_p if lcp >= n_p and (n_p - 1) in self._rows else min(lcp, n_p - 1)
+        self._truncate(start)
+        start = len(self._kv)
+        n_branch = sum(len(b) for b in branches)
+        if n_p - start + n_branch > self.config.n_batch:
+            self._ensure(ptoks, [n_p - 1])  # a long prefix goes first, in chunks
+            start = n_p
+        inc = ptoks[start:]
+        ctx = self._llm._ctx
+        mem = self._llama_cpp.llama_get_memory(ctx.ctx)
+        nb = len(branches)
+        batch = self._llm._batch.batch
+        n = 0
+        prefix_out = -1
+        for i, tok in enumerate(inc):
+            batch.token[n] = tok
+            batch.pos[n] = start + i
+            batch.n_seq_id[n] = nb + 1
+            for sq in range(nb + 1):
+                batch.seq_id[n][sq] = sq
+            batch.logits[n] = start + i == n_p - 1
+            if start + i == n_p - 1:
+                prefix_out = n
+            n += 1
+        outs: list[list[int]] = []
+        for k, br in enumerate(branches):
+            idx = []
+            for i, tok in enumerate(br):
+                batch.token[n] = tok
+                batch.pos[n] = n_p + i
+                batch.n_seq_id[n] = 1
+                batch.seq_id[n][0] = k + 1
+                batch.logits[n] = True
+                idx.append(n)
+                n += 1
+            outs.append(idx)
+        batch.n_tokens = n
+        try:
+            for k in range(nb):
+                self._llama_cpp.llama_memory_seq_cp(mem, 0, k + 1, -1, -1)
+            ctx.decode(self._llm._batch)
+            if prefix_out >= 0:
+                self._rows[n_p - 1] = self._row(prefix_out)
+            rows = [[self._row(i) for i in idx] for idx in outs]
+        finally:
+            for k in range(nb):
+                self._llama_cpp.llama_memory_seq_rm(mem, k + 1, -1, -1)
+        self._kv.extend(inc)
+        self.stats["evaluated_tokens"] += len(inc) + n_branch
+        return self._rows[n_p - 1], rows
+
     def _truncate(self, n: int) -> None:
         if n >= len(self._kv):
             return
@@ -226,11 +326,7 @@ class Judge:
 
     def _ensure(self, seq: list[int], need: Sequence[int]) -> None:
         """Make ``seq`` the head of the KV cache and the next-token distributions at ``need`` available."""
-        lcp = 0
-        for a, b in zip(self._kv, seq, strict=False):
-            if a != b:
-                break
-            lcp += 1
+        lcp = self._lcp(self._kv, seq)
         start = lcp
         for p in need:
             if p >= lcp or p not in self._rows:
@@ -256,10 +352,7 @@ class Judge:
                     outputs.append(j)
             self._llm._ctx.decode(self._llm._batch)
             for j in outputs:
-                ptr = self._llm._ctx.get_logits_ith(j)
-                logits = np.ctypeslib.as_array(ptr, shape=(self._n_vocab,)).astype(np.float32, copy=True)
-                m = float(logits.max())
-                self._rows[i + j] = _Row(logits, m + math.log(float(np.exp(logits - m).sum())))
+                self._rows[i + j] = self._row(j)
             self._kv.extend(chunk)
         self.stats["evaluated_tokens"] += len(seq) - start
 
@@ -292,12 +385,22 @@ class Judge:
             )
         logprobs = [0.0] * len(choices)
         before = self.stats["evaluated_tokens"]
-        # choices sharing leading tokens run one after another so their common tokens are evaluated once
-        for k in sorted(range(len(choices)), key=lambda k: ctoks[k]):
-            t = ctoks[k]
-            need = [n_p - 1 + i for i in range(len(t))]
-            self._ensure(ptoks + t[:-1], need)
-            logprobs[k] = sum(self._rows[n_p - 1 + i].logprob(tok) for i, tok in enumerate(t))
+        branches = sorted({tuple(t[:-1]) for t in ctoks if len(t) > 1})
+        if branches and len(branches) < self._n_seq:
+            prow, brows = self._decode_tree(ptoks, branches)
+            for k, t in enumerate(ctoks):
+                logprobs[k] = prow.logprob(t[0])
+                if len(t) > 1:
+                    br = brows[branches.index(tuple(t[:-1]))]
+                    logprobs[k] += sum(br[i - 1].logprob(t[i]) for i in range(1, len(t)))
+        else:
+            # one sequence: choices sharing leading tokens run one after another, so their common tokens
+            # are evaluated once; single-token choices all read the prefix's last logits
+            for k in sorted(range(len(choices)), key=lambda k: ctoks[k]):
+                t = ctoks[k]
+                need = [n_p - 1 + i for i in range(len(t))]
+                self._ensure(ptoks + t[:-1], need)
+                logprobs[k] = sum(self._rows[n_p - 1 + i].logprob(tok) for i, tok in enumerate(t))
         self._trim_rows([n_p - 1])
         # the query's own tokens (prefix once, each choice's tokens but its last); not evaluated = reused
         logical = n_p + sum(len(t) - 1 for t in ctoks)
@@ -519,7 +622,9 @@ class Judge:
 
     def reset(self) -> None:
         """Forget the KV cache (the next query is evaluated from scratch)."""
-        self._truncate(0)
+        self._llm._ctx.kv_cache_seq_rm(-1, 0, -1)
+        self._kv.clear()
+        self._rows.clear()
         self._llm.reset()
 
     def close(self) -> None:

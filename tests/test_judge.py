@@ -113,6 +113,28 @@ def test_multi_token_choice_is_the_sum_of_its_token_logprobs(judge):
         ref.close()
 
 
+def test_branch_decoding_matches_one_choice_at_a_time(judge):
+    """Multi-token choices are decoded as parallel sequences in one batch; the one-sequence path agrees."""
+    choices = [" -2", " -1", " 0", " 1", " 2", " Yes, it is", " No"]
+    assert judge._n_seq > 1  # the context was created with several sequences
+    judge.reset()
+    before = judge.stats["evaluated_tokens"]
+    tree = judge.score(PROMPT, choices)
+    n_prompt = judge.count_tokens(PROMPT) + 1  # + BOS
+    # one decode: the prompt, the two digit prefixes (" -", " ") and " Yes, it" (3 tokens)
+    assert judge.stats["evaluated_tokens"] - before == n_prompt + 5
+    saved = judge._n_seq
+    try:
+        judge._n_seq = 1
+        judge.reset()
+        one = judge.score(PROMPT, choices)
+    finally:
+        judge._n_seq = saved
+    _close(tree, one)
+    judge.reset()
+    assert judge.score(PROMPT, choices).logprobs == tree.logprobs  # deterministic
+
+
 def test_prefix_reuse_matches_fresh_across_the_sliding_window(judge):
     base = LONG + "\nQuestion: Does box 3 hold a green apple?\nAnswer:"
     assert judge.count_tokens(base) > 580  # beyond the 512-token SWA window
