@@ -112,8 +112,14 @@ def resolve_encoder(ref: str | os.PathLike[str] = DEFAULT_ENCODER) -> EncoderRef
     if dim <= 0:
         raise EncoderError(f"encoder folder {folder}: config.json has no hidden_size")
     max_length = int(st_config.get("max_seq_length") or config.get("max_position_embeddings") or 512)
-    return EncoderRef(name=name, path=folder, weights=weights, sha256=_sha256(weights), embedding_dim=dim,
-                      max_length=max_length)
+    return EncoderRef(
+        name=name,
+        path=folder,
+        weights=weights,
+        sha256=_sha256(weights),
+        embedding_dim=dim,
+        max_length=max_length,
+    )
 
 
 def load_sentence_encoder(ref: str | os.PathLike[str] | EncoderRef = DEFAULT_ENCODER, *, device: str = "cpu"):

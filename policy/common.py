@@ -19,15 +19,19 @@ import os
 import random
 import shutil
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
 
 from policy.model import CandidateScorer, ScorerConfig
+
+if TYPE_CHECKING:
+    from policy.buffer import Batch, TorchTable
 
 CHECKPOINT_FORMAT = "edgejudge.checkpoint"
 CHECKPOINT_VERSION = 1
@@ -56,6 +60,58 @@ def seed_everything(seed: int) -> torch.Generator:
     g = torch.Generator()
     g.manual_seed(seed)
     return g
+
+
+# ------------------------------------------------------------------------------------------------ training
+
+
+@dataclass
+class TrainResult:
+    model: CandidateScorer  # the network that is exported and evaluated
+    curves: list[dict[str, float]]
+    config: dict[str, Any]
+    loss_key: str  # the curve that a test checks goes down
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def train_loop(
+    table: TorchTable,
+    update: Callable[[Batch, int], dict[str, float]],
+    *,
+    steps: int,
+    batch_size: int,
+    seed: int,
+    log_every: int,
+    desc: str,
+    progress: bool | None,
+    modules: list[torch.nn.Module],
+) -> list[dict[str, float]]:
+    """The loop every trainer shares: seeded batches, train mode, averaged curve points, a progress bar."""
+    from labeler.progress import progress as progress_bar
+
+    if steps < 1 or batch_size < 1 or log_every < 1:
+        raise ValueError("steps, batch_size and log_every must be >= 1")
+    gen = seed_everything(seed)
+    for m in modules:
+        m.train()
+    curves: list[dict[str, float]] = []
+    acc: dict[str, float] = {}
+    n = 0
+    with progress_bar(steps, enabled=progress, unit="upd", desc=desc) as bar:
+        for step in range(1, steps + 1):
+            logs = update(table.sample(batch_size, gen), step)
+            for k, v in logs.items():
+                acc[k] = acc.get(k, 0.0) + v
+            n += 1
+            if step % log_every == 0 or step == steps:
+                point = {"step": float(step), **{k: v / n for k, v in acc.items()}}
+                curves.append(point)
+                bar.set_postfix({k: f"{v:.3g}" for k, v in list(point.items())[1:4]})
+                acc, n = {}, 0
+            bar.update(1)
+    for m in modules:
+        m.eval()
+    return curves
 
 
 # ------------------------------------------------------------------------------------------------ checkpoints
@@ -137,8 +193,10 @@ def load_checkpoint(path: str | os.PathLike[str]) -> tuple[CandidateScorer, dict
     if not isinstance(meta, dict) or meta.get("format") != CHECKPOINT_FORMAT:
         raise CheckpointError(f"{mpath}: not an edgejudge checkpoint (format != {CHECKPOINT_FORMAT!r})")
     if meta.get("format_version") != CHECKPOINT_VERSION:
-        raise CheckpointError(f"{mpath}: format_version {meta.get('format_version')!r} is not supported "
-                              f"(this edgejudge reads {CHECKPOINT_VERSION})")
+        raise CheckpointError(
+            f"{mpath}: format_version {meta.get('format_version')!r} is not supported "
+            f"(this edgejudge reads {CHECKPOINT_VERSION})"
+        )
     try:
         cfg = ScorerConfig.from_dict(dict(meta["scorer"]))
     except (KeyError, TypeError, ValueError) as e:
@@ -149,14 +207,16 @@ def load_checkpoint(path: str | os.PathLike[str]) -> tuple[CandidateScorer, dict
     try:
         state = torch.load(wpath, map_location="cpu", weights_only=True)
     except Exception as e:  # noqa: BLE001 - corrupt or unsafe files of any kind
-        raise CheckpointError(f"{wpath}: cannot load weights ({type(e).__name__}: {str(e).splitlines()[0]})") \
-            from None
+        raise CheckpointError(
+            f"{wpath}: cannot load weights ({type(e).__name__}: {str(e).splitlines()[0]})"
+        ) from None
     model = CandidateScorer(cfg)
     try:
         model.load_state_dict(state)
     except (RuntimeError, TypeError, AttributeError) as e:
-        raise CheckpointError(f"{wpath}: weights do not match the scorer config ({str(e).splitlines()[0]})") \
-            from None
+        raise CheckpointError(
+            f"{wpath}: weights do not match the scorer config ({str(e).splitlines()[0]})"
+        ) from None
     return model.eval(), meta
 
 

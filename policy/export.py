@@ -100,18 +100,29 @@ def export_policy_onnx(model: CandidateScorer, path: Path) -> None:
     example = (torch.zeros(2, d), torch.zeros(2, d), torch.zeros(2, 3, d), torch.ones(2, 3, dtype=torch.bool))
     with torch.no_grad():
         torch.onnx.export(
-            model, example, str(path), dynamo=False, opset_version=OPSET,
-            input_names=["instruction", "state", "candidates", "mask"], output_names=["scores"],
-            dynamic_axes={"instruction": {0: "batch"}, "state": {0: "batch"},
-                          "candidates": {0: "batch", 1: "candidates"}, "mask": {0: "batch", 1: "candidates"},
-                          "scores": {0: "batch", 1: "candidates"}},
+            model,
+            example,
+            str(path),
+            dynamo=False,
+            opset_version=OPSET,
+            input_names=["instruction", "state", "candidates", "mask"],
+            output_names=["scores"],
+            dynamic_axes={
+                "instruction": {0: "batch"},
+                "state": {0: "batch"},
+                "candidates": {0: "batch", 1: "candidates"},
+                "mask": {0: "batch", 1: "candidates"},
+                "scores": {0: "batch", 1: "candidates"},
+            },
         )
 
 
 def _policy_diff(model: CandidateScorer, sess, inputs: tuple[np.ndarray, ...]) -> float:
     with torch.no_grad():
         ref = model(*(torch.from_numpy(x) for x in inputs)).numpy()
-    got = sess.run(["scores"], dict(zip(("instruction", "state", "candidates", "mask"), inputs, strict=True)))[0]
+    got = sess.run(
+        ["scores"], dict(zip(("instruction", "state", "candidates", "mask"), inputs, strict=True))
+    )[0]
     if got.shape != ref.shape:
         raise ExportError(f"policy.onnx returned shape {got.shape}, torch {ref.shape}")
     return float(np.max(np.abs(got - ref)))
@@ -134,8 +145,10 @@ def check_policy_parity(model: CandidateScorer, onnx_path: Path, real: np.ndarra
     sess = _ort_session(onnx_path)
     rng = np.random.default_rng(seed)
     d = model.cfg.embedding_dim
-    diff_random = max(_policy_diff(model, sess, random_policy_inputs(rng, b, k, d))
-                      for b, k in ((1, 1), (1, 7), (4, 12), (3, 40)))
+    diff_random = max(
+        _policy_diff(model, sess, random_policy_inputs(rng, b, k, d))
+        for b, k in ((1, 1), (1, 7), (4, 12), (3, 40))
+    )
     diff_real = float("nan")
     if real is not None and len(real) >= 3:
         n = len(real)
@@ -161,8 +174,9 @@ class PooledEncoder(nn.Module):
         self.transformer = transformer
 
     def forward(self, input_ids, attention_mask, token_type_ids):
-        hidden = self.transformer(input_ids=input_ids, attention_mask=attention_mask,
-                                  token_type_ids=token_type_ids).last_hidden_state
+        hidden = self.transformer(
+            input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids
+        ).last_hidden_state
         m = attention_mask.unsqueeze(-1).to(hidden.dtype)
         mean = (hidden * m).sum(dim=1) / m.sum(dim=1).clamp(min=1e-9)
         return mean / mean.norm(dim=-1, keepdim=True).clamp(min=1e-12)
@@ -212,10 +226,19 @@ def _export_encoder_graph(enc: EncoderRef, path: Path, st_model) -> None:
     mask = (ids != 0).long()
     with torch.no_grad():
         torch.onnx.export(
-            wrapped, (ids, mask, torch.zeros_like(ids)), str(path), dynamo=False, opset_version=OPSET,
-            input_names=["input_ids", "attention_mask", "token_type_ids"], output_names=["embeddings"],
-            dynamic_axes={"input_ids": {0: "texts", 1: "tokens"}, "attention_mask": {0: "texts", 1: "tokens"},
-                          "token_type_ids": {0: "texts", 1: "tokens"}, "embeddings": {0: "texts"}},
+            wrapped,
+            (ids, mask, torch.zeros_like(ids)),
+            str(path),
+            dynamo=False,
+            opset_version=OPSET,
+            input_names=["input_ids", "attention_mask", "token_type_ids"],
+            output_names=["embeddings"],
+            dynamic_axes={
+                "input_ids": {0: "texts", 1: "tokens"},
+                "attention_mask": {0: "texts", 1: "tokens"},
+                "token_type_ids": {0: "texts", 1: "tokens"},
+                "embeddings": {0: "texts"},
+            },
         )
 
 
@@ -241,8 +264,12 @@ def cached_encoder_onnx(enc: EncoderRef, *, st_model=None) -> tuple[Path, Path, 
         try:
             meta = json.loads(meta_path.read_text())
             onnx_path, tok_path = folder / "encoder.onnx", folder / "tokenizer.json"
-            if (onnx_path.is_file() and tok_path.is_file() and meta.get("encoder_sha256") == enc.sha256
-                    and onnx_path.stat().st_size == meta.get("onnx_bytes")):
+            if (
+                onnx_path.is_file()
+                and tok_path.is_file()
+                and meta.get("encoder_sha256") == enc.sha256
+                and onnx_path.stat().st_size == meta.get("onnx_bytes")
+            ):
                 return onnx_path, tok_path, float(meta["min_cosine"]), True
         except (OSError, ValueError, KeyError):
             pass  # a broken cache entry is rebuilt below
@@ -253,14 +280,25 @@ def cached_encoder_onnx(enc: EncoderRef, *, st_model=None) -> tuple[Path, Path, 
         _export_encoder_graph(enc, tmp / "encoder.onnx", st_model)
         write_tokenizer_json(enc, tmp / "tokenizer.json")
         long_text = " ".join(PARITY_TEXTS[1:] * 12)  # longer than max_length: checks truncation too
-        cos = encoder_parity(tmp / "encoder.onnx", tmp / "tokenizer.json", st_model, [*PARITY_TEXTS, long_text])
+        cos = encoder_parity(
+            tmp / "encoder.onnx", tmp / "tokenizer.json", st_model, [*PARITY_TEXTS, long_text]
+        )
         if not cos >= ENCODER_MIN_COSINE:
             raise ExportError(f"encoder.onnx parity failed: min cosine {cos:.5f} < {ENCODER_MIN_COSINE}")
-        (tmp / "meta.json").write_text(json.dumps({
-            "encoder": enc.name, "encoder_sha256": enc.sha256, "max_length": enc.max_length,
-            "torch": torch.__version__, "opset": OPSET, "min_cosine": cos,
-            "onnx_bytes": (tmp / "encoder.onnx").stat().st_size,
-        }, indent=2))
+        (tmp / "meta.json").write_text(
+            json.dumps(
+                {
+                    "encoder": enc.name,
+                    "encoder_sha256": enc.sha256,
+                    "max_length": enc.max_length,
+                    "torch": torch.__version__,
+                    "opset": OPSET,
+                    "min_cosine": cos,
+                    "onnx_bytes": (tmp / "encoder.onnx").stat().st_size,
+                },
+                indent=2,
+            )
+        )
         if folder.exists():
             shutil.rmtree(folder, ignore_errors=True)
         try:
@@ -292,8 +330,10 @@ def export_bundle(
         model, meta = load_checkpoint(model_or_checkpoint)
     enc = resolve_encoder(encoder)
     if model.cfg.embedding_dim != enc.embedding_dim:
-        raise ExportError(f"scorer expects {model.cfg.embedding_dim}-d embeddings, encoder {enc.name} gives "
-                          f"{enc.embedding_dim}")
+        raise ExportError(
+            f"scorer expects {model.cfg.embedding_dim}-d embeddings, encoder {enc.name} gives "
+            f"{enc.embedding_dim}"
+        )
     skills = [s for s in (skills or [])]
     if any(not s.strip() for s in skills):
         raise ExportError("skill texts must be non-empty")
@@ -314,28 +354,39 @@ def export_bundle(
         )[0]
         diff_random, diff_real = check_policy_parity(model, tmp / "policy.onnx", real)
         if skills:
-            np.save(tmp / "skills.npy", real[len(PARITY_TEXTS):].astype(np.float32))
+            np.save(tmp / "skills.npy", real[len(PARITY_TEXTS) :].astype(np.float32))
         prov = {
             **{k: v for k, v in meta.get("provenance", {}).items()},
             "algo": meta.get("algo", "random-init"),
             "reward": meta.get("reward"),
-            "checkpoint": None if isinstance(model_or_checkpoint, CandidateScorer) else str(model_or_checkpoint),
+            "checkpoint": None
+            if isinstance(model_or_checkpoint, CandidateScorer)
+            else str(model_or_checkpoint),
             "encoder": enc.name,
             "encoder_sha256": enc.sha256,
             "exporter": f"torch.onnx TorchScript (dynamo=False), opset {OPSET}, torch {torch.__version__}",
-            "parity": {"policy_max_abs_diff_random": diff_random,
-                       "policy_max_abs_diff_real": None if np.isnan(diff_real) else diff_real,
-                       "encoder_min_cosine": cos},
+            "parity": {
+                "policy_max_abs_diff_random": diff_random,
+                "policy_max_abs_diff_real": None if np.isnan(diff_real) else diff_real,
+                "encoder_min_cosine": cos,
+            },
             **(provenance or {}),
         }
-        write_manifest(tmp, embedding_dim=enc.embedding_dim, max_length=enc.max_length, skills=skills,
-                       provenance=prov, policy=model.cfg.to_dict())
+        write_manifest(
+            tmp,
+            embedding_dim=enc.embedding_dim,
+            max_length=enc.max_length,
+            skills=skills,
+            provenance=prov,
+            policy=model.cfg.to_dict(),
+        )
     del st_model
     return ExportReport(Path(out_dir), diff_random, diff_real, cos, cached)
 
 
-def export_random_bundle(out_dir: str | os.PathLike[str], *, seed: int = 0, hidden: int = 256,
-                         **kwargs: Any) -> ExportReport:
+def export_random_bundle(
+    out_dir: str | os.PathLike[str], *, seed: int = 0, hidden: int = 128, **kwargs: Any
+) -> ExportReport:
     """A bundle with a randomly initialised scorer: for testing the runtime before any training."""
     enc = resolve_encoder(kwargs.get("encoder", DEFAULT_ENCODER))
     model = build_scorer(ScorerConfig(embedding_dim=enc.embedding_dim, hidden=hidden), seed=seed)

@@ -6,7 +6,7 @@ Its forward signature is the bundle's fixed ``policy.onnx`` interface (see ``mod
 
 K varies per step: pad the candidates and set ``mask`` False on padding; padded scores are ``MASKED_SCORE``
 (finite, so softmax and the argmax stay well defined even on an all-padding row). Tiny on purpose: two small
-MLPs (a context encoder over instruction and state, and a pairwise head over context x candidate).
+MLPs (a context encoder over instruction and state, and a per-candidate head modulated by the context).
 
 The same network serves every trainer: IQL/BC/AWR use its scores as the actor's logits, CQL as Q-values;
 :class:`ValueHead` gives IQL's state value from the context alone.
@@ -27,8 +27,8 @@ MASKED_SCORE = -1.0e9
 class ScorerConfig:
     embedding_dim: int = 384
     """Sentence-embedding size D (all-MiniLM-L6-v2: 384)."""
-    hidden: int = 256
-    """Width of the context and pairwise layers."""
+    hidden: int = 128
+    """Width of the context and per-candidate layers."""
     dropout: float = 0.0
     """Dropout in the hidden layers during training (off at eval and export)."""
 
@@ -51,7 +51,11 @@ class ContextEncoder(nn.Module):
         super().__init__()
         d, h = cfg.embedding_dim, cfg.hidden
         self.net = nn.Sequential(
-            nn.Linear(3 * d, h), nn.GELU(), nn.Dropout(cfg.dropout), nn.Linear(h, h), nn.GELU(),
+            nn.Linear(3 * d, h),
+            nn.GELU(),
+            nn.Dropout(cfg.dropout),
+            nn.Linear(h, h),
+            nn.GELU(),
         )
 
     def forward(self, instruction: torch.Tensor, state: torch.Tensor) -> torch.Tensor:
@@ -59,25 +63,32 @@ class ContextEncoder(nn.Module):
 
 
 class CandidateScorer(nn.Module):
-    """The policy graph. ``forward`` is exactly what ``policy.onnx`` computes."""
+    """The policy graph. ``forward`` is exactly what ``policy.onnx`` computes.
+
+    Per candidate: h = W_c c + W_i instruction; the context (instruction, state) modulates it FiLM-style,
+    z = GELU(h * (1 + gamma(ctx)) + beta(ctx)), then a small MLP gives the score. The per-candidate cost is
+    one D x H and one H x H product, so training on padded batches stays cheap on a CPU.
+    """
 
     def __init__(self, cfg: ScorerConfig | None = None):
         super().__init__()
         self.cfg = cfg or ScorerConfig()
         d, h = self.cfg.embedding_dim, self.cfg.hidden
         self.context = ContextEncoder(self.cfg)
+        self.film = nn.Linear(h, 2 * h)
         self.cand_proj = nn.Linear(d, h)
         # The instruction matters per candidate too ("put the apple in the fridge" vs "take the apple").
-        self.instr_proj = nn.Linear(d, h)
-        self.head = nn.Sequential(nn.Linear(3 * h, h), nn.GELU(), nn.Dropout(self.cfg.dropout), nn.Linear(h, 1))
+        self.instr_proj = nn.Linear(d, h, bias=False)
+        self.head = nn.Sequential(nn.Linear(h, h), nn.GELU(), nn.Dropout(self.cfg.dropout), nn.Linear(h, 1))
 
     def forward(
         self, instruction: torch.Tensor, state: torch.Tensor, candidates: torch.Tensor, mask: torch.Tensor
     ) -> torch.Tensor:
         ctx = self.context(instruction, state)  # [B,H]
+        gamma, beta = self.film(ctx).unsqueeze(1).chunk(2, dim=-1)  # [B,1,H] each
         cand = self.cand_proj(candidates) + self.instr_proj(instruction).unsqueeze(1)  # [B,K,H]
-        ctx_k = ctx.unsqueeze(1).expand_as(cand)
-        scores = self.head(torch.cat([ctx_k, cand, ctx_k * cand], dim=-1)).squeeze(-1)  # [B,K]
+        z = nn.functional.gelu(cand * (1 + gamma) + beta)
+        scores = self.head(z).squeeze(-1)  # [B,K]
         return torch.where(mask, scores, torch.full_like(scores, MASKED_SCORE))
 
 

@@ -23,15 +23,30 @@ def _fail(msg: str) -> None:
 @click.command()
 @click.argument("checkpoint", required=False, type=click.Path())
 @click.option("--out", required=True, type=click.Path(file_okay=False), help="Bundle directory to write.")
-@click.option("--random-init", is_flag=True,
-              help="Export a randomly initialised scorer instead of a checkpoint (to test a runtime).")
+@click.option(
+    "--random-init",
+    is_flag=True,
+    help="Export a randomly initialised scorer instead of a checkpoint (to test a runtime).",
+)
 @click.option("--seed", default=0, show_default=True, type=int, help="--random-init: initialisation seed.")
-@click.option("--encoder", default="all-MiniLM-L6-v2", show_default=True,
-              help="Sentence encoder: a known name or a sentence-transformers folder.")
-@click.option("--skills", "skills_file", type=click.Path(exists=True, dir_okay=False),
-              help="Text file with one skill (fixed action) per line; their embeddings go into skills.npy.")
-@click.option("--overwrite/--no-overwrite", default=True, show_default=True,
-              help="Replace an existing bundle directory.")
+@click.option(
+    "--encoder",
+    default="all-MiniLM-L6-v2",
+    show_default=True,
+    help="Sentence encoder: a known name or a sentence-transformers folder.",
+)
+@click.option(
+    "--skills",
+    "skills_file",
+    type=click.Path(exists=True, dir_okay=False),
+    help="Text file with one skill (fixed action) per line; their embeddings go into skills.npy.",
+)
+@click.option(
+    "--overwrite/--no-overwrite",
+    default=True,
+    show_default=True,
+    help="Replace an existing bundle directory.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the export report as JSON.")
 def export(checkpoint, out, random_init, seed, encoder, skills_file, overwrite, as_json) -> None:
     """Export CHECKPOINT (a folder written by 'edgejudge train') as an ONNX bundle in OUT.
@@ -65,6 +80,223 @@ def export(checkpoint, out, random_init, seed, encoder, skills_file, overwrite, 
     if as_json:
         click.echo(json.dumps(report.to_dict(), indent=2))
     else:
-        click.echo(f"wrote {out}: policy parity max|diff| {report.policy_max_abs_diff_random:.1e} (random), "
-                   f"{report.policy_max_abs_diff_real:.1e} (real); encoder min cosine "
-                   f"{report.encoder_min_cosine:.6f}{' (cached encoder)' if report.encoder_cached else ''}")
+        click.echo(
+            f"wrote {out}: policy parity max|diff| {report.policy_max_abs_diff_random:.1e} (random), "
+            f"{report.policy_max_abs_diff_real:.1e} (real); encoder min cosine "
+            f"{report.encoder_min_cosine:.6f}{' (cached encoder)' if report.encoder_cached else ''}"
+        )
+
+
+# ------------------------------------------------------------------------------------------------ train
+
+
+@click.command()
+@click.argument("data", type=click.Path(dir_okay=False))
+@click.option(
+    "--algo",
+    required=True,
+    type=click.Choice(["iql", "cql", "bc", "awr"]),
+    help="iql | cql (discrete) | bc (--set filter=success: successful episodes only) | awr "
+    "(weights from TRCA's stored advantages, labels trca.advantage).",
+)
+@click.option(
+    "--reward",
+    default="sparse",
+    show_default=True,
+    help="sparse (success flag only) | coren (coren.ensemble) | trca (trca.total) | METHOD.CHANNEL.",
+)
+@click.option(
+    "--terminal-bonus",
+    default=1.0,
+    show_default=True,
+    type=float,
+    help="Dense rewards: reward added on the last step of a successful episode.",
+)
+@click.option("--out", required=True, type=click.Path(file_okay=False), help="Checkpoint directory to write.")
+@click.option("--steps", type=int, default=None, help="Gradient updates (default: the algorithm's).")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed (initialisation and batches).")
+@click.option(
+    "--set",
+    "overrides",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="Override an algorithm config field, e.g. --set beta=3.0 --set expectile=0.7 (repeatable).",
+)
+@click.option(
+    "--encoder",
+    default="all-MiniLM-L6-v2",
+    show_default=True,
+    help="Sentence encoder: a known name or a sentence-transformers folder.",
+)
+@click.option(
+    "--skip-invalid", is_flag=True, help="Skip (and count) invalid dataset lines instead of failing."
+)
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON summary.")
+@click.option(
+    "--progress/--no-progress",
+    default=None,
+    help="Progress bars on stderr (default: when stderr is a terminal).",
+)
+def train(
+    data, algo, reward, terminal_bonus, out, steps, seed, overrides, encoder, skip_invalid, as_json, progress
+) -> None:
+    """Train a candidate-action policy on DATA (.jsonl / .jsonl.gz) with offline RL and write a checkpoint.
+
+    Texts are embedded once (on-disk cache keyed by text hash). The checkpoint folder holds policy.pt
+    (state_dict), checkpoint.json (config, reward, provenance), curves.csv and curves.png.
+    """
+    from labeler.dataset import DatasetError
+    from models.encoder import EncoderError
+    from policy.rewards import RewardError, parse_reward
+    from policy.train import ConfigError, parse_overrides, train_from_file
+
+    try:
+        spec = parse_reward(reward, terminal_bonus=terminal_bonus)
+        ov = parse_overrides(overrides)
+        if steps is not None:
+            ov["steps"] = str(steps)
+        ov["seed"] = str(seed)
+        run = train_from_file(
+            data,
+            algo=algo,
+            reward=spec,
+            out=out,
+            overrides=ov,
+            encoder=encoder,
+            skip_invalid=skip_invalid,
+            progress=progress,
+        )
+    except (ConfigError, RewardError) as e:
+        raise click.UsageError(str(e)) from None
+    except (DatasetError, EncoderError, FileExistsError, ValueError) as e:
+        _fail(str(e))
+    first, last = run.result.curves[0], run.result.curves[-1]
+    key = run.result.loss_key
+    summary = {
+        "checkpoint": str(run.checkpoint),
+        "algo": algo,
+        "reward": spec.name,
+        "transitions": run.transitions,
+        "episodes": run.episodes,
+        "seconds": round(run.seconds, 2),
+        "embed_seconds": round(run.embed_seconds, 2),
+        "texts_embedded": run.texts_embedded,
+        "loss_key": key,
+        "loss_first": first.get(key),
+        "loss_last": last.get(key),
+    }
+    if as_json:
+        click.echo(json.dumps(summary, indent=2))
+    else:
+        click.echo(
+            f"wrote {out}: {algo} on {run.transitions} transitions ({run.episodes} episodes), reward "
+            f"{spec.name}; {key} {first.get(key):.4g} -> {last.get(key):.4g}; {run.seconds:.1f} s "
+            f"({run.texts_embedded} texts embedded)"
+        )
+
+
+# ------------------------------------------------------------------------------------------------ eval
+
+
+@click.command("eval")
+@click.argument("policy_path", required=False, type=click.Path())
+@click.option(
+    "--agent",
+    "agent_kind",
+    default=None,
+    type=click.Choice(["policy", "llm", "random"]),
+    help="policy: POLICY_PATH (a checkpoint folder or a bundle folder); llm: the judge LLM picks the "
+    "most likely candidate (baseline); random: uniform over admissible actions.",
+)
+@click.option(
+    "--judge", default="gemma3-270m", show_default=True, help="--agent llm: the judge model reference."
+)
+@click.option("--env", "env_name", default="twx:twc", show_default=True, help="twx:twc or twx:cookingworld.")
+@click.option(
+    "--params", default=None, help="TextWorldExpress game parameters (default: the game's small one)."
+)
+@click.option(
+    "--split",
+    default="test",
+    show_default=True,
+    type=click.Choice(["train", "dev", "test"]),
+    help="Seed fold; TWC's test fold has objects unseen in training.",
+)
+@click.option(
+    "--episodes", default=20, show_default=True, type=int, help="Episodes (first N seeds of the split)."
+)
+@click.option("--max-steps", default=40, show_default=True, type=int, help="Step limit per episode.")
+@click.option("--seed", default=0, show_default=True, type=int, help="--agent random: its seed.")
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON (with per-episode records).")
+@click.option(
+    "--progress/--no-progress",
+    default=None,
+    help="Progress bar on stderr (default: when stderr is a terminal).",
+)
+def eval_cmd(
+    policy_path, agent_kind, judge, env_name, params, split, episodes, max_steps, seed, as_json, progress
+) -> None:
+    """Evaluate a policy by real rollouts: success rate with a 95 % Wilson interval, mean steps,
+    invalid-action rate and per-action latency.
+
+    POLICY_PATH is a checkpoint (from 'edgejudge train') or a bundle (from 'edgejudge export'). A bundle runs
+    through onnxruntime alone, without torch, exactly as the robot runs it.
+    """
+    from pathlib import Path
+
+    from policy.twx_env import EnvSpecError, parse_env
+
+    kind = agent_kind or "policy"
+    if kind == "policy" and not policy_path:
+        raise click.UsageError("give a checkpoint or bundle folder, or --agent llm / --agent random")
+    if kind != "policy" and policy_path:
+        raise click.UsageError(f"--agent {kind} takes no POLICY_PATH")
+    if episodes < 1:
+        raise click.UsageError("--episodes must be >= 1")
+    try:
+        spec = parse_env(env_name, params)
+    except EnvSpecError as e:
+        raise click.UsageError(str(e)) from None
+
+    agent = None
+    try:
+        if kind == "random":
+            from policy.evaluate import RandomAgent
+
+            agent = RandomAgent(seed)
+        elif kind == "llm":
+            from policy.llm_agent import open_llm_agent
+
+            agent = open_llm_agent(judge)
+        else:
+            p = Path(policy_path)
+            if not p.exists():
+                _fail(
+                    f"{p}: does not exist (a checkpoint from 'edgejudge train' or a bundle from "
+                    "'edgejudge export')"
+                )
+            if (p / "manifest.json").is_file():
+                from policy.onnx_agent import BundlePolicy
+
+                agent = BundlePolicy(p)
+            elif (p / "checkpoint.json").is_file():
+                from policy.torch_agent import TorchPolicy
+
+                agent = TorchPolicy(p)
+            else:
+                _fail(f"{p}: neither a bundle (manifest.json) nor a checkpoint (checkpoint.json)")
+    except Exception as e:  # noqa: BLE001 - one clear line for any load failure (bundle, checkpoint, judge)
+        if isinstance(e, SystemExit):
+            raise
+        _fail(str(e))
+
+    from policy.evaluate import evaluate
+
+    try:
+        result = evaluate(agent, spec, split=split, episodes=episodes, max_steps=max_steps, progress=progress)
+    finally:
+        agent.close()
+    if as_json:
+        click.echo(json.dumps(result.to_dict(episodes=True), indent=2))
+    else:
+        click.echo(result.summary())

@@ -58,12 +58,16 @@ def test_policy_onnx_parity_random_and_real(tmp_path, hidden):
     model = build_scorer(ScorerConfig(hidden=hidden), seed=hidden)
     path = tmp_path / "policy.onnx"
     export_policy_onnx(model, path)
-    enc_onnx, tok_json, _cos, _cached = cached_encoder_onnx(__import__("models.encoder").encoder.resolve_encoder())
+    enc_onnx, tok_json, _cos, _cached = cached_encoder_onnx(
+        __import__("models.encoder").encoder.resolve_encoder()
+    )
     from tokenizers import Tokenizer
 
     from policy.export import tokenize
 
-    real = _ort_session(enc_onnx).run(["embeddings"], tokenize(Tokenizer.from_file(str(tok_json)), REAL_TEXTS))[0]
+    real = _ort_session(enc_onnx).run(
+        ["embeddings"], tokenize(Tokenizer.from_file(str(tok_json)), REAL_TEXTS)
+    )[0]
     diff_random, diff_real = check_policy_parity(model, path, real, seed=1)
     assert diff_random <= 1e-4 and diff_real <= 1e-4
     # dynamic batch and candidate counts, including K=1 and heavy padding
@@ -91,8 +95,14 @@ def test_encoder_onnx_matches_sentence_transformers(tmp_path):
 @pytest.mark.real
 def test_export_checkpoint_and_errors(tmp_path):
     model = build_scorer(ScorerConfig(hidden=32), seed=0)
-    ckpt = save_checkpoint(tmp_path / "ckpt", model, algo="bc", algo_config={"steps": 1}, reward="sparse",
-                           provenance={"dataset": "x.jsonl", "judge_sha256": None})
+    ckpt = save_checkpoint(
+        tmp_path / "ckpt",
+        model,
+        algo="bc",
+        algo_config={"steps": 1},
+        reward="sparse",
+        provenance={"dataset": "x.jsonl", "judge_sha256": None},
+    )
     out = tmp_path / "b"
     export_bundle(ckpt, out)
     m = load_manifest(out)

@@ -41,9 +41,11 @@ def test_resolve_user_folder_and_errors(tmp_path):
 
 
 def test_import_is_stdlib_only():
-    code = ("import sys, models.encoder; "
-            "bad = [m for m in ('torch', 'sentence_transformers', 'transformers') if m in sys.modules]; "
-            "print(bad); sys.exit(1 if bad else 0)")
+    code = (
+        "import sys, models.encoder; "
+        "bad = [m for m in ('torch', 'sentence_transformers', 'transformers') if m in sys.modules]; "
+        "print(bad); sys.exit(1 if bad else 0)"
+    )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stdout + proc.stderr
 

@@ -1,0 +1,77 @@
+"""Advantage-weighted behaviour cloning with stored advantages (AWR's policy step, Peng et al., 2019,
+https://arxiv.org/abs/1910.00177), using the advantages the TRCA labeler writes per step
+(``labels["trca"]["advantage"]``: episode-relative + step-relative) instead of a learned critic.
+
+    pi <- - min(exp(A / beta), weight_clip) * log pi(a | s)
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import asdict, dataclass
+
+import torch
+import torch.nn.functional as F
+
+from policy.buffer import TorchTable
+from policy.common import TrainResult, train_loop
+from policy.model import CandidateScorer, ScorerConfig
+
+
+@dataclass
+class AWRConfig:
+    steps: int = 2000
+    """Gradient updates."""
+    batch_size: int = 128
+    """Transitions per update."""
+    lr: float = 3e-4
+    """Adam learning rate."""
+    temperature: float = 1.0
+    """beta in exp(A / beta): lower = greedier towards high-advantage actions."""
+    weight_clip: float = 100.0
+    """Upper clip of the weights."""
+    normalize: bool = True
+    """Standardise the stored advantages over the dataset first (scale-free temperature)."""
+    hidden: int = 128
+    """Scorer width."""
+    seed: int = 0
+    """Seed for initialisation and batch sampling."""
+    log_every: int = 50
+    """Updates between logged curve points."""
+
+
+def train(table: TorchTable, cfg: AWRConfig, *, dim: int, progress: bool | None = None) -> TrainResult:
+    adv = table.weight
+    if cfg.normalize:
+        adv = (adv - adv.mean()) / adv.std().clamp(min=1e-6)
+    weights = torch.exp(adv / cfg.temperature).clamp(max=cfg.weight_clip)
+    data = copy.copy(table)  # shallow: only the weight column is replaced
+    data.weight = weights
+    torch.manual_seed(cfg.seed)
+    actor = CandidateScorer(ScorerConfig(embedding_dim=dim, hidden=cfg.hidden))
+    opt = torch.optim.Adam(actor.parameters(), lr=cfg.lr)
+
+    def update(b, _step: int) -> dict[str, float]:
+        logp = (
+            F.log_softmax(actor(b.instruction, b.state, b.cands, b.mask), dim=1)
+            .gather(1, b.action.unsqueeze(1))
+            .squeeze(1)
+        )
+        loss = -(b.weight * logp).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        return {"loss": loss.item(), "nll": -logp.mean().item(), "weight_mean": b.weight.mean().item()}
+
+    curves = train_loop(
+        data,
+        update,
+        steps=cfg.steps,
+        batch_size=cfg.batch_size,
+        seed=cfg.seed,
+        log_every=cfg.log_every,
+        desc="awr",
+        progress=progress,
+        modules=[actor],
+    )
+    return TrainResult(model=actor.eval(), curves=curves, config=asdict(cfg), loss_key="loss")

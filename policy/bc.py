@@ -1,0 +1,79 @@
+"""Behaviour cloning over candidate actions, on all data or on successful episodes only (the classic
+"filtered BC" / %BC baseline, e.g. Chen et al., 2021, https://arxiv.org/abs/2106.01345, section 5).
+
+    pi <- - log pi(a | s)          over all steps, or only the steps of successful episodes
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from policy.buffer import TransitionTable
+from policy.common import TrainResult, train_loop
+from policy.model import CandidateScorer, ScorerConfig
+
+FILTERS = ("all", "success")
+
+
+@dataclass
+class BCConfig:
+    steps: int = 2000
+    """Gradient updates."""
+    batch_size: int = 128
+    """Transitions per update."""
+    lr: float = 3e-4
+    """Adam learning rate."""
+    filter: str = "all"
+    """'all' steps, or only steps of 'success'ful episodes."""
+    hidden: int = 128
+    """Scorer width."""
+    seed: int = 0
+    """Seed for initialisation and batch sampling."""
+    log_every: int = 50
+    """Updates between logged curve points."""
+
+
+def select(table: TransitionTable, filter: str) -> TransitionTable:
+    if filter not in FILTERS:
+        raise ValueError(f"unknown BC filter {filter!r}: expected {', '.join(FILTERS)}")
+    if filter == "all":
+        return table
+    rows = np.flatnonzero(table.success > 0)
+    if len(rows) == 0:
+        raise ValueError("BC on successful episodes: the dataset has no successful episode")
+    return table.subset(rows)
+
+
+def train(table: TransitionTable, cfg: BCConfig, *, dim: int, progress: bool | None = None) -> TrainResult:
+    data = select(table, cfg.filter).to_torch()
+    torch.manual_seed(cfg.seed)
+    actor = CandidateScorer(ScorerConfig(embedding_dim=dim, hidden=cfg.hidden))
+    opt = torch.optim.Adam(actor.parameters(), lr=cfg.lr)
+
+    def update(b, _step: int) -> dict[str, float]:
+        logits = actor(b.instruction, b.state, b.cands, b.mask)
+        loss = F.cross_entropy(logits, b.action)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        acc = (logits.argmax(1) == b.action).float().mean()
+        return {"loss": loss.item(), "accuracy": acc.item()}
+
+    curves = train_loop(
+        data,
+        update,
+        steps=cfg.steps,
+        batch_size=cfg.batch_size,
+        seed=cfg.seed,
+        log_every=cfg.log_every,
+        desc=f"bc-{cfg.filter}",
+        progress=progress,
+        modules=[actor],
+    )
+    return TrainResult(
+        model=actor.eval(), curves=curves, config=asdict(cfg), loss_key="loss", extra={"transitions": data.n}
+    )

@@ -1,0 +1,178 @@
+"""Evaluation by real rollouts in TextWorldExpress: success rate (Wilson 95 % CI), mean steps, invalid actions.
+
+An agent is anything with ``act(instruction, observation, candidates) -> index`` (and ``reset()``, ``close()``):
+a bundle (:class:`policy.onnx_agent.BundlePolicy`, torch-free), a checkpoint (:class:`policy.torch_agent.
+TorchPolicy`), the LLM-as-agent baseline (:mod:`policy.llm_agent`) or the uniform random baseline here. The
+observations are the adapter's composed state texts, exactly what the training data holds.
+
+Episodes use the first N seeds of the split in the environment's own order, so every agent meets the same games.
+This module imports neither torch nor the LLM.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import statistics
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any, Protocol
+
+from policy.twx_env import EnvSpec, TWXEnv, check_split
+
+
+class Agent(Protocol):
+    name: str
+
+    def act(self, instruction: str, observation: str, candidates: Sequence[str]) -> int: ...
+
+    def reset(self) -> None: ...
+
+    def close(self) -> None: ...
+
+
+class RandomAgent:
+    """Uniform over the admissible actions: the floor every policy must beat."""
+
+    name = "random"
+
+    def __init__(self, seed: int = 0):
+        self._rng = random.Random(seed)
+
+    def act(self, instruction: str, observation: str, candidates: Sequence[str]) -> int:
+        return self._rng.randrange(len(candidates))
+
+    def reset(self) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+def wilson_interval(successes: int, n: int, z: float = 1.959964) -> tuple[float, float]:
+    """Wilson score interval for a binomial proportion (95 % by default)."""
+    if n <= 0:
+        return 0.0, 1.0
+    p = successes / n
+    denom = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / denom
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+@dataclass
+class EvalResult:
+    agent: str
+    env: str
+    params: str
+    split: str
+    episodes: int
+    successes: int
+    success_rate: float
+    ci95: tuple[float, float]
+    mean_steps: float
+    mean_steps_success: float | None
+    invalid_action_rate: float
+    actions: int
+    latency_ms_mean: float
+    latency_ms_p50: float
+    latency_ms_p95: float
+    seeds: list[int] = field(default_factory=list)
+    per_episode: list[dict[str, Any]] = field(default_factory=list)
+
+    def to_dict(self, *, episodes: bool = False) -> dict[str, Any]:
+        d = asdict(self)
+        d["ci95"] = list(self.ci95)
+        if not episodes:
+            d.pop("per_episode")
+        return d
+
+    def summary(self) -> str:
+        lo, hi = self.ci95
+        return (
+            f"{self.agent}: success {self.success_rate:.1%} [{lo:.1%}, {hi:.1%}] over {self.episodes} "
+            f"{self.env} {self.split} episodes; mean steps {self.mean_steps:.1f}; invalid actions "
+            f"{self.invalid_action_rate:.1%}; {self.latency_ms_mean:.2f} ms/action "
+            f"(p50 {self.latency_ms_p50:.2f}, p95 {self.latency_ms_p95:.2f})"
+        )
+
+
+def _pct(values: list[float], q: float) -> float:
+    if not values:
+        return float("nan")
+    s = sorted(values)
+    return s[min(len(s) - 1, int(round(q * (len(s) - 1))))]
+
+
+def evaluate(
+    agent: Agent,
+    spec: EnvSpec,
+    *,
+    split: str = "test",
+    episodes: int = 20,
+    max_steps: int = 40,
+    progress: bool | None = None,
+    env: TWXEnv | None = None,
+    seeds: Sequence[int] | None = None,
+) -> EvalResult:
+    """Roll ``agent`` out for ``episodes`` real episodes on the first seeds of ``split`` (or on ``seeds``)."""
+    from labeler.progress import progress as progress_bar
+
+    check_split(split)
+    if episodes < 1:
+        raise ValueError(f"episodes must be >= 1, got {episodes}")
+    own = env is None
+    env = env or TWXEnv(spec, step_limit=max_steps)
+    latencies: list[float] = []
+    per_episode: list[dict[str, Any]] = []
+    invalid = actions = 0
+    try:
+        pool = list(seeds) if seeds else env.seeds(split)
+        order = [pool[i % len(pool)] for i in range(episodes)]
+        with progress_bar(episodes, enabled=progress, unit="ep", desc=f"eval {agent.name}") as bar:
+            for seed in order:
+                agent.reset()
+                state = env.reset(seed, split)
+                while not state.done:
+                    t0 = time.perf_counter()
+                    idx = agent.act(state.instruction, state.observation, state.candidates)
+                    latencies.append(time.perf_counter() - t0)
+                    actions += 1
+                    if not (isinstance(idx, int) and 0 <= idx < len(state.candidates)):
+                        invalid += 1  # an agent answer outside the admissible list: the env gets a no-op
+                        state = env.step("look around")
+                        continue
+                    state = env.step(state.candidates[idx])
+                per_episode.append(
+                    {"seed": seed, "success": state.success, "steps": env.num_steps, "score": state.score}
+                )
+                bar.update(1)
+                done = len(per_episode)
+                bar.set_postfix(success=f"{sum(e['success'] for e in per_episode) / done:.0%}")
+    finally:
+        if own:
+            env.close()
+    succ = sum(1 for e in per_episode if e["success"])
+    steps = [e["steps"] for e in per_episode]
+    steps_ok = [e["steps"] for e in per_episode if e["success"]]
+    ms = [x * 1000 for x in latencies]
+    return EvalResult(
+        agent=agent.name,
+        env=spec.name,
+        params=spec.params,
+        split=split,
+        episodes=episodes,
+        successes=succ,
+        success_rate=succ / episodes,
+        ci95=wilson_interval(succ, episodes),
+        mean_steps=statistics.fmean(steps),
+        mean_steps_success=statistics.fmean(steps_ok) if steps_ok else None,
+        invalid_action_rate=invalid / max(actions, 1),
+        actions=actions,
+        latency_ms_mean=statistics.fmean(ms) if ms else float("nan"),
+        latency_ms_p50=_pct(ms, 0.5),
+        latency_ms_p95=_pct(ms, 0.95),
+        seeds=order,
+        per_episode=per_episode,
+    )

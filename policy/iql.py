@@ -1,0 +1,117 @@
+"""Implicit Q-Learning over candidate actions (Kostrikov et al., 2021, https://arxiv.org/abs/2110.06169).
+
+Discrete variant: Q(s, a) scores each candidate (a :class:`CandidateScorer`), V(s) is a separate head, the actor
+is a second scorer trained by advantage-weighted log-likelihood (AWR policy extraction). Only the actor is
+exported; its argmax is the action.
+
+    V  <- expectile_tau( Q_target(s,a) - V(s) )
+    Q  <- ( r + gamma * (1 - done) * V(s') - Q(s,a) )^2
+    pi <- - min(exp(beta * (Q_target(s,a) - V(s))), weight_clip) * log pi(a | s)
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import asdict, dataclass
+
+import torch
+import torch.nn.functional as F
+
+from policy.buffer import TorchTable
+from policy.common import TrainResult, train_loop
+from policy.model import CandidateScorer, ScorerConfig, ValueHead
+
+
+@dataclass
+class IQLConfig:
+    steps: int = 3000
+    """Gradient updates."""
+    batch_size: int = 128
+    """Transitions per update."""
+    lr: float = 3e-4
+    """Adam learning rate (all three networks)."""
+    gamma: float = 0.99
+    """Discount."""
+    expectile: float = 0.7
+    """tau of the expectile regression for V (0.5 = mean; -> 1 = max over the data's actions)."""
+    beta: float = 3.0
+    """Inverse temperature of the advantage weights."""
+    weight_clip: float = 100.0
+    """Upper clip of exp(beta * advantage)."""
+    tau: float = 0.005
+    """Polyak rate of the target Q network."""
+    hidden: int = 128
+    """Scorer width."""
+    seed: int = 0
+    """Seed for initialisation and batch sampling."""
+    log_every: int = 50
+    """Updates between logged curve points."""
+
+
+def expectile_loss(diff: torch.Tensor, tau: float) -> torch.Tensor:
+    w = torch.where(diff > 0, torch.full_like(diff, tau), torch.full_like(diff, 1 - tau))
+    return (w * diff.pow(2)).mean()
+
+
+def train(table: TorchTable, cfg: IQLConfig, *, dim: int, progress: bool | None = None) -> TrainResult:
+    scfg = ScorerConfig(embedding_dim=dim, hidden=cfg.hidden)
+    torch.manual_seed(cfg.seed)
+    q = CandidateScorer(scfg)
+    q_target = copy.deepcopy(q).requires_grad_(False)
+    v = ValueHead(scfg)
+    actor = CandidateScorer(scfg)
+    opt_q = torch.optim.Adam(q.parameters(), lr=cfg.lr)
+    opt_v = torch.optim.Adam(v.parameters(), lr=cfg.lr)
+    opt_pi = torch.optim.Adam(actor.parameters(), lr=cfg.lr)
+
+    def update(b, _step: int) -> dict[str, float]:
+        a = b.action.unsqueeze(1)
+        with torch.no_grad():
+            q_t = q_target(b.instruction, b.state, b.cands, b.mask).gather(1, a).squeeze(1)
+        # V: expectile of the target Q over the data's actions
+        v_s = v(b.instruction, b.state)
+        adv = q_t - v_s
+        loss_v = expectile_loss(adv, cfg.expectile)
+        opt_v.zero_grad()
+        loss_v.backward()
+        opt_v.step()
+        # Q: one-step TD towards r + gamma V(s')
+        with torch.no_grad():
+            target = b.reward + cfg.gamma * (1.0 - b.done) * v(b.instruction, b.next_state)
+        q_sa = q(b.instruction, b.state, b.cands, b.mask).gather(1, a).squeeze(1)
+        loss_q = F.mse_loss(q_sa, target)
+        opt_q.zero_grad()
+        loss_q.backward()
+        opt_q.step()
+        with torch.no_grad():
+            for p, pt in zip(q.parameters(), q_target.parameters(), strict=True):
+                pt.mul_(1 - cfg.tau).add_(p, alpha=cfg.tau)
+        # Actor: advantage-weighted log-likelihood
+        w = torch.exp(cfg.beta * adv.detach()).clamp(max=cfg.weight_clip)
+        logp = F.log_softmax(actor(b.instruction, b.state, b.cands, b.mask), dim=1).gather(1, a).squeeze(1)
+        loss_pi = -(w * logp).mean()
+        opt_pi.zero_grad()
+        loss_pi.backward()
+        opt_pi.step()
+        return {
+            "loss_q": loss_q.item(),
+            "loss_v": loss_v.item(),
+            "loss_actor": loss_pi.item(),
+            "nll_actor": -logp.mean().item(),
+            "q_mean": q_sa.mean().item(),
+            "v_mean": v_s.mean().item(),
+            "weight_mean": w.mean().item(),
+        }
+
+    curves = train_loop(
+        table,
+        update,
+        steps=cfg.steps,
+        batch_size=cfg.batch_size,
+        seed=cfg.seed,
+        log_every=cfg.log_every,
+        desc="iql",
+        progress=progress,
+        modules=[q, v, actor],
+    )
+    return TrainResult(model=actor.eval(), curves=curves, config=asdict(cfg), loss_key="loss_q")

@@ -1,0 +1,58 @@
+"""The LLM-as-agent baseline: the judge model itself picks, at every step, the candidate action with the highest
+(length-normalised) log-probability as the continuation of a prompt holding the instruction and the state text.
+
+This is what "no online LLM calls" replaces: the same seeds and metrics as the exported policy, plus its
+per-action latency (one prompt evaluation + one short continuation per candidate, through llama.cpp).
+No label cache is used, so the measured latency is what a robot calling the LLM would pay.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+TEMPLATE = "llm-agent"
+TEMPLATE_VERSION = 1
+PROMPT = (
+    "You are an agent in a text adventure game. Choose the next action that makes progress on the task.\n\n"
+    "Task: {instruction}\n{observation}\n\nNext action:"
+)
+
+
+def build_prompt(instruction: str, observation: str) -> str:
+    return PROMPT.format(instruction=" ".join(instruction.split()), observation=observation.strip())
+
+
+class LLMAgent:
+    def __init__(self, judge, *, normalize: str = "mean"):
+        self.judge = judge
+        self.normalize = normalize
+        self.name = f"llm:{judge.model_sha256[:12]}"
+
+    def scores(self, instruction: str, observation: str, candidates: Sequence[str]) -> list[float]:
+        res = self.judge.score(
+            build_prompt(instruction, observation),
+            [" " + c for c in candidates],
+            template=TEMPLATE,
+            version=TEMPLATE_VERSION,
+            normalize=self.normalize,
+        )
+        return list(res.scores)
+
+    def act(self, instruction: str, observation: str, candidates: Sequence[str]) -> int:
+        s = self.scores(instruction, observation, candidates)
+        return max(range(len(s)), key=s.__getitem__)
+
+    def reset(self) -> None:
+        pass
+
+    def close(self) -> None:
+        self.judge.close()
+
+
+def open_llm_agent(judge_ref: str = "gemma3-270m", **kwargs) -> LLMAgent:
+    from labeler.judge import open_judge
+
+    judge = open_judge(judge_ref, cache=None, **kwargs)
+    agent = LLMAgent(judge)
+    agent.name = f"llm:{judge_ref}"
+    return agent

@@ -1,0 +1,44 @@
+"""Run a training checkpoint in the environment: sentence-transformers features (cached) + the torch scorer."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+
+import numpy as np
+import torch
+
+from policy.common import load_checkpoint, set_threads
+from policy.features import TextEmbedder
+
+
+class TorchPolicy:
+    name = "checkpoint"
+
+    def __init__(self, checkpoint: str | os.PathLike[str], *, embedder: TextEmbedder | None = None):
+        set_threads()
+        self.model, self.meta = load_checkpoint(checkpoint)
+        self.embedder = embedder or TextEmbedder(progress=False)
+        if self.embedder.dim != self.model.cfg.embedding_dim:
+            raise ValueError(
+                f"checkpoint expects {self.model.cfg.embedding_dim}-d embeddings, the encoder "
+                f"gives {self.embedder.dim}"
+            )
+        self.name = f"{self.meta.get('algo', 'checkpoint')}:{self.meta.get('reward', '?')}"
+
+    def scores(self, instruction: str, observation: str, candidates: Sequence[str]) -> np.ndarray:
+        emb = torch.from_numpy(self.embedder.embed([instruction, observation, *candidates]))
+        with torch.no_grad():
+            s = self.model(
+                emb[0:1], emb[1:2], emb[2:][None], torch.ones(1, len(candidates), dtype=torch.bool)
+            )
+        return s[0].numpy()
+
+    def act(self, instruction: str, observation: str, candidates: Sequence[str]) -> int:
+        return int(np.argmax(self.scores(instruction, observation, candidates)))
+
+    def reset(self) -> None:
+        pass
+
+    def close(self) -> None:
+        pass

@@ -1,0 +1,145 @@
+"""Training entry point: dataset -> features -> one algorithm -> checkpoint (+ curves).
+
+``ALGOS`` maps a name to (module, config class). Config overrides are ``key=value`` strings checked against the
+dataclass fields (unknown keys are errors, values are parsed to the field's type).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from labeler.dataset import read_trajectories
+from policy import awr, bc, cql, iql
+from policy.buffer import build_table
+from policy.common import TrainResult, save_checkpoint, set_threads
+from policy.features import TextEmbedder
+from policy.rewards import RewardSpec, parse_reward
+
+ALGOS: dict[str, tuple[Any, type]] = {
+    "iql": (iql, iql.IQLConfig),
+    "cql": (cql, cql.CQLConfig),
+    "bc": (bc, bc.BCConfig),
+    "awr": (awr, awr.AWRConfig),
+}
+AWR_ADVANTAGE = ("trca", "advantage")
+
+
+class ConfigError(ValueError):
+    pass
+
+
+def make_config(algo: str, overrides: dict[str, Any]) -> Any:
+    if algo not in ALGOS:
+        raise ConfigError(f"unknown algorithm {algo!r}: expected one of {', '.join(ALGOS)}")
+    cls = ALGOS[algo][1]
+    fields = {f.name: f for f in dataclasses.fields(cls)}
+    values: dict[str, Any] = {}
+    for key, raw in overrides.items():
+        if key not in fields:
+            raise ConfigError(f"unknown {algo} config key {key!r}: expected one of {', '.join(fields)}")
+        default = fields[key].default
+        try:
+            if isinstance(default, bool):
+                if str(raw).lower() not in ("true", "false", "1", "0"):
+                    raise ValueError(raw)
+                values[key] = str(raw).lower() in ("true", "1")
+            elif isinstance(default, int):
+                values[key] = int(raw)
+            elif isinstance(default, float):
+                values[key] = float(raw)
+            else:
+                values[key] = str(raw)
+        except ValueError:
+            raise ConfigError(f"{algo} config {key}={raw!r}: expected {type(default).__name__}") from None
+    cfg = cls(**values)
+    if algo == "bc" and cfg.filter not in bc.FILTERS:
+        raise ConfigError(f"bc filter {cfg.filter!r}: expected one of {', '.join(bc.FILTERS)}")
+    return cfg
+
+
+def parse_overrides(items: tuple[str, ...] | list[str]) -> dict[str, str]:
+    out = {}
+    for item in items:
+        key, eq, value = item.partition("=")
+        if not eq or not key.strip():
+            raise ConfigError(f"bad config override {item!r}: expected key=value")
+        out[key.strip()] = value.strip()
+    return out
+
+
+@dataclass
+class TrainRun:
+    result: TrainResult
+    checkpoint: Path
+    transitions: int
+    episodes: int
+    seconds: float
+    embed_seconds: float
+    texts_embedded: int
+
+
+def train_from_file(
+    data: str | os.PathLike[str],
+    *,
+    algo: str,
+    reward: str | RewardSpec,
+    out: str | os.PathLike[str],
+    overrides: dict[str, Any] | None = None,
+    encoder: str = "all-MiniLM-L6-v2",
+    skip_invalid: bool = False,
+    progress: bool | None = None,
+    embedder: TextEmbedder | None = None,
+) -> TrainRun:
+    set_threads()
+    cfg = make_config(algo, overrides or {})
+    spec = parse_reward(reward) if isinstance(reward, str) else reward
+    trajs = read_trajectories(data, skip_invalid=skip_invalid)
+    t0 = time.perf_counter()
+    embedder = embedder or TextEmbedder(encoder, progress=progress)
+    before = embedder.computed
+    table = build_table(trajs, embedder, spec, weight_channel=AWR_ADVANTAGE if algo == "awr" else None)
+    t_embed = time.perf_counter() - t0
+    module = ALGOS[algo][0]
+    dim = embedder.dim
+    if algo == "bc":
+        result = module.train(table, cfg, dim=dim, progress=progress)
+    else:
+        result = module.train(table.to_torch(), cfg, dim=dim, progress=progress)
+    judge = {
+        m: p.get("judge_sha256") for t in trajs for m, p in t.provenance.items() if p.get("judge_sha256")
+    }
+    provenance = {
+        "dataset": str(data),
+        "dataset_trajectories": len(trajs),
+        "dataset_success_rate": sum(t.success for t in trajs) / len(trajs),
+        "reward": spec.name,
+        "terminal_bonus": None if spec.is_sparse else spec.terminal_bonus,
+        "judge_sha256": judge or None,
+        "encoder": embedder.encoder.name,
+        "encoder_sha256": embedder.encoder.sha256,
+        "seed": cfg.seed,
+    }
+    name = algo if algo != "bc" else f"bc-{cfg.filter}"
+    ckpt = save_checkpoint(
+        out,
+        result.model,
+        algo=name,
+        algo_config=result.config,
+        reward=spec.name,
+        provenance=provenance,
+        curves=result.curves,
+    )
+    return TrainRun(
+        result=result,
+        checkpoint=ckpt,
+        transitions=len(table),
+        episodes=len(trajs),
+        seconds=time.perf_counter() - t0,
+        embed_seconds=t_embed,
+        texts_embedded=embedder.computed - before,
+    )
