@@ -20,6 +20,8 @@ SUBCOMMANDS: dict[str, str] = {
     "rubrics": "labeler.rubrics_cli:rubrics",
     "query": "edge.query_cli:query",
     "export": "policy.train_cli:export",
+    "train": "policy.train_cli:train",
+    "eval": "policy.train_cli:eval_cmd",
 }
 
 
