@@ -396,3 +396,16 @@ def test_extend_keeps_the_reviewed_rubric_and_adds_unknown_objects():
     built.task_type = "other"
     with pytest.raises(ValueError, match="task type"):
         extend_rubric(base, built)
+
+
+def test_a_star_rubric_applies_to_any_task_type(files, tmp_path):
+    data, rub = files
+    star = tmp_path / "any.toml"
+    star.write_text(RUBRIC.replace('task_type = "toy"', 'task_type = "*"'))
+    out = tmp_path / "o.jsonl"
+    label_file(data, out, RubricSet([star], use_embedded=False), TRCAConfig(gamma=0.5))
+    got = {t.id: t for t in read_trajectories(out)}
+    assert got["A"].provenance["trca"]["rubric_task_type"] == "*"
+    assert [s.labels["trca"]["total"] for s in got["A"].steps] == pytest.approx([0.5, 1.0, 0.5])
+    with pytest.raises(Exception, match="a second rubric for task type"):
+        RubricSet([star, star])

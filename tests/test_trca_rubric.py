@@ -151,6 +151,13 @@ def test_semantic_errors_report_file_and_line(old, new, needle, message):
     assert str(e).startswith(f"bad.toml:{e.line}: ")
 
 
+def test_build_table_holds_plain_values_only():
+    bad = GOOD.replace('judge_sha256 = "abc"', 'judge_sha256 = "abc"\nwhen = 2026-11-30')
+    with pytest.raises(RubricError, match="build.when: expected a string") as ei:
+        parse_rubric(bad, "bad.toml")
+    assert ei.value.line == _line_of(bad, "when = 2026-11-30")
+
+
 def test_item_without_check_points_at_its_header():
     bad = GOOD.replace("repeat = true\nunchanged = true\n", "")
     with pytest.raises(RubricError, match="no check") as ei:

@@ -283,6 +283,18 @@ def parse_rubric(text: str, path: str = "<rubric>") -> Rubric:
     build = raw.get("build", {})
     if not isinstance(build, dict):
         fail("build", "expected a table")
+    for k, v in build.items():
+        plain = (str, int, float, bool)
+        if not (isinstance(v, plain) or (isinstance(v, list) and all(isinstance(x, plain) for x in v))):
+            line = next(
+                (n for n, t in enumerate(text.splitlines(), start=1) if re.match(rf"^{re.escape(k)}\s*=", t)),
+                top.get("build"),
+            )
+            fail(
+                f"build.{k}",
+                f"expected a string, number, boolean or a list of them, got {type(v).__name__}",
+                line=line,
+            )
     items_raw = raw.get("items")
     if not isinstance(items_raw, list) or not items_raw:
         fail("items", "no [[items]]: a rubric needs at least one item", line=top.get("items"))
