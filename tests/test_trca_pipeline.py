@@ -409,3 +409,21 @@ def test_a_star_rubric_applies_to_any_task_type(files, tmp_path):
     assert [s.labels["trca"]["total"] for s in got["A"].steps] == pytest.approx([0.5, 1.0, 0.5])
     with pytest.raises(Exception, match="a second rubric for task type"):
         RubricSet([star, star])
+
+
+def test_episode_group_instruction_or_task_type(files, tmp_path):
+    data, rub = files
+    trajs = toy_dataset()
+    trajs[2].instruction = "Put the apple somewhere else."  # C alone with its instruction
+    write_trajectories(data, trajs)
+    out = tmp_path / "o.jsonl"
+    label_file(data, out, RubricSet([rub]), TRCAConfig(gamma=0.5))
+    by_instr = {t.id: t.steps[0].labels["trca"]["adv_episode"] for t in read_trajectories(out)}
+    assert (
+        by_instr["C"] == 0.0 and by_instr["A"] == pytest.approx(1.0) and by_instr["B"] == pytest.approx(-1.0)
+    )
+    label_file(data, out, RubricSet([rub]), TRCAConfig(gamma=0.5, episode_group="task-type"))
+    by_type = {t.id: t.steps[0].labels["trca"]["adv_episode"] for t in read_trajectories(out)}
+    assert by_type["C"] != 0.0
+    with pytest.raises(ValueError, match="episode_group"):
+        TRCAConfig(episode_group="nope").validate()
