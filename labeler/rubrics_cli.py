@@ -1,5 +1,4 @@
-"""``edgejudge rubrics ...``: build TRCA rubric files with the judge, validate them, inspect what they
-match."""
+"""``edgejudge rubrics ...``: build TRCA rubric files with the judge, validate them, see what they match."""
 
 from __future__ import annotations
 

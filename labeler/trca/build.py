@@ -1,9 +1,9 @@
-"""Build a rubric offline with the judge: mine candidate checks from a dataset, let the judge choose among
-them.
+"""Build a rubric offline with the judge: mine candidate checks from a dataset, the judge chooses among them.
 
 1. :func:`labeler.trca.mine.mine` abstracts the environment's responses into transition templates
-   (``take {object}`` → ``You take the {object}.``) and collects objects and places from actions and
-candidates. 2. The judge tags every template, and a fixed list of failure-response candidates, with one of
+   (``take {object}`` → ``You take the {object}.``) and collects objects and places from the actions and
+   candidates.
+2. The judge tags every template, and a fixed list of failure-response candidates, with one of
    ``found`` (Evidence), ``done`` (Execution), ``failed`` (Invalidity), ``nothing`` (no item), by the
    log-probabilities of the four tag words after a few-shot prompt (examples from unrelated tasks). Scores are
    calibrated by subtracting each tag's mean over all candidates of the run (a small model favours some tag
@@ -14,8 +14,8 @@ candidates. 2. The judge tags every template, and a fixed list of failure-respon
 4. Two items need no judge: an Evidence item "a carryable object not visible before appears" over the mined
    objects, and an Invalidity item "repeated a recent action that changed nothing".
 
-No ground truth (``info``) is read. The result is a TOML file to review and edit (see
-:mod:`labeler.trca.rubric`).
+No ground truth (``info``) is read. The result is a TOML file to review and edit (format:
+:mod:`labeler.trca.rubric`); :func:`extend_rubric` adds a fresh build's places to a reviewed file.
 """
 
 from __future__ import annotations

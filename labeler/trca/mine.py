@@ -2,12 +2,14 @@
 
 * **Transition templates**: the environment's response to an action, with the action's own arguments and other
   known object names abstracted away, grouped per verb. ``take apple`` → ``You take the apple.`` and
-  ``take pear`` → ``You take the pear.`` are one template ``take {object}`` → ``You take the {object}.``;
-  a template seen fewer than ``min_count`` times is generalised to its first sentence.
+  ``take pear`` → ``You take the pear.`` are one template ``take {object}`` → ``You take the {object}.``.
+  A first sentence with more than ``max_variants`` continuations (a recipe's text) keeps only the first
+  sentence; continuations seen fewer than ``min_count`` times beside frequent ones are dropped.
 * **Objects and places**: the arguments of actions and candidate actions (``put {object} in {place}``).
 
 Everything comes from the instructions, actions, candidates and observations; ``info`` (ground truth) is
-never read."""
+never read.
+"""
 
 from __future__ import annotations
 

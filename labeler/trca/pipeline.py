@@ -1,12 +1,12 @@
 """Label a trajectory dataset with TRCA rewards and advantages: two streaming passes, one atomic output.
 
 Pass 1 applies the rubric checks to every transition (no model call, unless judge-only items are asked for
-with ``item_judge="llm"``) and computes the step rewards and completion-aware returns; advantages need every
+with ``item_judge="llm"``) and computes the step rewards and completion-aware returns. Advantages need every
 episode of a group and every step of a decision context, so pass 2 computes them and writes each trajectory
-with
-``step.labels["trca"]`` and ``traj.provenance["trca"]``. Other methods' labels (e.g. COREN's) are kept.
+with ``step.labels["trca"]`` and ``traj.provenance["trca"]``. Other methods' labels (e.g. COREN's) are kept.
 A failure anywhere leaves no output file; judge answers are cached by the judge, so a rerun resumes at cache
-speed."""
+speed.
+"""
 
 from __future__ import annotations
 

@@ -42,8 +42,11 @@ def category_sizes(categories: Sequence[str], active: Sequence[int]) -> dict[str
 def trajectory_rewards(
     hits_per_step: Sequence[Hits], categories: Sequence[str], active: Sequence[int], lam: float = 0.8
 ) -> list[StepReward]:
-    """Rewards of one trajectory's steps. ``categories[i]`` is item i's category; ``active`` the items that
-    apply."""
+    """Rewards of one trajectory's steps.
+
+    ``hits_per_step[t]`` lists (item index, bindings) of the items that hold at step t; ``categories[i]`` is
+    item i's category; ``active`` are the items that apply to the trajectory's instruction (they set M_c).
+    """
     check_lambda(lam)
     sizes = category_sizes(categories, active)
     covered: set[tuple[int, str]] = set()

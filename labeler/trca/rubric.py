@@ -42,7 +42,8 @@ Check conditions (all optional, at least one unless the item is judge-only):
 
 Named regex groups (``(?P<object>...)``) and the term found by ``appears`` bind an item to what it is about,
 so breakthrough credit is first-time per (item, binding): taking the apple and later the pear are two
-breakthroughs."""
+breakthroughs.
+"""
 
 from __future__ import annotations
 
