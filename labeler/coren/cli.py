@@ -1,13 +1,256 @@
-"""``edgejudge label coren``: the COREN labeler's command line (work in progress)."""
+"""``edgejudge label coren``: add COREN reward channels to a trajectory dataset."""
 
 from __future__ import annotations
 
+import json
+import os
+import time
+from pathlib import Path
+from typing import Any
+
 import click
+
+# Measured on the 2-core box with the embedded Gemma 3 270M, 1 thread (see BENCHMARKS.md); used by --dry-run.
+EST_PROMPT_TOKENS_PER_S = 300.0
+EST_GENERATED_TOKENS_PER_S = 25.0
+EST_SECONDS_PER_QUERY = 0.004
+
+
+def _default_cache() -> str:
+    from models.registry import cache_dir
+
+    return str(cache_dir() / "labels.sqlite")
+
+
+def _default_ckpt(out: str) -> str:
+    name = Path(out).name
+    for suffix in (".jsonl.gz", ".jsonl", ".gz"):
+        if name.endswith(suffix):
+            name = name[: -len(suffix)]
+            break
+    return str(Path(out).with_name(name + ".orchestrator.safetensors"))
 
 
 @click.command()
 @click.argument("in_path", metavar="IN", type=click.Path(dir_okay=False))
 @click.option("--out", required=True, type=click.Path(dir_okay=False), help="Output .jsonl or .jsonl.gz.")
-def coren(in_path: str, out: str) -> None:
-    """Add COREN reward channels (contextual, structural, temporal, ensemble) to every step of IN."""
-    raise click.ClickException("label coren: not implemented yet")
+@click.option("--judge", "judge_ref", default="gemma3-270m", show_default=True,
+              help="Judge model: the embedded gemma3-270m or a path to a .gguf file.")
+@click.option("--prompts", "n_prompts", default=5, show_default=True, type=int,
+              help="Prompt variants (first N of: plain, 3 in-context example sets, chain-of-thought).")
+@click.option("--threads", default=None, type=click.IntRange(1, 64),
+              help="Judge threads (default $EDGEJUDGE_THREADS, else 1).")
+@click.option("--n-ctx", default=2048, show_default=True, type=click.IntRange(256, 131072),
+              help="Judge context size; longer texts are truncated (head kept) and counted.")
+@click.option("--limit", default=None, type=click.IntRange(1), help="Label only the first K trajectories.")
+@click.option("--orchestrator", "ckpt", default=None, type=click.Path(dir_okay=False),
+              help="Apply this trained orchestrator checkpoint instead of training one on IN.")
+@click.option("--save-orchestrator", default=None, type=click.Path(dir_okay=False),
+              help="Where the trained orchestrator goes (default: OUT with .orchestrator.safetensors).")
+@click.option("--qa", "qa_path", default=None, type=click.Path(dir_okay=False),
+              help="Structural QA set (JSON Lines: instruction, observation, answer) instead of building one.")
+@click.option("--qa-size", default=48, show_default=True, type=click.IntRange(1, 10000),
+              help="Most entries of the QA set built from IN.")
+@click.option("--result-tokens", default=40, show_default=True, type=click.IntRange(0, 1024),
+              help="Most tokens of the action's result (transition) shown to the judge.")
+@click.option("--epochs", default=300, show_default=True, type=click.IntRange(1, 100000),
+              help="Orchestrator training steps.")
+@click.option("--no-dists", is_flag=True, help="Do not keep each prompt's distribution (dist_p*) per step.")
+@click.option("--cache", default=None, type=click.Path(dir_okay=False),
+              help="Judge cache (SQLite); default $EDGEJUDGE_CACHE/labels.sqlite or ~/.cache/edgejudge/.")
+@click.option("--dry-run", is_flag=True, help="Print the number of queries and a token/time estimate; label nothing.")
+@click.option("--report", "report_path", default=None, type=click.Path(dir_okay=False),
+              help="Write the run's numbers (queries, cache hits, steps/s, fallbacks) as JSON.")
+@click.option("--progress/--no-progress", default=None,
+              help="Progress bar on stderr (default: when stderr is a terminal).")
+def coren(in_path: str, out: str, judge_ref: str, n_prompts: int, threads: int | None, n_ctx: int,
+          limit: int | None, ckpt: str | None, save_orchestrator: str | None, qa_path: str | None, qa_size: int,
+          result_tokens: int, epochs: int, no_dists: bool, cache: str | None, dry_run: bool,
+          report_path: str | None, progress: bool | None) -> None:
+    """Add COREN reward channels to every step of IN: contextual (majority vote of N judge prompts),
+    structural (vote of the prompts that answer the retrieved object question), temporal (vote of the prompts
+    whose high-value actions pass a backward check) and their orchestrated ensemble.
+
+    The taken action is rated with its result (the transition); every candidate is rated to find each prompt's
+    high-value actions. All judge queries go through the cache: a rerun or a resumed run costs nothing for
+    finished work. Ground truth under info is never read.
+    """
+    from labeler.coren.prompts import PromptError, load_prompts, load_templates
+    from labeler.coren.structural import QAError, load_qa
+    from labeler.dataset import DatasetError, read_trajectories
+
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    try:
+        prompts = load_prompts(n_prompts)
+        templates = load_templates()
+        trajs = read_trajectories(in_path)
+        qa = load_qa(qa_path) if qa_path else None
+    except (PromptError, DatasetError, QAError) as e:
+        raise click.ClickException(str(e)) from None
+    if limit:
+        trajs = trajs[:limit]
+    from labeler.coren.pipeline import CorenConfig, CorenInputError, check_candidates
+
+    try:
+        check_candidates(trajs, in_path)
+    except CorenInputError as e:
+        raise click.ClickException(str(e)) from None
+    if ckpt and not Path(ckpt).is_file():
+        raise click.ClickException(f"--orchestrator {ckpt}: no such file")
+    cfg = CorenConfig(result_tokens=result_tokens, qa_size=qa_size, keep_dists=not no_dists)
+    if dry_run:
+        _dry_run(trajs, prompts, templates, cfg, judge_ref, n_ctx, threads)
+        return
+    _run(trajs, prompts, templates, cfg, qa, in_path, out, judge_ref, n_ctx, threads, ckpt, save_orchestrator,
+         epochs, cache or _default_cache(), report_path, progress)
+
+
+def _open(judge_ref: str, n_ctx: int, threads: int | None, cache: str | None):
+    from labeler.judge import JudgeError, open_judge
+    from models.registry import ModelError
+
+    try:
+        return open_judge(judge_ref, n_threads=threads, n_threads_batch=threads, n_ctx=n_ctx, cache=cache)
+    except (JudgeError, ModelError) as e:
+        raise click.ClickException(str(e)) from None
+
+
+class _NoEncoder:
+    def encode(self, sentences: list[str], **kw: Any) -> Any:  # pragma: no cover - never called in a dry run
+        raise RuntimeError("the dry run does not embed")
+
+
+def _dry_run(trajs, prompts, templates, cfg, judge_ref, n_ctx, threads) -> None:
+    from labeler.coren.pipeline import CorenInputError, CorenLabeler
+
+    with _open(judge_ref, n_ctx, threads, None) as judge:
+        try:
+            plan = CorenLabeler(judge, _NoEncoder(), prompts, templates, cfg).plan(trajs)
+        except CorenInputError as e:
+            raise click.ClickException(str(e)) from None
+    est = (plan["new_tokens"] / EST_PROMPT_TOKENS_PER_S + plan["generated_tokens_max"] / EST_GENERATED_TOKENS_PER_S
+           + plan["total_queries"] * EST_SECONDS_PER_QUERY)
+    q = plan["queries"]
+    click.echo(f"dry run: {plan['trajectories']} trajectories, {plan['steps']} steps, {len(prompts)} prompts "
+               f"({', '.join(p.name for p in prompts)})")
+    click.echo(f"queries: {plan['total_queries']} ({plan['total_queries'] / plan['steps']:.1f} per step): "
+               + ", ".join(f"{k} {v}" for k, v in sorted(q.items())))
+    click.echo(f"tokens: {plan['prompt_tokens']} in all query text, ~{plan['new_tokens']} to evaluate after "
+               f"prefix reuse, <= {plan['generated_tokens_max']} generated")
+    click.echo(f"estimate: ~{est / 60:.1f} min on 1 thread with an empty cache "
+               f"({EST_PROMPT_TOKENS_PER_S:.0f} prompt tok/s, {EST_GENERATED_TOKENS_PER_S:.0f} generated tok/s); "
+               "cached queries cost nothing")
+    if plan["truncations"]:
+        click.echo("truncated: " + ", ".join(f"{k} {v}" for k, v in sorted(plan["truncations"].items())))
+
+
+def _run(trajs, prompts, templates, cfg, qa, in_path, out, judge_ref, n_ctx, threads, ckpt, save_ckpt, epochs,
+         cache, report_path, progress) -> None:
+    import numpy as np
+
+    from labeler.coren import orchestrator as orch
+    from labeler.coren.pipeline import (
+        CorenInputError,
+        CorenLabeler,
+        split_by_trajectory,
+        step_features,
+        write_labels,
+    )
+    from labeler.coren.structural import qa_hash
+    from labeler.dataset import TrajectoryWriter
+    from labeler.progress import progress as progress_bar
+    from models.encoder import EncoderError, load_sentence_encoder, resolve_encoder
+
+    t0 = time.perf_counter()
+    try:
+        enc_ref = resolve_encoder()
+        encoder = load_sentence_encoder(enc_ref)
+    except EncoderError as e:
+        raise click.ClickException(str(e)) from None
+    model = None
+    if ckpt:
+        try:
+            model, _, _ = orch.load(ckpt, input_dim=3 * enc_ref.embedding_dim)
+        except orch.OrchestratorError as e:
+            raise click.ClickException(str(e)) from None
+
+    with _open(judge_ref, n_ctx, threads, cache) as judge:
+        steps_total = sum(len(t.steps) for t in trajs)
+        per_step = sum(2 + p.cot for p in prompts)  # candidate query + rating (+ reasoning) per prompt
+        total = steps_total * per_step + len(prompts) * len(trajs)  # + backward checks (QA answers extra)
+        with progress_bar(total, enabled=progress, unit="q", desc="coren") as bar:
+            t_start = time.perf_counter()
+            done = [0]
+
+            def tick(n: int, info: dict[str, Any]) -> None:
+                done[0] += n
+                bar.update(n)
+                el = time.perf_counter() - t_start
+                bar.set_postfix(steps_s=f"{done[0] / per_step / max(el, 1e-9):.2f}", hits=info["cache_hits"],
+                                refresh=False)
+
+            labeler = CorenLabeler(judge, encoder, prompts, templates, cfg, progress=tick)
+            try:
+                result = labeler.label(trajs, qa=qa)
+            except CorenInputError as e:
+                raise click.ClickException(str(e)) from None
+        judge_stats = dict(judge.stats)
+        judge_sha = judge.model_sha256
+        judge_prov = judge.provenance() if hasattr(judge, "provenance") else {}
+
+    feats = step_features(labeler, result)
+    trained = None
+    if model is None:
+        batch = orch.make_batch(split_by_trajectory(feats, trajs), split_by_trajectory(result.channels, trajs),
+                                [t.success for t in trajs])
+        ocfg = orch.OrchestratorConfig(input_dim=feats.shape[1], epochs=epochs)
+        trained = orch.train(batch, ocfg)
+        model = trained.model
+        labeler.report.orchestrator_losses = (trained.losses[0], trained.losses[-1])
+    weights = orch.weights_for(model, feats)
+    labeler.report.mean_weights = [float(x) for x in weights.mean(axis=0)]
+
+    provenance: dict[str, Any] = {
+        "judge_sha256": judge_sha,
+        "judge": judge_prov,
+        "prompts": [{"name": p.name, "version": p.version, "sha256": p.sha256} for p in prompts],
+        "templates": {"version": templates.version, "sha256": templates.sha256},
+        "encoder_sha256": enc_ref.sha256,
+        "qa_sha256": qa_hash(result.qa),
+        "qa_source": "file" if qa is not None else "built",
+        "qa_entries": len(result.qa),
+        "n_ctx": n_ctx,
+        "result_tokens": cfg.result_tokens,
+        "scale": list(templates.values),
+    }
+    if trained is not None:
+        path = save_ckpt or _default_ckpt(out)
+        sha = orch.save(model, path, {**provenance, "dataset": os.path.abspath(in_path),
+                                      "trajectories": len(trajs)})
+        provenance["orchestrator_sha256"] = sha
+        provenance["orchestrator"] = "trained on this dataset's success flags"
+        click.echo(f"orchestrator: trained ({epochs} steps, loss {trained.losses[0]:.4f} -> "
+                   f"{trained.losses[-1]:.4f}), saved {path}", err=True)
+    else:
+        provenance["orchestrator_sha256"] = orch.file_sha256(ckpt)
+        provenance["orchestrator"] = f"applied {os.path.basename(ckpt)}"
+    write_labels(result, weights, provenance, cfg.keep_dists)
+    with TrajectoryWriter(out) as w:
+        for t in trajs:
+            w.write(t)
+
+    rep = labeler.report
+    rep.seconds = time.perf_counter() - t0
+    rep.cache_hits = int(judge_stats.get("cache_hits", 0))
+    rep.judge_seconds = float(judge_stats.get("seconds", 0.0))
+    rep.truncations = dict(labeler.trunc.counts)
+    d = rep.to_dict()
+    d["judge_stats"] = judge_stats
+    if report_path:
+        Path(report_path).write_text(json.dumps(d, indent=2, default=float))
+    ens = np.array([s.labels["coren"]["ensemble"] for t in trajs for s in t.steps])
+    click.echo(f"wrote {out}: {len(trajs)} trajectories, {rep.steps} steps, {rep.total_queries} queries "
+               f"({d['queries_per_step']:.1f}/step, {rep.cache_hits} cache hits), {d['steps_per_second']:.2f} steps/s "
+               f"({rep.seconds:.1f} s); ensemble mean {ens.mean():.2f}; weights C/S/T "
+               + "/".join(f"{x:.2f}" for x in rep.mean_weights)
+               + (f"; truncated {labeler.trunc.total} texts" if labeler.trunc.total else ""))

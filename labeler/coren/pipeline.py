@@ -1,0 +1,470 @@
+"""The COREN labeling pipeline: judge queries in prefix-sharing order, votes, orchestrator, labels.
+
+Query kinds (per prompt n; the prompt header is the shared KV prefix of all its queries):
+
+* ``rate``  — the taken action *with its result* (the transition) at every step: the prompt's distribution over
+  -2..2 (the cot prompt first generates one line of reasoning). These give the prompts' votes.
+* ``cand``  — every candidate at every observation, without a result: the prompt's ranking of the candidates,
+  i.e. its high-value action for the temporal check. Queries of one observation share its text as KV prefix.
+* ``back``  — one backward verification per trajectory: can the prompt's high-value actions achieve the task?
+* ``qa``    — the structural question retrieved for the steps, answered once per (prompt, QA entry).
+
+Output per step: ``labels["coren"] = {contextual, structural, temporal, ensemble, w_contextual, w_structural,
+w_temporal, dist_p0 .. dist_p{N-1}}`` — the four rewards, the orchestrator's weights, and each prompt's
+(uncalibrated) distribution over -2..2 for the taken action (5 floats per prompt, ~40 bytes each: kept so the
+votes can be recomputed without the judge). Per trajectory: ``provenance["coren"]``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import numpy as np
+
+from labeler.coren import structural, temporal, voting
+from labeler.coren.prompts import CorenPrompt, Templates
+from labeler.coren.texts import TruncationStats, fit_head, fit_plan, transition_text
+from labeler.dataset import Trajectory
+
+METHOD = "coren"
+ACTION_TOKENS = 32
+PLAN_TOKENS = 384
+SAFETY_TOKENS = 16
+COT_GRAMMAR = r"root ::= [^\n]+"
+
+
+class CorenInputError(ValueError):
+    """The dataset cannot be labeled as asked (e.g. steps without candidates)."""
+
+
+class JudgeLike(Protocol):
+    stats: dict[str, float]
+
+    @property
+    def model_sha256(self) -> str: ...
+    @property
+    def n_ctx(self) -> int: ...
+    def count_tokens(self, text: str) -> int: ...
+    def score_many(self, queries: Sequence[tuple[str, Sequence[str]]], *, template: str, version: int,
+                   **kw: Any) -> list[Any]: ...
+    def generate(self, prompt: str, *, grammar: str | None = None, max_tokens: int = 64,
+                 stop: Sequence[str] | None = None, template: str = "adhoc", version: int = 1) -> str: ...
+
+
+class EncoderLike(Protocol):
+    def encode(self, sentences: list[str], **kw: Any) -> Any: ...
+
+
+@dataclass
+class CorenConfig:
+    """Labeling options (the CLI's flags)."""
+
+    result_tokens: int = 40
+    """Most tokens of the transition text (what the action changed) shown with the taken action."""
+    qa_size: int = 48
+    """Most entries of the built structural QA set (farthest-point sampled)."""
+    qa_answer_tokens: int = 16
+    """Most tokens of a prompt's answer to a structural question."""
+    keep_dists: bool = True
+    """Keep each prompt's distribution over the scale per step (dist_p0 ...)."""
+
+
+@dataclass
+class StepText:
+    observation: str
+    action: str
+    result: str
+    candidates: list[str]
+
+
+@dataclass
+class Report:
+    trajectories: int = 0
+    steps: int = 0
+    queries: dict[str, int] = field(default_factory=dict)
+    cache_hits: int = 0
+    seconds: float = 0.0
+    judge_seconds: float = 0.0
+    truncations: dict[str, int] = field(default_factory=dict)
+    structural_fallbacks: int = 0
+    temporal_fallbacks: int = 0
+    temporal_violations: int = 0
+    backward_pass_rate: list[float] = field(default_factory=list)
+    qa_pass_rate: list[float] = field(default_factory=list)
+    qa_entries: int = 0
+    mean_weights: list[float] = field(default_factory=list)
+    orchestrator_losses: tuple[float, float] | None = None
+
+    @property
+    def total_queries(self) -> int:
+        return sum(self.queries.values())
+
+    def to_dict(self) -> dict[str, Any]:
+        d = dict(self.__dict__)
+        d["total_queries"] = self.total_queries
+        d["steps_per_second"] = self.steps / self.seconds if self.seconds else None
+        d["queries_per_step"] = self.total_queries / self.steps if self.steps else None
+        return d
+
+
+def judge_order(observation: str) -> str:
+    """The observation as the judge sees it: a ``Room:`` line (the part that changes least between steps) moved
+    first, so consecutive steps share it as KV-cache prefix; other lines keep their order. Text without such a
+    line is unchanged. Truncation happens before, on the original order."""
+    lines = observation.split("\n")
+    room = [ln for ln in lines if ln.startswith("Room:")]
+    if not room or lines[0].startswith("Room:"):
+        return observation
+    return "\n".join(room + [ln for ln in lines if not ln.startswith("Room:")])
+
+
+def ranked_candidates(st: StepText, max_options: int) -> list[int]:
+    """Indices of the candidates offered in the multiple-choice query: all of them when they fit the letters;
+    otherwise the first ``max_options - 1`` plus the taken action (documented cap)."""
+    n = len(st.candidates)
+    if n <= max_options:
+        return list(range(n))
+    keep = list(range(max_options - 1))
+    taken = st.candidates.index(st.action) if st.action in st.candidates else 0
+    return keep + [taken] if taken not in keep else list(range(max_options))
+
+
+def check_candidates(trajectories: Sequence[Trajectory], source: str = "input") -> None:
+    for t in trajectories:
+        for i, s in enumerate(t.steps):
+            if not s.candidates:
+                raise CorenInputError(
+                    f"{source}: trajectory {t.id!r} step {i} has no candidates: COREN's temporal consistency "
+                    "rates every candidate (admissible) action at each observation. Record the candidate actions "
+                    "in each step's 'candidates' list (edgejudge collect does), or add them to your logs.")
+
+
+class Budgets:
+    """Token budgets per field (see :mod:`labeler.coren.texts` for the truncation rule)."""
+
+    def __init__(self, n_ctx: int, prompts: Sequence[CorenPrompt], templates: Templates,
+                 count: Callable[[str], int], result_tokens: int):
+        scaffold = max(count(templates.step.format(instruction="", observation="", action="", result="")),
+                       count(templates.qa.format(instruction="", observation="")))
+        header = max(count(p.header) for p in prompts)
+        reasoning = max((p.reasoning_tokens for p in prompts), default=0)
+        tail = count(templates.reasoning) + reasoning + count(templates.rating) + max(
+            count(c) for c in templates.choices)
+        self.avail = n_ctx - header - scaffold - tail - SAFETY_TOKENS - 1
+        if self.avail < 64 + result_tokens:
+            raise CorenInputError(f"judge context n_ctx={n_ctx} is too small for the COREN prompts "
+                                  f"(headers take {header} tokens); use a larger --n-ctx")
+        self.instruction = self.avail // 4
+        self.result = result_tokens
+        self.action = ACTION_TOKENS
+
+
+class CorenLabeler:
+    def __init__(self, judge: JudgeLike, encoder: EncoderLike, prompts: Sequence[CorenPrompt],
+                 templates: Templates, cfg: CorenConfig | None = None,
+                 progress: Callable[[int, dict[str, Any]], None] | None = None):
+        self.judge = judge
+        self.encoder = encoder
+        self.prompts = list(prompts)
+        self.t = templates
+        self.cfg = cfg or CorenConfig()
+        self.progress = progress or (lambda n, info: None)
+        self.trunc = TruncationStats()
+        self.report = Report()
+        self._count = judge.count_tokens
+        self.budgets = Budgets(judge.n_ctx, self.prompts, templates, self._count, self.cfg.result_tokens)
+
+    # ------------------------------------------------------------------------------------------------ texts
+
+    def _fit(self, text: str, tokens: int, what: str) -> str:
+        out, cut = fit_head(text, tokens, self._count)
+        if cut:
+            self.trunc.add(what)
+        return out
+
+    def step_texts(self, traj: Trajectory) -> tuple[str, list[StepText]]:
+        b = self.budgets
+        instruction = self._fit(traj.instruction, b.instruction, "instruction")
+        left = b.avail - self._count(instruction)
+        out = []
+        for s in traj.steps:
+            result = self._fit(transition_text(s.observation, s.next_observation), b.result, "result")
+            action = self._fit(s.action, b.action, "action")
+            cands = [self._fit(c, b.action, "candidate") for c in s.candidates]
+            options = sum(self._count(c) + 2 for c in cands[: len(self.t.letters)])
+            obs_budget = left - max(self._count(result) + self._count(action), options)
+            obs = judge_order(self._fit(s.observation, obs_budget, "observation"))
+            out.append(StepText(obs, action, result, cands))
+        return instruction, out
+
+    def _body(self, instruction: str, st: StepText, action: str, result: str) -> str:
+        return self.t.step.format(instruction=instruction, observation=st.observation, action=action,
+                                  result=result)
+
+    # ------------------------------------------------------------------------------------------------ queries
+
+    def _score(self, prompt: CorenPrompt, queries: list[tuple[str, Sequence[str]]], kind: str) -> list[Any]:
+        res = self.judge.score_many(queries, template=prompt.template_id, version=prompt.version)
+        self._tick(kind, len(queries))
+        return res
+
+    def _generate(self, prompt: CorenPrompt, text: str, max_tokens: int, kind: str, stop: Sequence[str]) -> str:
+        out = self.judge.generate(text, grammar=COT_GRAMMAR, max_tokens=max_tokens, stop=list(stop),
+                                  template=prompt.template_id, version=prompt.version)
+        self._tick(kind, 1)
+        return out
+
+    def _tick(self, kind: str, n: int) -> None:
+        self.report.queries[kind] = self.report.queries.get(kind, 0) + n
+        self.progress(n, {"kind": kind, "cache_hits": int(self.judge.stats.get("cache_hits", 0))})
+
+    def _queries(self, prompt: CorenPrompt, instruction: str, texts: list[StepText]) -> tuple[list, list[str]]:
+        """One candidate query per step (multiple choice over its ranked candidates) and the taken actions'
+        rating prefixes (with result; for the cot prompt, the text the reasoning is generated after)."""
+        t = self.t
+        cand = []
+        for st in texts:
+            ranked = ranked_candidates(st, len(t.letters))
+            options = "\n".join(f"{t.letters[i]}. {st.candidates[c]}" for i, c in enumerate(ranked))
+            body = t.choose.format(instruction=instruction, observation=st.observation, options=options)
+            cand.append((prompt.header + body, [" " + t.letters[i] for i in range(len(ranked))]))
+        tail = t.reasoning if prompt.cot else t.rating
+        rate = [prompt.header + self._body(instruction, st, st.action, st.result) + tail for st in texts]
+        return cand, rate
+
+    def rate_steps(self, prompt: CorenPrompt, instruction: str, texts: list[StepText]) -> tuple[np.ndarray, list]:
+        """(steps, K) distributions of the taken action with its result; per step the distribution over its
+        ranked candidates (see :func:`ranked_candidates`).
+
+        Candidate and rating queries of a trajectory go to the judge in one call: it orders them by prefix, so
+        one observation's text is evaluated once for its candidate query and its rating."""
+        t = self.t
+        queries, bases = self._queries(prompt, instruction, texts)
+        n_cand = len(queries)
+        if prompt.cot:
+            for base in bases:
+                why = self._generate(prompt, base, prompt.reasoning_tokens, "reason", stop=["\n"])
+                why = " " + " ".join(why.split()) if why.strip() else ""
+                queries.append((base + why + "\n" + t.rating, t.choices))
+        else:
+            queries += [(b, t.choices) for b in bases]
+        res = self.judge.score_many(queries, template=prompt.template_id, version=prompt.version)
+        self._tick("cand", n_cand)
+        self._tick("rate", len(queries) - n_cand)
+        cand_dists = [np.asarray(r.probs, dtype=np.float64) for r in res[:n_cand]]
+        rate = np.array([r.probs for r in res[n_cand:]])
+        return rate, cand_dists
+
+    def plan(self, trajectories: Sequence[Trajectory]) -> dict[str, Any]:
+        """Query counts and a token estimate, without running the judge (``--dry-run``).
+
+        ``prompt_tokens``: all query text; ``new_tokens``: what is left after the prefix shared with the previous
+        query in the judge's order (what llama.cpp actually evaluates; estimated from characters)."""
+        check_candidates(trajectories)
+        counts: dict[str, int] = {}
+        chars = new_chars = 0
+        gen_tokens = 0
+        sample: list[str] = []
+        texts = [self.step_texts(t) for t in trajectories]
+        n_qa = min(self.cfg.qa_size, len(structural.candidate_entries(trajectories)))
+        for prompt in self.prompts:
+            prev = prompt.header
+            for instruction, sts in texts:
+                cand, rate = self._queries(prompt, instruction, sts)
+                qs = sorted([q for q, _ in cand] + rate)
+                for q in qs:
+                    lcp = 0
+                    for a, b in zip(prev, q):
+                        if a != b:
+                            break
+                        lcp += 1
+                    chars += len(q)
+                    new_chars += len(q) - lcp
+                    prev = q
+                sample.extend(qs[:1])
+                counts["cand"] = counts.get("cand", 0) + len(cand)
+                counts["rate"] = counts.get("rate", 0) + len(rate)
+                if prompt.cot:
+                    counts["reason"] = counts.get("reason", 0) + len(rate)
+                    gen_tokens += len(rate) * prompt.reasoning_tokens
+                counts["back"] = counts.get("back", 0) + 1
+            counts["qa"] = counts.get("qa", 0) + n_qa
+            gen_tokens += n_qa * self.cfg.qa_answer_tokens
+        ratio = (sum(self._count(x) for x in sample) / max(sum(len(x) for x in sample), 1)) if sample else 0.25
+        return {"trajectories": len(trajectories), "steps": sum(len(t.steps) for t in trajectories),
+                "queries": counts, "total_queries": sum(counts.values()),
+                "prompt_tokens": int(chars * ratio), "new_tokens": int(new_chars * ratio),
+                "generated_tokens_max": gen_tokens, "truncations": dict(self.trunc.counts),
+                "example_query": sample[0] if sample else ""}
+
+    def backward(self, prompt: CorenPrompt, instruction: str, plan: list[str]) -> float:
+        text, cut = fit_plan(plan, PLAN_TOKENS, self._count)
+        if cut:
+            self.trunc.add("plan")
+        q = prompt.header + self.t.backward.format(instruction=instruction, plan=text)
+        res = self._score(prompt, [(q, self.t.backward_choices)], "back")[0]
+        return float(res.probs[0])
+
+    def answer(self, prompt: CorenPrompt, entry: structural.QAEntry) -> str:
+        b = self.budgets
+        instruction = self._fit(entry.instruction, b.instruction, "qa_instruction")
+        obs = self._fit(entry.observation, b.avail - self._count(instruction), "qa_observation")
+        q = prompt.header + self.t.qa.format(instruction=instruction, observation=obs)
+        return structural.clean_answer(self._generate(prompt, q, self.cfg.qa_answer_tokens, "qa", stop=["\n"]))
+
+    # ------------------------------------------------------------------------------------------------ embed
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        """L2-normalised embeddings of ``texts`` (unique texts encoded once)."""
+        uniq = sorted(set(texts))
+        if not uniq:
+            return np.zeros((0, 1))
+        vecs = np.asarray(self.encoder.encode(uniq, batch_size=32, normalize_embeddings=True,
+                                              show_progress_bar=False), dtype=np.float64)
+        vecs = vecs / np.maximum(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-12)
+        index = {t: i for i, t in enumerate(uniq)}
+        return vecs[[index[t] for t in texts]]
+
+    # ------------------------------------------------------------------------------------------------ main
+
+    def label(self, trajectories: Sequence[Trajectory], qa: Sequence[structural.QAEntry] | None = None,
+              orchestrator: Any = None, orchestrator_cfg: Any = None) -> LabelResult:
+        """Label ``trajectories``; ``qa`` replaces the built QA set; ``orchestrator`` a loaded model."""
+        t0 = time.perf_counter()
+        check_candidates(trajectories)
+        trajs = list(trajectories)
+        rep = self.report
+        rep.trajectories, rep.steps = len(trajs), sum(len(t.steps) for t in trajs)
+        texts = [self.step_texts(t) for t in trajs]
+        offsets = np.cumsum([0] + [len(t.steps) for t in trajs])
+        n_p, n_s, vals = len(self.prompts), rep.steps, self.t.values
+
+        # --- structural: QA set and retrieval (embeddings of observations; no judge yet)
+        obs_all = [s.observation for t in trajs for s in t.steps]
+        obs_emb = self.embed(obs_all)
+        if qa is None:
+            cands = structural.candidate_entries(trajs)
+            if cands:
+                ce = self.embed([e.observation for e in cands])
+                qa = [cands[i] for i in structural.farthest_point(ce, self.cfg.qa_size)]
+            else:
+                qa = []
+        qa = list(qa)
+        rep.qa_entries = len(qa)
+        retrieved = structural.retrieve(obs_emb, self.embed([e.observation for e in qa])) if qa else None
+        used_qa = sorted(set(retrieved.tolist())) if retrieved is not None else []
+
+        # --- judge queries, one prompt at a time (its header stays in the KV cache)
+        rate = np.zeros((n_p, n_s, len(vals)))
+        cand: list[list[np.ndarray]] = [[] for _ in range(n_p)]
+        p_yes = np.zeros((n_p, len(trajs)))
+        answers: list[dict[int, str]] = [{} for _ in range(n_p)]
+        for n, prompt in enumerate(self.prompts):
+            for j, (instruction, sts) in enumerate(texts):
+                r, c = self.rate_steps(prompt, instruction, sts)
+                rate[n, offsets[j]: offsets[j + 1]] = r
+                cand[n].extend(c)
+            for q in used_qa:
+                answers[n][q] = self.answer(prompt, qa[q])
+        # high-value actions need every prompt's candidate calibration: done after all candidate queries
+        high = np.zeros((n_p, n_s), dtype=bool)  # taken action == the prompt's high-value action
+        for n, prompt in enumerate(self.prompts):
+            prior = temporal.position_prior(cand[n], len(self.t.letters))
+            for j, t in enumerate(trajs):
+                plan = []
+                for i, s in enumerate(t.steps):
+                    ranked = ranked_candidates(texts[j][1][i], len(self.t.letters))
+                    pick = temporal.high_value_index(cand[n][offsets[j] + i], prior)
+                    best = s.candidates[ranked[pick]]
+                    plan.append(best)
+                    high[n, offsets[j] + i] = best == s.action
+                p_yes[n, j] = self.backward(prompt, texts[j][0], plan)
+
+        # --- votes
+        cal = np.stack([voting.calibrate(rate[n], voting.calibration_prior(rate[n])) for n in range(n_p)])
+        votes = np.array([[voting.prompt_vote(cal[n, s], vals) for s in range(n_s)] for n in range(n_p)])
+        contextual = np.array([voting.majority_vote(votes[:, s].tolist(), cal[:, s], vals) for s in range(n_s)])
+
+        qa_pass = np.ones((n_p, max(len(qa), 1)), dtype=bool)
+        if used_qa:
+            ref = self.embed([qa[q].answer for q in used_qa])
+            for n in range(n_p):
+                ans = self.embed([answers[n][q] or "(no answer)" for q in used_qa])
+                sims = (ans * ref).sum(axis=1)
+                for q, sim in zip(used_qa, sims, strict=True):
+                    qa_pass[n, q] = structural.answer_passes(float(sim))
+            rep.qa_pass_rate = [float(qa_pass[n, used_qa].mean()) for n in range(n_p)]
+        structural_r = np.zeros(n_s)
+        for s in range(n_s):
+            passed = qa_pass[:, retrieved[s]] if retrieved is not None else np.zeros(n_p, dtype=bool)
+            structural_r[s], fb = voting.filtered_vote(votes[:, s].tolist(), passed.tolist(), int(contextual[s]),
+                                                      cal[:, s], vals)
+            rep.structural_fallbacks += fb
+
+        back_pass = np.vectorize(temporal.backward_passes)(p_yes)
+        rep.backward_pass_rate = [float(back_pass[n].mean()) for n in range(n_p)]
+        traj_of_step = np.repeat(np.arange(len(trajs)), [len(t.steps) for t in trajs])
+        violated = high & ~back_pass[:, traj_of_step]
+        rep.temporal_violations = int(violated.sum())
+        temporal_r = np.zeros(n_s)
+        for s in range(n_s):
+            temporal_r[s], fb = voting.filtered_vote(votes[:, s].tolist(), (~violated[:, s]).tolist(),
+                                                    int(contextual[s]), cal[:, s], vals)
+            rep.temporal_fallbacks += fb
+
+        channels = np.stack([contextual, structural_r, temporal_r], axis=1).astype(np.float64)
+        return LabelResult(trajs, channels, rate, texts, obs_emb, traj_of_step, qa, p_yes)
+
+
+@dataclass
+class LabelResult:
+    """Everything the labeler computed before the ensemble (the orchestrator step needs features)."""
+
+    trajectories: list[Trajectory]
+    channels: np.ndarray  # (steps, 3): contextual, structural, temporal
+    rate: np.ndarray  # (prompts, steps, K) raw distributions of the taken action
+    texts: list[tuple[str, list[StepText]]]
+    obs_emb: np.ndarray
+    traj_of_step: np.ndarray
+    qa: list[structural.QAEntry]
+    p_yes: np.ndarray
+
+
+def step_features(labeler: CorenLabeler, result: LabelResult) -> np.ndarray:
+    """Orchestrator input per step: [emb(observation), emb(action), emb(instruction)]."""
+    trajs = result.trajectories
+    actions = labeler.embed([s.action for t in trajs for s in t.steps])
+    instr = labeler.embed([t.instruction for t in trajs for _ in t.steps])
+    return np.concatenate([result.obs_emb, actions, instr], axis=1).astype(np.float32)
+
+
+def split_by_trajectory(arr: np.ndarray, trajs: Sequence[Trajectory]) -> list[np.ndarray]:
+    out, k = [], 0
+    for t in trajs:
+        out.append(arr[k: k + len(t.steps)])
+        k += len(t.steps)
+    return out
+
+
+def write_labels(result: LabelResult, weights: np.ndarray, provenance: dict[str, Any], keep_dists: bool) -> None:
+    """Put the channels, the ensemble and the weights on every step, and the provenance on every trajectory."""
+    ens = (weights * result.channels).sum(axis=1)
+    k = 0
+    for t in result.trajectories:
+        for s in t.steps:
+            c = result.channels[k]
+            lab: dict[str, Any] = {
+                "contextual": float(c[0]), "structural": float(c[1]), "temporal": float(c[2]),
+                "ensemble": round(float(ens[k]), 6),
+                "w_contextual": round(float(weights[k, 0]), 6), "w_structural": round(float(weights[k, 1]), 6),
+                "w_temporal": round(float(weights[k, 2]), 6),
+            }
+            if keep_dists:
+                for n in range(result.rate.shape[0]):
+                    lab[f"dist_p{n}"] = [round(float(x), 5) for x in result.rate[n, k]]
+            s.labels[METHOD] = lab
+            k += 1
+        t.provenance[METHOD] = dict(provenance)
