@@ -79,6 +79,7 @@ class EdgeClient:
     def _open(self) -> None:
         s = self.ctx.socket(zmq.DEALER)
         s.setsockopt(zmq.LINGER, 0)
+        self._rcvtimeo = -1
         if self._curve is not None:
             s.curve_serverkey, s.curve_publickey, s.curve_secretkey = self._curve
         s.connect(self.connect_addr)
@@ -126,10 +127,16 @@ class EdgeClient:
         assert self.sock is not None
         deadline = time.monotonic() + timeout
         while True:
-            left = deadline - time.monotonic()
-            if left <= 0 or not self.sock.poll(left * 1000, zmq.POLLIN):
+            left_ms = int((deadline - time.monotonic()) * 1000)
+            if left_ms <= 0:
                 return None
-            frames = self.sock.recv_multipart()
+            if left_ms != self._rcvtimeo:  # one blocking receive with a timeout: no extra poll round trip
+                self.sock.setsockopt(zmq.RCVTIMEO, left_ms)
+                self._rcvtimeo = left_ms
+            try:
+                frames = self.sock.recv_multipart()
+            except zmq.Again:
+                return None
             try:
                 reply = unpack_reply(frames[-1])
             except ProtocolError:

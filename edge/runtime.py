@@ -130,6 +130,7 @@ class Runtime:
         self.tokenizer.enable_truncation(max_length=self.manifest.max_length)
         self.tokenizer.no_padding()
         self.cache = LRU(self.cfg.cache_size)
+        self._ones: dict[int, np.ndarray] = {}
         self.skills = list(self.manifest.skills)
         self.skill_embs: np.ndarray | None = None
         if self.skills:
@@ -237,6 +238,21 @@ class Runtime:
         """One policy call for all items (candidates padded and masked); returns each item's scores [K_i]."""
         if not items:
             return []
+        if len(items) == 1:  # the common robot case: no padding, no copies
+            it = items[0]
+            k = len(it.candidates)
+            if k not in self._ones:
+                self._ones[k] = np.ones((1, k), dtype=bool)
+            (scores,) = self.policy.run(
+                [POLICY_OUTPUT],
+                {
+                    "instruction": it.instruction.reshape(1, -1),
+                    "state": it.state.reshape(1, -1),
+                    "candidates": it.candidates.reshape(1, k, -1),
+                    "mask": self._ones[k],
+                },
+            )
+            return [scores[0]]
         b, kmax = len(items), max(len(it.candidates) for it in items)
         instr = np.stack([it.instruction for it in items]).astype(np.float32, copy=False)
         state = np.stack([it.state for it in items]).astype(np.float32, copy=False)

@@ -241,7 +241,7 @@ class Server:
 
     def _recv_ready(self, batch: list[tuple[list[bytes], float]]) -> None:
         assert self.sock is not None
-        while len(batch) < self.cfg.max_batch:
+        while len(batch) < self.cfg.max_batch and self.sock.getsockopt(zmq.EVENTS) & zmq.POLLIN:
             try:
                 frames = self.sock.recv_multipart(zmq.NOBLOCK, copy=True)
             except zmq.Again:

@@ -159,7 +159,12 @@ class Daemon:
         self.endpoint = ""
         self.metrics_port: int | None = None
         if wait_ready:
-            ready = self.wait_event("ready", timeout)
+            try:
+                ready = self.wait_event("ready", timeout)
+            except AssertionError:
+                self.proc.kill()  # never leave a daemon behind
+                self.proc.wait(timeout=10)
+                raise
             self.endpoint = ready["endpoints"][0]
             self.metrics_port = ready.get("metrics_port")
 
