@@ -1,0 +1,56 @@
+"""``EdgeAgent``: an edge-serve daemon as an agent (``act(instruction, observation, candidates) -> index``).
+
+It plugs the daemon into :func:`policy.evaluate.evaluate` (TextWorldExpress rollouts) exactly as a robot
+uses it: every step is one ``act`` request through :class:`edge.client.EdgeClient`. Round-trip and
+server-side times of every call are kept for latency percentiles.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from edge.client import EdgeClient
+
+
+class EdgeAgent:
+    name = "edge-serve"
+
+    def __init__(self, client: EdgeClient):
+        self.client = client
+        self.round_trip_ms: list[float] = []
+        self.server_ms: list[float] = []
+        self.model = ""
+
+    def act(self, instruction: str, observation: str, candidates: Sequence[str]) -> int:
+        import time
+
+        t = time.perf_counter()
+        reply = self.client.act(instruction, observation, list(candidates))
+        self.round_trip_ms.append((time.perf_counter() - t) * 1000)
+        self.server_ms.append(float(reply["timing"]["server_ms"]))
+        self.model = str(reply["model"])
+        return int(reply["index"])
+
+    def reset(self) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+    def latency(self) -> dict[str, Any]:
+        """p50/p99 of the client round trip and of the daemon's own receive-to-reply time, in ms."""
+
+        def pct(values: list[float], q: float) -> float | None:
+            if not values:
+                return None
+            s = sorted(values)
+            return s[min(len(s) - 1, int(round(q * (len(s) - 1))))]
+
+        return {
+            "n": len(self.round_trip_ms),
+            "round_trip_ms_p50": pct(self.round_trip_ms, 0.5),
+            "round_trip_ms_p99": pct(self.round_trip_ms, 0.99),
+            "server_ms_p50": pct(self.server_ms, 0.5),
+            "server_ms_p99": pct(self.server_ms, 0.99),
+        }

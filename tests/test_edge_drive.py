@@ -1,0 +1,53 @@
+"""tools/drive_edge.py: real TextWorldExpress episodes (JVM) driven through a real edge-serve daemon."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from tests.edge_support import ROOT, exported_bundle
+
+pytestmark = pytest.mark.real
+
+
+def test_drive_twx_episodes_through_edge_serve():
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "tools/drive_edge.py",
+            "--bundle",
+            str(exported_bundle()),
+            "--episodes",
+            "2",
+            "--max-steps",
+            "3",
+            "--split",
+            "test",
+            "--json",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    out = json.loads(proc.stdout)
+    assert out["episodes"] == 2 and out["split"] == "test" and out["env"] == "twx:twc"
+    assert out["actions"] == out["latency"]["n"] and 1 <= out["actions"] <= 6
+    assert out["invalid_action_rate"] == 0.0  # the daemon's index is always one of the admissible actions
+    assert 0 < out["latency"]["server_ms_p50"] <= out["latency"]["round_trip_ms_p50"]
+    assert len(out["model"]) == 64
+
+
+def test_drive_needs_exactly_one_target():
+    proc = subprocess.run(
+        [sys.executable, "tools/drive_edge.py", "--episodes", "1"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 2 and "exactly one of --bundle" in proc.stderr
