@@ -242,3 +242,21 @@ def test_bad_bundle_and_bad_options_fail_with_one_line(tmp_path):
     good = build_tiny_bundle(tmp_path / "good")
     p = serve("--bundle", str(good), "--bind", "tcp://256.1.1.1:1")
     assert p.returncode == 2 and "startup_failed" in p.stderr
+
+
+def test_sd_notify_ready_reloading_stopping(tmp_path):
+    import socket
+
+    addr = str(tmp_path / "notify.sock")
+    with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as s:
+        s.bind(addr)
+        s.settimeout(30)
+        d = Daemon(build_tiny_bundle(tmp_path / "b"), env={"NOTIFY_SOCKET": addr})
+        try:
+            assert s.recv(64) == b"READY=1"
+            d.signal(signal.SIGHUP)
+            assert s.recv(64) == b"RELOADING=1"
+            assert s.recv(64) == b"READY=1"
+        finally:
+            assert d.stop() == 0
+        assert s.recv(64) == b"STOPPING=1"
