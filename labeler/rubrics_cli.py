@@ -46,7 +46,8 @@ def rubrics() -> None:
     "--cache",
     default=None,
     type=click.Path(dir_okay=False),
-    help="Judge answer cache (SQLite); a rerun reuses it. Default: OUT.cache.sqlite",
+    help="Judge answer cache (SQLite); a rerun reuses it. "
+    "Default: $EDGEJUDGE_CACHE/labels.sqlite (~/.cache/edgejudge), shared with the other labelers.",
 )
 @click.option(
     "--max-trajectories",
@@ -135,6 +136,7 @@ def build(
     if not trajs:
         raise click.ClickException(f"{dataset}: no trajectory of task type {task_type!r}")
     from labeler.judge import JudgeError, open_judge
+    from labeler.trca.pipeline import default_cache
     from models.registry import ModelError
 
     cfg = BuildConfig(
@@ -145,7 +147,7 @@ def build(
         progress=progress,
     )
     try:
-        with open_judge(judge_ref, n_threads=threads, cache=cache or f"{out}.cache.sqlite") as judge:
+        with open_judge(judge_ref, n_threads=threads, cache=cache or default_cache()) as judge:
             report = build_rubric(
                 trajs, judge, cfg, dataset_name=Path(dataset).name, log=lambda m: click.echo(m, err=True)
             )

@@ -74,6 +74,8 @@ def test_real_judge_builds_a_rubric_that_labels_real_episodes(episodes, tmp_path
         game,
         "--out",
         str(rub),
+        "--cache",
+        f"{rub}.cache.sqlite",
         "--no-progress",
         check=True,
         timeout=240,

@@ -8,7 +8,7 @@ from collections import Counter
 import click
 
 from labeler.dataset import DatasetError, iter_trajectories
-from labeler.trca.pipeline import EPISODE_GROUPS, RubricSet, TRCAConfig, label_file
+from labeler.trca.pipeline import EPISODE_GROUPS, RubricSet, TRCAConfig, default_cache, label_file
 from labeler.trca.rubric import RubricError
 
 
@@ -74,7 +74,8 @@ from labeler.trca.rubric import RubricError
     "--cache",
     default=None,
     type=click.Path(dir_okay=False),
-    help="Judge answer cache (SQLite) for --item-judge llm; reruns resume from it. Default: OUT.cache.sqlite",
+    help="Judge answer cache (SQLite) for --item-judge llm; reruns resume from it. "
+    "Default: $EDGEJUDGE_CACHE/labels.sqlite (~/.cache/edgejudge), shared with the other labelers.",
 )
 @click.option("--dry-run", is_flag=True, help="Check the input and rubrics, count the work, write nothing.")
 @click.option(
@@ -146,7 +147,7 @@ def trca(
         if item_judge == "llm":
             from labeler.judge import open_judge
 
-            judge = open_judge(judge_ref, cache=cache or f"{out}.cache.sqlite")
+            judge = open_judge(judge_ref, cache=cache or default_cache())
         bars: dict = {}
         counted: dict[str, int] = {}
 

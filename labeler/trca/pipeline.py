@@ -102,6 +102,13 @@ class RubricSet:
         return [cr.rubric for cr in self._by_type.values()]
 
 
+def default_cache() -> str:
+    """The judge cache shared by the labelers: ``$EDGEJUDGE_CACHE/labels.sqlite`` (``~/.cache/edgejudge``)."""
+    from models.registry import cache_dir
+
+    return str(cache_dir() / "labels.sqlite")
+
+
 def rubric_provenance(rubric: Rubric) -> dict[str, Any]:
     return {
         "rubric_sha256": rubric.sha256,
