@@ -25,7 +25,7 @@ import datetime as _dt
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from labeler.dataset import Trajectory
 from labeler.trca.mine import Mined, Template, mine
@@ -95,7 +95,7 @@ INVALIDITY_CANDIDATES: tuple[tuple[str, str, str, str], ...] = (
 )
 
 
-class Scorer:  # the judge's interface used here (labeler.judge.Judge satisfies it)
+class Scorer(Protocol):  # the judge's interface used here (labeler.judge.Judge satisfies it)
     model_sha256: str
 
     def score_many(
