@@ -216,7 +216,7 @@ class CompiledItem:
             new_terms = sorted(self._found(tr.after.context) - self._found(tr.before.context))
             if not new_terms:
                 return None
-            extra = new_terms
+            extra = sorted({*extra, *new_terms})
         base = ";".join(f"{k}={v}" for k, v in sorted(caps.items()))
         if not extra:
             return frozenset({base})
