@@ -165,8 +165,12 @@ class Judge:
                 f"{model.path}: llama.cpp failed to load this GGUF ({e}); "
                 "is it a complete model file for a supported architecture?"
             ) from None
-        self._n_vocab = self._llm.n_vocab()
-        self._n_seq = self._enable_branches(_N_SEQ)
+        try:
+            self._n_vocab = self._llm.n_vocab()
+            self._n_seq = self._enable_branches(_N_SEQ)
+        except BaseException:
+            self._llm.close()
+            raise
         self._kv: list[int] = []  # tokens currently in the KV cache (sequence 0)
         self._rows: dict[int, _Row] = {}  # position -> next-token distribution after kv[: position + 1]
         self.stats: dict[str, float] = {
@@ -386,7 +390,7 @@ class Judge:
         logprobs = [0.0] * len(choices)
         before = self.stats["evaluated_tokens"]
         branches = sorted({tuple(t[:-1]) for t in ctoks if len(t) > 1})
-        if branches and len(branches) < self._n_seq:
+        if branches and len(branches) < self._n_seq and sum(map(len, branches)) <= self.config.n_batch:
             prow, brows = self._decode_tree(ptoks, branches)
             for k, t in enumerate(ctoks):
                 logprobs[k] = prow.logprob(t[0])

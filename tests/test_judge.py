@@ -3,10 +3,11 @@
 The model is loaded once per session (fixture ``judge``); tests that need an empty KV cache call ``reset()``.
 
 Tolerance: llama.cpp's quantised CPU kernels round differently for different batch shapes, so the same tokens
-evaluated in one batch or in two (which is what prefix reuse does) give log-probs that differ by up to ~0.1
-nat on this model (measured: fresh-vs-fresh with batch sizes 512/200/64/5/1 differ by up to 0.11). Reuse must
-match a fresh evaluation within ``TOL`` = 0.25 nat per choice log-prob and 0.05 in probability; the same
-sequence of operations must be bit-identical run to run.
+evaluated in one batch or in two (which is what prefix reuse does) give log-probs that differ slightly
+(measured: fresh-vs-fresh with batch sizes 512/200/64/5/1 up to 0.11 nat; tools/bench_judge.py, reused vs
+from scratch over 310 log-probs of real TWC queries: max 0.25, mean 0.02). Reuse must match a fresh evaluation
+within ``TOL`` = 0.3 nat per choice log-prob and 0.05 in probability; the same sequence of operations must be
+bit-identical run to run.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from labeler.prompting import Example, completion_prompt, fit_text, render
 
 pytestmark = pytest.mark.real
 
-TOL = 0.25
+TOL = 0.3
 PTOL = 0.05
 
 PROMPT = (

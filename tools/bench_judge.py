@@ -132,21 +132,23 @@ def build_queries(n_steps: int, n_candidates: int, seed: int) -> tuple[list[dict
         max_steps=12,
     )
     for t in collect(cfg):
+        steps.extend((episodes, t.instruction, s) for s in t.steps)
         episodes += 1
-        steps.extend((t.instruction, s) for s in t.steps)
         if len(steps) >= n_steps:
             break
     steps = steps[:n_steps]
     queries = []
-    for ins, s in steps:
+    for traj, ins, s in steps:
         result = _one_line(s.info.get("feedback") or "(nothing new)")
         others = [c for c in s.candidates if c != s.action]
         cands = rng.sample(others, min(n_candidates, len(others)))
-        for head in COREN_HEADERS:
+        for v, head in enumerate(COREN_HEADERS):
             stem = f"{head}Task: {ins}\nObservation: {s.observation}\n"
             queries.append(
                 {
                     "pattern": "coren",
+                    "traj": traj,
+                    "variant": v,
                     "prefix": f"{stem}Action: {s.action}\nResult: {result}\nRating:",
                     "choices": COREN_CHOICES,
                 }
@@ -155,6 +157,8 @@ def build_queries(n_steps: int, n_candidates: int, seed: int) -> tuple[list[dict
                 queries.append(
                     {
                         "pattern": "coren",
+                        "traj": traj,
+                        "variant": v,
                         "prefix": f"{stem}Action: {c}\nResult: (not taken yet)\nRating:",
                         "choices": COREN_CHOICES,
                     }
@@ -163,6 +167,8 @@ def build_queries(n_steps: int, n_candidates: int, seed: int) -> tuple[list[dict
             queries.append(
                 {
                     "pattern": "trca",
+                    "traj": traj,
+                    "variant": 0,
                     "prefix": f"{TRCA_HEADER}\nTask: {ins}\nAction: {s.action}\n"
                     f"Game response: {result}\nStatement: {st}\nIs the statement true for this step? "
                     "Answer yes or no.\nAnswer:",
@@ -181,101 +187,58 @@ def build_queries(n_steps: int, n_candidates: int, seed: int) -> tuple[list[dict
     }
 
 
-def _ceiling(judge: Any, prompts: list[str]) -> dict[str, Any]:
-    """(a): llama-cpp-python's own Llama.eval of whole prompts from an empty KV cache."""
+class _Clock:
+    """Wall and process-CPU seconds. The box is shared: CPU time is what the judge itself spent (one thread),
+    wall time also counts waiting for a core behind other people's jobs."""
+
+    def __init__(self) -> None:
+        self.wall = 0.0
+        self.cpu = 0.0
+
+    def __enter__(self) -> _Clock:
+        self._w, self._c = time.perf_counter(), time.process_time()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.wall += time.perf_counter() - self._w
+        self.cpu += time.process_time() - self._c
+
+
+def _groups(queries: list[dict[str, Any]]) -> list[tuple[int, str, list[int]]]:
+    """The labelers' call pattern, per trajectory: COREN sends one prompt variant's queries of a trajectory in
+    one ``score_many`` call; TRCA asks ``score`` once per (step, rubric statement)."""
+    out: list[tuple[int, str, list[int]]] = []
+    for traj in sorted({q["traj"] for q in queries}):
+        for v in sorted({q["variant"] for q in queries if q["pattern"] == "coren"}):
+            idx = [
+                i
+                for i, q in enumerate(queries)
+                if q["traj"] == traj and q["pattern"] == "coren" and q["variant"] == v
+            ]
+            if idx:
+                out.append((traj, "coren", idx))
+        idx = [i for i, q in enumerate(queries) if q["traj"] == traj and q["pattern"] == "trca"]
+        if idx:
+            out.append((traj, "trca", idx))
+    return out
+
+
+def _ceiling(judge: Any, prompts: list[str], clock: _Clock) -> int:
+    """(a): llama-cpp-python's own ``Llama.eval`` of whole prompts from an empty KV cache; returns tokens."""
     llm = judge._llm
-    toks = [judge.tokenize(p, bos=True) for p in prompts]
     total = 0
-    secs = 0.0
-    for t in toks:
+    for p in prompts:
+        t = judge.tokenize(p, bos=True)
         judge.reset()
-        llm._ctx.kv_cache_seq_rm(-1, 0, -1)
-        llm.n_tokens = 0
-        t0 = time.perf_counter()
-        llm.eval(t)
-        secs += time.perf_counter() - t0
+        with clock:
+            llm.eval(t)
         total += len(t)
     judge.reset()
-    llm.n_tokens = 0
-    return {"prompts": len(toks), "tokens": total, "seconds": secs, "tokens_per_s": total / secs}
+    return total
 
 
-def _naive(judge: Any, queries: list[dict[str, Any]], progress: bool | None) -> dict[str, Any]:
-    from labeler.progress import progress as bar
-
-    out: dict[str, Any] = {"results": [], "by_pattern": {}}
-    ev0 = judge.stats["evaluated_tokens"]
-    t_all = time.perf_counter()
-    with bar(total=len(queries), enabled=progress, desc="(b) naive", unit="q") as pb:
-        for q in queries:
-            judge.reset()
-            e0 = judge.stats["evaluated_tokens"]
-            t0 = time.perf_counter()
-            s = judge.score(q["prefix"], q["choices"])
-            dt = time.perf_counter() - t0
-            bp = out["by_pattern"].setdefault(
-                q["pattern"], {"queries": 0, "seconds": 0.0, "evaluated_tokens": 0}
-            )
-            bp["queries"] += 1
-            bp["seconds"] += dt
-            bp["evaluated_tokens"] += judge.stats["evaluated_tokens"] - e0
-            out["results"].append(s.logprobs)
-            pb.update(1)
-    secs = time.perf_counter() - t_all
-    ev = judge.stats["evaluated_tokens"] - ev0
-    out.update(
-        queries=len(queries),
-        seconds=secs,
-        queries_per_s=len(queries) / secs,
-        evaluated_tokens=ev,
-        tokens_per_s=ev / secs,
-    )
-    for bp in out["by_pattern"].values():
-        bp["queries_per_s"] = bp["queries"] / bp["seconds"]
-    judge.reset()
-    return out
-
-
-def _edgejudge(
-    judge: Any, queries: list[dict[str, Any]], naive_tokens: int, progress: bool | None
-) -> dict[str, Any]:
-    before = dict(judge.stats)
-    out: dict[str, Any] = {"by_pattern": {}}
-    results: list[list[float] | None] = [None] * len(queries)
-    t_all = time.perf_counter()
-    for pattern in sorted({q["pattern"] for q in queries}):
-        idx = [i for i, q in enumerate(queries) if q["pattern"] == pattern]
-        e0 = judge.stats["evaluated_tokens"]
-        t0 = time.perf_counter()
-        res = judge.score_many(
-            [(queries[i]["prefix"], queries[i]["choices"]) for i in idx],
-            template=f"bench.{pattern}",
-            version=1,
-            progress=progress,
-        )
-        dt = time.perf_counter() - t0
-        for i, s in zip(idx, res, strict=True):
-            results[i] = s.logprobs
-        out["by_pattern"][pattern] = {
-            "queries": len(idx),
-            "seconds": dt,
-            "queries_per_s": len(idx) / dt,
-            "evaluated_tokens": judge.stats["evaluated_tokens"] - e0,
-        }
-    secs = time.perf_counter() - t_all
-    d = {k: judge.stats[k] - before[k] for k in judge.stats}
-    out.update(
-        queries=len(queries),
-        seconds=secs,
-        queries_per_s=len(queries) / secs,
-        cache_hits=d["cache_hits"],
-        evaluated_tokens=d["evaluated_tokens"],
-        reused_tokens=d["reused_tokens"],
-        tokens_per_s=d["evaluated_tokens"] / secs,
-        effective_tokens_per_s=naive_tokens / secs,
-        results=results,
-    )
-    return out
+def _rate(n: float, clock: _Clock) -> dict[str, float]:
+    return {"per_s_cpu": n / clock.cpu, "per_s_wall": n / clock.wall}
 
 
 def run(
@@ -287,102 +250,206 @@ def run(
     ceiling_prompts: int,
     progress: bool | None,
 ) -> dict:
+    """(a), (b) and (c) interleaved trajectory by trajectory, so that load from other jobs on the box hits all
+    three alike; ratios are reported on process CPU time and on wall time."""
     from labeler.judge import open_judge
+    from labeler.progress import progress as bar
 
     t0 = time.perf_counter()
     queries, data = build_queries(steps, candidates, seed)
     collect_s = time.perf_counter() - t0
+    groups = _groups(queries)
     unique = len({(q["prefix"], tuple(q["choices"])) for q in queries})
-    with tempfile.TemporaryDirectory(prefix="bench-judge-") as tmp:
-        with open_judge(model, n_threads=threads, n_threads_batch=threads, n_ctx=2048, cache=None) as judge:
-            coren = [q["prefix"] for q in queries if q["pattern"] == "coren"][:ceiling_prompts]
-            a = _ceiling(judge, coren)
-            b = _naive(judge, queries, progress)
-        # (c) on a fresh judge instance and a cold cache: nothing carried over from (b)
-        with open_judge(
-            model, n_threads=threads, n_threads_batch=threads, n_ctx=2048, cache=Path(tmp) / "labels.sqlite"
-        ) as judge:
-            c = _edgejudge(judge, queries, b["evaluated_tokens"], progress)
-            # warm rerun: the same queries again, per pattern like (c); everything comes from the cache
-            warm_s = 0.0
-            hits0 = judge.stats["cache_hits"]
-            for pattern in sorted({q["pattern"] for q in queries}):
-                t2 = time.perf_counter()
-                judge.score_many(
-                    [(q["prefix"], q["choices"]) for q in queries if q["pattern"] == pattern],
+    clocks = {k: _Clock() for k in ("a", "b", "c", "warm")}
+    per = {(m, p): _Clock() for m in ("b", "c") for p in ("coren", "trca")}
+    tokens_a = 0
+    res_b: list[list[float]] = [[] for _ in queries]
+    res_c: list[list[float]] = [[] for _ in queries]
+    ev = {"b": 0, "c": 0}
+    ev_pat = {(m, p): 0 for m in ("b", "c") for p in ("coren", "trca")}
+    kw = {"n_threads": threads, "n_threads_batch": threads, "n_ctx": 2048}
+    with (
+        tempfile.TemporaryDirectory(prefix="bench-judge-") as tmp,
+        open_judge(model, cache=None, **kw) as jb,
+        open_judge(model, cache=Path(tmp) / "labels.sqlite", **kw) as jc,
+        bar(total=len(queries), enabled=progress, desc="judge bench", unit="q") as pb,
+    ):
+        per_traj = max(1, ceiling_prompts // max(1, len({q["traj"] for q in queries})))
+        done_a: set[int] = set()
+        for traj, pattern, idx in groups:
+            if traj not in done_a:  # (a) on whole prompts of this trajectory, both shapes
+                done_a.add(traj)
+                mine = [q["prefix"] for q in queries if q["traj"] == traj]
+                tokens_a += _ceiling(
+                    jb,
+                    mine[:per_traj]
+                    + [q["prefix"] for q in queries if q["traj"] == traj and q["pattern"] == "trca"][:1],
+                    clocks["a"],
+                )
+            # (b) naive: every query from scratch
+            for i in idx:
+                jb.reset()
+                e0 = jb.stats["evaluated_tokens"]
+                with clocks["b"], per[("b", pattern)]:
+                    res_b[i] = jb.score(queries[i]["prefix"], queries[i]["choices"]).logprobs
+                ev_pat[("b", pattern)] += int(jb.stats["evaluated_tokens"] - e0)
+            # (c) edgejudge, called the way the labelers call it
+            e0 = jc.stats["evaluated_tokens"]
+            with clocks["c"], per[("c", pattern)]:
+                if pattern == "coren":
+                    out = jc.score_many(
+                        [(queries[i]["prefix"], queries[i]["choices"]) for i in idx],
+                        template="bench.coren",
+                        version=1,
+                    )
+                    for i, r in zip(idx, out, strict=True):
+                        res_c[i] = r.logprobs
+                else:
+                    for i in idx:
+                        res_c[i] = jc.score(
+                            queries[i]["prefix"], queries[i]["choices"], template="bench.trca", version=1
+                        ).logprobs
+            ev_pat[("c", pattern)] += int(jc.stats["evaluated_tokens"] - e0)
+            pb.update(len(idx))
+        ev["b"] = sum(v for (m, _), v in ev_pat.items() if m == "b")
+        ev["c"] = sum(v for (m, _), v in ev_pat.items() if m == "c")
+        hits_c = int(jc.stats["cache_hits"])
+        # warm rerun: the same calls again, all answered by the label cache
+        h0 = jc.stats["cache_hits"]
+        with clocks["warm"]:
+            for _, pattern, idx in groups:
+                jc.score_many(
+                    [(queries[i]["prefix"], queries[i]["choices"]) for i in idx],
                     template=f"bench.{pattern}",
                     version=1,
                 )
-                warm_s += time.perf_counter() - t2
-            warm_hits = judge.stats["cache_hits"] - hits0
-            sha = judge.model_sha256
-    diffs = [
-        abs(x - y)
-        for rb, rc in zip(b.pop("results"), c.pop("results"), strict=True)
-        for x, y in zip(rb, rc or [], strict=True)
-    ]
-    return {
+        warm_hits = int(jc.stats["cache_hits"] - h0)
+        sha = jc.model_sha256
+    n = len(queries)
+    diffs = [abs(x - y) for rb, rc in zip(res_b, res_c, strict=True) for x, y in zip(rb, rc, strict=True)]
+    a, b, c = clocks["a"], clocks["b"], clocks["c"]
+    qps = {k: _rate(n, clocks[k]) for k in ("b", "c")}
+    tps = {"a": _rate(tokens_a, a), "b": _rate(ev["b"], b), "c": _rate(ev["c"], c)}
+    eff = _rate(ev["b"], c)  # the tokens naive judging needs, per second of edgejudge
+
+    def ratio(x: dict[str, float], y: dict[str, float]) -> dict[str, float]:
+        return {"cpu": x["per_s_cpu"] / y["per_s_cpu"], "wall": x["per_s_wall"] / y["per_s_wall"]}
+
+    by_pattern = {}
+    for p in ("coren", "trca"):
+        nq = sum(q["pattern"] == p for q in queries)
+        if nq:
+            by_pattern[p] = {
+                "queries": nq,
+                "b_queries_per_s_cpu": nq / per[("b", p)].cpu,
+                "c_queries_per_s_cpu": nq / per[("c", p)].cpu,
+                "c_over_b_cpu": per[("b", p)].cpu / per[("c", p)].cpu,
+                "b_evaluated_tokens": ev_pat[("b", p)],
+                "c_evaluated_tokens": ev_pat[("c", p)],
+            }
+    r = {
         "benchmark": "judge",
         "model": model,
         "model_sha256": sha,
         "threads": threads,
         "machine": f"{platform.machine()}, {os.cpu_count()} CPUs visible, {platform.python_implementation()} "
         f"{platform.python_version()}",
+        "load_average_at_end": os.getloadavg(),
         "data": {
             **data,
-            "queries": len(queries),
+            "queries": n,
             "unique_queries": unique,
-            "patterns": {p: sum(q["pattern"] == p for q in queries) for p in ("coren", "trca")},
             "collect_seconds": round(collect_s, 2),
+            "patterns": {p: sum(q["pattern"] == p for q in queries) for p in ("coren", "trca")},
         },
-        "a_ceiling": a,
-        "b_naive": b,
-        "c_edgejudge": c,
+        "a_ceiling": {
+            "tokens": tokens_a,
+            "seconds_cpu": a.cpu,
+            "seconds_wall": a.wall,
+            "tokens_per_s_cpu": tps["a"]["per_s_cpu"],
+            "tokens_per_s_wall": tps["a"]["per_s_wall"],
+        },
+        "b_naive": {
+            "queries": n,
+            "evaluated_tokens": ev["b"],
+            "seconds_cpu": b.cpu,
+            "seconds_wall": b.wall,
+            "queries_per_s_cpu": qps["b"]["per_s_cpu"],
+            "queries_per_s_wall": qps["b"]["per_s_wall"],
+            "tokens_per_s_cpu": tps["b"]["per_s_cpu"],
+            "tokens_per_s_wall": tps["b"]["per_s_wall"],
+        },
+        "c_edgejudge": {
+            "queries": n,
+            "cache_hits": hits_c,
+            "evaluated_tokens": ev["c"],
+            "reused_tokens": int(jc.stats["reused_tokens"]),
+            "seconds_cpu": c.cpu,
+            "seconds_wall": c.wall,
+            "queries_per_s_cpu": qps["c"]["per_s_cpu"],
+            "queries_per_s_wall": qps["c"]["per_s_wall"],
+            "tokens_per_s_cpu": tps["c"]["per_s_cpu"],
+            "tokens_per_s_wall": tps["c"]["per_s_wall"],
+            "effective_tokens_per_s_cpu": eff["per_s_cpu"],
+            "effective_tokens_per_s_wall": eff["per_s_wall"],
+        },
         "c_warm_rerun": {
-            "queries": len(queries),
-            "seconds": warm_s,
+            "queries": n,
             "cache_hits": warm_hits,
-            "queries_per_s": len(queries) / warm_s if warm_s else None,
+            "seconds_wall": clocks["warm"].wall,
+            "queries_per_s_wall": n / clocks["warm"].wall,
         },
+        "by_pattern": by_pattern,
         "ratios": {
-            "c_over_b_queries_per_s": c["queries_per_s"] / b["queries_per_s"],
-            "c_eval_tokens_per_s_over_a": c["tokens_per_s"] / a["tokens_per_s"],
-            "b_eval_tokens_per_s_over_a": b["tokens_per_s"] / a["tokens_per_s"],
-            "c_effective_tokens_per_s_over_a": c["effective_tokens_per_s"] / a["tokens_per_s"],
+            "c_over_b_queries_per_s": ratio(qps["c"], qps["b"]),
+            "c_eval_tokens_per_s_over_a": ratio(tps["c"], tps["a"]),
+            "b_eval_tokens_per_s_over_a": ratio(tps["b"], tps["a"]),
+            "c_effective_tokens_per_s_over_a": ratio(eff, tps["a"]),
         },
         "agreement": {
             "max_abs_logprob_diff_b_vs_c": max(diffs),
             "mean_abs_logprob_diff": sum(diffs) / len(diffs),
         },
-        "targets": {
-            "c_over_b_queries_per_s >= 5": c["queries_per_s"] / b["queries_per_s"] >= 5,
-            "c_eval_tokens_per_s >= 0.7 a": c["tokens_per_s"] / a["tokens_per_s"] >= 0.7,
-        },
     }
+    x = r["ratios"]
+    r["targets"] = {
+        "c_over_b_queries_per_s >= 5 (cpu)": x["c_over_b_queries_per_s"]["cpu"] >= 5,
+        "c_eval_tokens_per_s >= 0.7 a (cpu)": x["c_eval_tokens_per_s_over_a"]["cpu"] >= 0.7,
+    }
+    return r
 
 
 def _fmt(r: dict) -> str:
     a, b, c, w, x = r["a_ceiling"], r["b_naive"], r["c_edgejudge"], r["c_warm_rerun"], r["ratios"]
+    d = r["data"]
     lines = [
-        f"judge benchmark: {r['model']} ({r['model_sha256'][:12]}), {r['threads']} thread(s), {r['machine']}",
-        f"data: {r['data']['steps']} real TWC dev steps -> {r['data']['queries']} queries "
-        f"({r['data']['patterns']}, {r['data']['unique_queries']} unique)",
-        f"(a) ceiling   {a['tokens_per_s']:8.1f} tok/s  ({a['tokens']} tokens, {a['prompts']} whole prompts)",
-        f"(b) naive     {b['queries_per_s']:8.3f} q/s    {b['tokens_per_s']:8.1f} tok/s  "
-        f"({b['evaluated_tokens']} tokens, {b['seconds']:.1f} s)",
-        f"(c) edgejudge {c['queries_per_s']:8.3f} q/s    {c['tokens_per_s']:8.1f} tok/s  "
-        f"({c['evaluated_tokens']} tokens, {c['seconds']:.1f} s; "
-        f"effective {c['effective_tokens_per_s']:.1f} tok/s)",
-        f"(c) warm rerun {w['queries_per_s'] or 0:8.1f} q/s (all {w['cache_hits']} from the cache)",
-        f"(c)/(b) queries/s      {x['c_over_b_queries_per_s']:.2f}x   (target >= 5)",
-        f"(c)/(a) eval tokens/s  {x['c_eval_tokens_per_s_over_a']:.2f}    (target >= 0.70)",
-        f"max |logprob (b) - (c)| {r['agreement']['max_abs_logprob_diff_b_vs_c']:.3f} nat",
+        f"judge benchmark: {r['model']} ({r['model_sha256'][:12]}), {r['threads']} thread(s), "
+        f"{r['machine']}, load average {r['load_average_at_end'][0]:.1f}",
+        f"data: {d['steps']} real TWC dev steps, {d['episodes']} episode(s) -> {d['queries']} queries "
+        f"({d['patterns']}, {d['unique_queries']} unique)",
+        "                 per CPU-second          per wall-second",
+        f"(a) ceiling    {a['tokens_per_s_cpu']:8.1f} tok/s          {a['tokens_per_s_wall']:8.1f} tok/s"
+        f"   ({a['tokens']} tokens)",
+        f"(b) naive      {b['queries_per_s_cpu']:8.3f} q/s {b['tokens_per_s_cpu']:7.1f} tok/s  "
+        f"{b['queries_per_s_wall']:8.3f} q/s {b['tokens_per_s_wall']:7.1f} tok/s"
+        f"   ({b['evaluated_tokens']} tokens)",
+        f"(c) edgejudge  {c['queries_per_s_cpu']:8.3f} q/s {c['tokens_per_s_cpu']:7.1f} tok/s  "
+        f"{c['queries_per_s_wall']:8.3f} q/s {c['tokens_per_s_wall']:7.1f} tok/s"
+        f"   ({c['evaluated_tokens']} tokens)",
+        f"(c) effective  {c['effective_tokens_per_s_cpu']:8.1f} tok/s (tokens (b) needed / time (c) took)",
+        f"(c) warm rerun {w['queries_per_s_wall']:8.1f} q/s (all {w['cache_hits']} from the cache)",
+        f"(c)/(b) queries/s       {x['c_over_b_queries_per_s']['cpu']:.2f}x cpu, "
+        f"{x['c_over_b_queries_per_s']['wall']:.2f}x wall   (target >= 5)",
+        f"(c)/(a) eval tokens/s   {x['c_eval_tokens_per_s_over_a']['cpu']:.2f} cpu, "
+        f"{x['c_eval_tokens_per_s_over_a']['wall']:.2f} wall    (target >= 0.70)",
+        f"(c)/(a) effective       {x['c_effective_tokens_per_s_over_a']['cpu']:.2f} cpu",
+        f"max |logprob (b) - (c)| {r['agreement']['max_abs_logprob_diff_b_vs_c']:.3f} nat "
+        f"(mean {r['agreement']['mean_abs_logprob_diff']:.3f})",
     ]
-    for p in sorted(b["by_pattern"]):
-        bb, cc = b["by_pattern"][p], c["by_pattern"][p]
+    for p, v in r["by_pattern"].items():
         lines.append(
-            f"  {p:6s} (b) {bb['queries_per_s']:.3f} q/s  (c) {cc['queries_per_s']:.3f} q/s  "
-            f"-> {cc['queries_per_s'] / bb['queries_per_s']:.2f}x"
+            f"  {p:6s} (b) {v['b_queries_per_s_cpu']:.3f} q/s  (c) {v['c_queries_per_s_cpu']:.3f} q/s  "
+            f"-> {v['c_over_b_cpu']:.2f}x   tokens {v['b_evaluated_tokens']} -> {v['c_evaluated_tokens']}"
         )
     return "\n".join(lines)
 
