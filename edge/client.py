@@ -134,11 +134,13 @@ class EdgeClient:
                 self.sock.setsockopt(zmq.RCVTIMEO, left_ms)
                 self._rcvtimeo = left_ms
             try:
-                frames = self.sock.recv_multipart()
+                payload = self.sock.recv()
+                while self.sock.getsockopt(zmq.RCVMORE):  # a stray multi-part message: keep its last part
+                    payload = self.sock.recv()
             except zmq.Again:
                 return None
             try:
-                reply = unpack_reply(frames[-1])
+                reply = unpack_reply(payload)
             except ProtocolError:
                 self.stale_dropped += 1
                 continue
