@@ -110,3 +110,27 @@ def test_client_rejects_bad_arguments():
         EdgeClient("tcp://127.0.0.1:1", retries=-1)
     with pytest.raises(ValueError, match="both"):
         EdgeClient("tcp://127.0.0.1:1", curve_server_key="x" * 40)
+
+
+def test_edge_never_imports_heavy_libraries(tmp_path):
+    """A robot installs only edgejudge[edge]: loading and running everything in edge/ must not pull in torch,
+    llama_cpp, sentence_transformers or transformers."""
+    import subprocess
+    import sys
+
+    from tests.edge_support import ROOT
+
+    bundle = build_tiny_bundle(tmp_path / "b")
+    code = (
+        "import sys\n"
+        "import edge.serve, edge.server, edge.client, edge.query_cli, edge.agent, edge.protocol_vectors\n"
+        "from edge.runtime import load_runtime\n"
+        f"rt = load_runtime({str(bundle)!r})\n"
+        "rt.score(rt.items_from_text([('i', 'o', ['a', 'b'])]))\n"
+        "heavy = ('torch', 'llama_cpp', 'sentence_transformers', 'transformers')\n"
+        "bad = [m for m in heavy if m in sys.modules]\n"
+        "print(','.join(bad))\n"
+    )
+    p = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.strip() == "", f"edge/ imported {p.stdout.strip()}"
