@@ -78,6 +78,13 @@ def rubrics() -> None:
     "a comma-separated list of verbs such as 'put'.",
 )
 @click.option(
+    "--prompt-orders",
+    default=4,
+    show_default=True,
+    type=click.IntRange(1, 4),
+    help="Tag under this many orders of the prompt's examples, majority wins (fewer: faster, noisier).",
+)
+@click.option(
     "--base",
     default=None,
     type=click.Path(dir_okay=False),
@@ -102,6 +109,7 @@ def build(
     min_count,
     max_templates,
     placement,
+    prompt_orders,
     base,
     threads,
     progress,
@@ -144,6 +152,7 @@ def build(
         min_count=min_count,
         max_templates=max_templates,
         placement=placement,
+        prompt_orders=prompt_orders,
         progress=progress,
     )
     try:

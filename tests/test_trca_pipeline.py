@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import pytest
 
 from labeler.dataset import Step, Trajectory, read_trajectories, write_trajectories
-from labeler.trca.build import TAGS, BuildConfig, build_header, build_rubric
+from labeler.trca.build import TAG_HEAD, TAG_SHOTS, TAGS, BuildConfig, build_header, build_rubric
 from labeler.trca.checks import CompiledRubric
 from labeler.trca.pipeline import RubricSet, TRCAConfig, label_file, label_trajectory_rewards
 from labeler.trca.rubric import load_rubric, parse_rubric, write_rubric
@@ -427,3 +427,37 @@ def test_episode_group_instruction_or_task_type(files, tmp_path):
     assert by_type["C"] != 0.0
     with pytest.raises(ValueError, match="episode_group"):
         TRCAConfig(episode_group="nope").validate()
+
+
+class OrderSensitiveJudge(FakeJudge):
+    """Tags 'take' responses by which example the prompt shows first: an order-sensitive small judge."""
+
+    def __init__(self, tag_by_first_shot):
+        super().__init__()
+        self.tag_by_first_shot = tag_by_first_shot
+
+    def _one(self, prefix, choices):
+        if choices == [f" {t}" for t in TAGS] and "You take the" in prefix.rsplit("Response:", 1)[1]:
+            self.queries.append(prefix)
+            first = next(i for i, shot in enumerate(TAG_SHOTS) if prefix[len(TAG_HEAD) :].startswith(shot))
+            want = self.tag_by_first_shot.get(first, "found")
+            return FakeScores([0.0 if t == want else -2.0 for t in TAGS])
+        return super()._one(prefix, choices)
+
+
+@pytest.mark.parametrize(
+    "by_first, orders, expected",
+    [
+        ({0: "done"}, 4, "evidence"),  # orders start with shots 0, 4, 7, 1: done/found/found/found
+        ({0: "done", 4: "done"}, 4, None),  # 2 done vs 2 found: a tie gives no item
+        ({0: "done"}, 1, "execution"),  # one order: its tag
+    ],
+)
+def test_tags_are_a_majority_vote_over_example_orders(by_first, orders, expected):
+    judge = OrderSensitiveJudge(by_first)
+    cfg = BuildConfig(task_type="tidy", prompt_orders=orders)
+    items = {it.id: it for it in build_rubric(_tidy_dataset(), judge, cfg).rubric.items}
+    take = [it for i, it in items.items() if i.startswith("take-")]
+    assert [it.category for it in take] == ([expected] if expected else [])
+    with pytest.raises(ValueError, match="prompt_orders"):
+        build_rubric(_tidy_dataset(), judge, BuildConfig(task_type="tidy", prompt_orders=9))

@@ -7,7 +7,8 @@
    ``found`` (Evidence), ``done`` (Execution), ``failed`` (Invalidity), ``nothing`` (no item), by the
    log-probabilities of the four tag words after a few-shot prompt (examples from unrelated tasks). Scores are
    calibrated by subtracting each tag's mean over all candidates of the run (a small model favours some tag
-   words whatever the input; contextual calibration, Zhao et al. 2021).
+   words whatever the input; contextual calibration, Zhao et al. 2021). This runs under several orders of the
+   examples and the majority tag wins (the small judge is sensitive to the order).
 3. For placement verbs (``put {object} in {place}``) in a task whose instruction is about where things go, the
    judge chooses each object's usual place among the places seen with it (calibrated the same way over
    objects); this becomes one Execution item with an object → place table, replacing "put anything anywhere".
@@ -32,7 +33,7 @@ from labeler.trca.mine import Mined, Template, mine
 from labeler.trca.rubric import Item, Rubric
 
 BUILD_TEMPLATE = "trca.build"
-BUILD_VERSION = 1
+BUILD_VERSION = 2
 TAGS = ("found", "done", "failed", "nothing")
 TAG_CATEGORY = {"found": "evidence", "done": "execution", "failed": "invalidity"}
 PLACEMENT_VERBS = ("put", "place", "insert", "hang", "store")
@@ -40,27 +41,40 @@ _PLACEMENT_WORDS = re.compile(
     r"\b(place|places|location|locations|belong|belongs|put away|tidy|where)\b", re.I
 )
 
-TAG_PROMPT = (
-    "Each step of an agent is tagged: found (it discovered new information the task"
-    " needs), done (it completed a "
-    "step of the task), failed (the action failed or was not understood), nothing"
-    " (no effect on the task).\n\n"
-    "Task: Find the key and unlock the door.\nAction: open drawer\n"
-    "Response: You open the drawer. The drawer contains a key.\nTag: found\n\n"
-    "Task: Find the key and unlock the door.\nAction: take key\nResponse: You take the key.\nTag: done\n\n"
-    "Task: Find the key and unlock the door.\nAction: sing\n"
-    "Response: I don't understand that.\nTag: failed\n\n"
-    "Task: Find the key and unlock the door.\nAction: smell flower\n"
-    "Response: It smells nice.\nTag: nothing\n\n"
-    "Task: Water the plants.\nAction: read note\n"
-    "Response: The note says: the watering can is in the shed.\nTag: found\n\n"
-    "Task: Water the plants.\nAction: fill can with water\n"
-    "Response: You fill the watering can.\nTag: done\n\n"
-    "Task: Water the plants.\nAction: take shed\n"
-    "Response: That's not something you can take.\nTag: failed\n\n"
-    "Task: Water the plants.\nAction: wait\nResponse: Time passes.\nTag: nothing\n\n"
-    "Task: {instruction}\nAction: {action}\nResponse: {response}\nTag:"
+TAG_HEAD = (
+    "Each step of an agent is tagged: found (it discovered new information the task needs), done (it "
+    "completed a step of the task), failed (the action failed or was not understood), nothing (no effect on "
+    "the task).\n\n"
 )
+TAG_SHOTS = (  # examples from tasks unrelated to the benchmarks
+    "Task: Find the key and unlock the door.\nAction: open drawer\n"
+    "Response: You open the drawer. The drawer contains a key.\nTag: found",
+    "Task: Find the key and unlock the door.\nAction: take key\nResponse: You take the key.\nTag: done",
+    "Task: Find the key and unlock the door.\nAction: sing\nResponse: I don't understand that.\nTag: failed",
+    "Task: Find the key and unlock the door.\nAction: smell flower\nResponse: It smells nice.\nTag: nothing",
+    "Task: Water the plants.\nAction: read note\n"
+    "Response: The note says: the watering can is in the shed.\nTag: found",
+    "Task: Water the plants.\nAction: fill can with water\nResponse: You fill the watering can.\nTag: done",
+    "Task: Water the plants.\nAction: take shed\nResponse: That's not something you can take.\nTag: failed",
+    "Task: Water the plants.\nAction: wait\nResponse: Time passes.\nTag: nothing",
+)
+TAG_QUERY = "Task: {instruction}\nAction: {action}\nResponse: {response}\nTag:"
+# The 270M judge's tags depend on the order of the examples (per-step AUROC of the resulting rubric on TWC
+# train ranged 0.67-0.79 over these orders); a majority vote over them is about as good as the best order.
+SHOT_ORDERS = (
+    (0, 1, 2, 3, 4, 5, 6, 7),
+    (4, 5, 6, 7, 0, 1, 2, 3),
+    (7, 6, 5, 4, 3, 2, 1, 0),
+    (1, 4, 2, 7, 0, 5, 3, 6),
+)
+
+
+def tag_prompt(order: int = 0) -> str:
+    """The few-shot tagging prompt with the examples in ``SHOT_ORDERS[order]`` (a ``str.format`` template)."""
+    return TAG_HEAD + "".join(TAG_SHOTS[i] + "\n\n" for i in SHOT_ORDERS[order]) + TAG_QUERY
+
+
+TAG_PROMPT = tag_prompt(0)
 PLACE_PROMPT = (
     "Where things belong in a tidy house:\nA toothbrush belongs in the bathroom cabinet.\n"
     "A pillow belongs on the bed.\nA frozen pizza belongs in the freezer.\n"
@@ -116,6 +130,10 @@ class BuildConfig:
     """A transition template must be seen this often to become an item."""
     max_templates: int = 40
     """At most this many (most frequent) templates are judged."""
+    prompt_orders: int = 4
+    """Tag each candidate under this many example orders of the prompt; the majority wins (a tie: no item)."""
+    examples_per_template: int = 2
+    """Example transitions shown per template (scores averaged per order)."""
     placement: str = "auto"
     """'auto': object → place tables for placement verbs when the instruction is about where things go;
     'none': never; or a comma-separated list of verbs."""
@@ -152,25 +170,24 @@ def placement_verbs(cfg: BuildConfig, mined: Mined) -> list[str]:
     return [v for v in PLACEMENT_VERBS if v in mined.places_for]
 
 
-def _tag_queries(mined: Mined, templates: list[Template]) -> list[tuple[str, str, str]]:
-    """(kind, key, prompt) for every template example and every invalidity candidate."""
+def _tag_queries(
+    mined: Mined, templates: list[Template], order: int, examples: int
+) -> list[tuple[str, str, str]]:
+    """(kind, key, prompt) for every template example and every invalidity candidate, in one prompt order."""
+    prompt = tag_prompt(order)
     out = []
     for i, tp in enumerate(templates):
-        for action, response in tp.examples[:3]:
+        for action, response in tp.examples[:examples]:
             out.append(
                 (
                     "template",
                     str(i),
-                    TAG_PROMPT.format(instruction=mined.instruction, action=action, response=response),
+                    prompt.format(instruction=mined.instruction, action=action, response=response),
                 )
             )
     for cid, _rx, action, response in INVALIDITY_CANDIDATES:
         out.append(
-            (
-                "candidate",
-                cid,
-                TAG_PROMPT.format(instruction=mined.instruction, action=action, response=response),
-            )
+            ("candidate", cid, prompt.format(instruction=mined.instruction, action=action, response=response))
         )
     return out
 
@@ -197,27 +214,39 @@ def build_rubric(
     )
     report = BuildReport(rubric=Rubric(cfg.task_type, 1, []), mined=mined)
 
-    # --- 2. tag templates and invalidity candidates (one calibrated batch)
-    queries = _tag_queries(mined, templates)
-    scores = judge.score_many(
-        [(q[2], [f" {t}" for t in TAGS]) for q in queries],
-        template=BUILD_TEMPLATE,
-        version=BUILD_VERSION,
-        progress=cfg.progress,
-    )
-    report.queries += len(queries)
-    cal = _calibrated([list(s.logprobs) for s in scores])
-    per_key: dict[tuple[str, str], list[list[float]]] = {}
-    for (kind, key, _p), c in zip(queries, cal, strict=False):
-        per_key.setdefault((kind, key), []).append(c)
+    # --- 2. tag templates and invalidity candidates: one calibrated batch per example order, then a vote
+    if not 1 <= cfg.prompt_orders <= len(SHOT_ORDERS):
+        raise ValueError(f"prompt_orders must be in 1..{len(SHOT_ORDERS)}, got {cfg.prompt_orders}")
+    votes: dict[tuple[str, str], list[str]] = {}
+    means: dict[tuple[str, str], list[list[float]]] = {}
+    for order in range(cfg.prompt_orders):
+        queries = _tag_queries(mined, templates, order, cfg.examples_per_template)
+        scores = judge.score_many(
+            [(q[2], [f" {t}" for t in TAGS]) for q in queries],
+            template=BUILD_TEMPLATE,
+            version=BUILD_VERSION,
+            progress=cfg.progress,
+        )
+        report.queries += len(queries)
+        per_key: dict[tuple[str, str], list[list[float]]] = {}
+        for (kind, key, _p), c in zip(queries, _calibrated([list(x.logprobs) for x in scores]), strict=True):
+            per_key.setdefault((kind, key), []).append(c)
+        for k, rows in per_key.items():
+            mean = [sum(r[j] for r in rows) / len(rows) for j in range(len(TAGS))]
+            votes.setdefault(k, []).append(TAGS[max(range(len(TAGS)), key=lambda j: mean[j])])
+            means.setdefault(k, []).append(mean)
 
-    def tag_of(kind: str, key: str) -> tuple[str, list[float]]:
-        rows = per_key[(kind, key)]
-        mean = [sum(r[j] for r in rows) / len(rows) for j in range(len(TAGS))]
-        return TAGS[max(range(len(TAGS)), key=lambda j: mean[j])], mean
-
-    def fmt(mean: list[float]) -> str:
-        return ", ".join(f"{t}={v:+.2f}" for t, v in zip(TAGS, mean, strict=False))
+    def tag_of(kind: str, key: str) -> tuple[str, str]:
+        """The majority tag over prompt orders (a tie gives 'nothing': no item) and a note for reviewers."""
+        vs = votes[(kind, key)]
+        counts = {t: vs.count(t) for t in TAGS}
+        best = max(counts.values())
+        winners = [t for t in TAGS if counts[t] == best]
+        tag = winners[0] if len(winners) == 1 else "nothing"
+        ms = means[(kind, key)]
+        avg = [sum(m[j] for m in ms) / len(ms) for j in range(len(TAGS))]
+        detail = ", ".join(f"{t}={v:+.2f}" for t, v in zip(TAGS, avg, strict=True))
+        return tag, f"votes {'/'.join(vs)}; mean calibrated log-probs {detail}"
 
     # --- 3. placement tables
     items: list[Item] = []
@@ -261,17 +290,15 @@ def build_rubric(
     # --- templates -> items
     used_ids: set[str] = {it.id for it in items}
     for i, tp in enumerate(templates):
-        tag, mean = tag_of("template", str(i))
+        tag, why = tag_of("template", str(i))
         example = f"e.g. '{tp.examples[0][0]}' -> '{tp.examples[0][1][:80]}'"
         if tag == "nothing":
-            report.rejected.append(
-                f"'{tp.verb} ...' -> \"{tp.display}\" ({tp.count}x): nothing ({fmt(mean)})"
-            )
+            report.rejected.append(f"'{tp.verb} ...' -> \"{tp.display}\" ({tp.count}x): nothing ({why})")
             continue
         if tp.verb in placed_verbs and tag != "failed":
             report.rejected.append(
                 f"'{tp.verb} ...' -> \"{tp.display}\" ({tp.count}x): {tag}, replaced by the "
-                f"placement table ({fmt(mean)})"
+                f"placement table ({why})"
             )
             continue
         base = f"{_slug(tp.verb)}-{_slug(tp.display.replace('{object}', '').replace('{place}', ''))}"
@@ -286,13 +313,13 @@ def build_rubric(
                 text=f"'{tp.verb} ...' gets the response \"{tp.display}\"",
                 action=tp.action_regex(),
                 feedback=tp.response_regex(),
-                note=f"judge tag {tag} ({fmt(mean)}); {tp.count} transitions; {example}",
+                note=f"judge tag {tag} ({why}); {tp.count} transitions; {example}",
             )
         )
     for cid, rx, _action, response in INVALIDITY_CANDIDATES:
-        tag, mean = tag_of("candidate", cid)
+        tag, why = tag_of("candidate", cid)
         if tag != "failed":
-            report.rejected.append(f"failure candidate '{cid}' ({response!r}): {tag} ({fmt(mean)})")
+            report.rejected.append(f"failure candidate '{cid}' ({response!r}): {tag} ({why})")
             continue
         items.append(
             Item(
@@ -300,7 +327,7 @@ def build_rubric(
                 category="invalidity",
                 text=f"The environment answers that the action failed (like {response!r})",
                 feedback=rx,
-                note=f"fixed candidate accepted by the judge ({fmt(mean)})",
+                note=f"fixed candidate accepted by the judge ({why})",
             )
         )
 
