@@ -37,6 +37,7 @@ def test_embedded_judge_is_assembled_atomically_and_verified(tmp_path, monkeypat
         f.write(b"\0" * 64)
     again = resolve_judge("gemma3-270m")
     assert again.sha256 == GEMMA_SHA256 and file_sha256(again.path) == GEMMA_SHA256
+    again.path.unlink()  # 253 MB: do not leave it in pytest's kept temp folders
 
 
 def test_gguf_path_resolves_with_sha256(gemma):
