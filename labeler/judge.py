@@ -17,12 +17,14 @@ log-prob per token (length-normalised, for choices of very different lengths). S
 identical under both.
 
 Prefix reuse: the judge keeps llama.cpp's KV cache between queries and the token list it holds. A query
-evaluates only the tokens after the longest common prefix with what is cached (the cache is truncated there),
-and a choice's tokens after the shared prefix; single-token choices need no extra evaluation at all, the
-prefix's last logits give them all. Gemma 3 uses sliding-window attention: llama.cpp's default SWA cache keeps
-only the last window of positions, so truncating it and continuing is not always valid. The judge therefore
-creates its context with ``swa_full=True`` (a full-size SWA cache: a few MB more for a 270M model), which
-makes truncation exact; tests compare reused against fresh evaluation.
+evaluates only the tokens after the longest common prefix with what is cached (the cache is truncated there).
+Single-token choices need no extra evaluation at all: the prefix's last logits give them all. Multi-token
+choices (``" -2"`` is ``" -"`` + ``"2"``) branch off the prefix: every distinct branch runs as its own
+sequence in the same batch as the prefix's new tokens (one ``llama_decode`` per query), sharing the prefix's
+KV cells. Gemma 3 uses sliding-window attention: llama.cpp's default SWA cache keeps only the last window of
+positions, so truncating it and continuing is not always valid. The judge therefore creates its context with
+``swa_full=True`` (a full-size SWA cache: a few MB more for a 270M model), which makes truncation exact; tests
+compare reused against fresh evaluation.
 
 Every query goes through the label cache (:mod:`labeler.cache`) when one is given, so reruns and resumed runs
 cost nothing. ``score_many`` answers a list of queries: it deduplicates, serves cache hits, orders the rest so
@@ -306,7 +308,7 @@ class Judge:
         try:
             for k in range(nb):
                 self._llama_cpp.llama_memory_seq_cp(mem, 0, k + 1, -1, -1)
-            ctx.decode(self._llm._batch)
+            self._decode()
             if prefix_out >= 0:
                 self._rows[n_p - 1] = self._row(prefix_out)
             rows = [[self._row(i) for i in idx] for idx in outs]
@@ -316,6 +318,13 @@ class Judge:
         self._kv.extend(inc)
         self.stats["evaluated_tokens"] += len(inc) + n_branch
         return self._rows[n_p - 1], rows
+
+    def _decode(self) -> None:
+        try:
+            self._llm._ctx.decode(self._llm._batch)
+        except RuntimeError as e:  # the KV cache is in an unknown state now: start from scratch next time
+            self.reset()
+            raise JudgeError(f"llama.cpp could not evaluate the batch ({e})") from None
 
     def _truncate(self, n: int) -> None:
         if n >= len(self._kv):
@@ -354,7 +363,7 @@ class Judge:
                 batch.logits[j] = want
                 if want:
                     outputs.append(j)
-            self._llm._ctx.decode(self._llm._batch)
+            self._decode()
             for j in outputs:
                 self._rows[i + j] = self._row(j)
             self._kv.extend(chunk)
