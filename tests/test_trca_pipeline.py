@@ -440,17 +440,18 @@ class OrderSensitiveJudge(FakeJudge):
         if choices == [f" {t}" for t in TAGS] and "You take the" in prefix.rsplit("Response:", 1)[1]:
             self.queries.append(prefix)
             first = next(i for i, shot in enumerate(TAG_SHOTS) if prefix[len(TAG_HEAD) :].startswith(shot))
-            want = self.tag_by_first_shot.get(first, "found")
-            return FakeScores([0.0 if t == want else -2.0 for t in TAGS])
+            want, margin = self.tag_by_first_shot.get(first, ("found", 0.1))
+            return FakeScores([0.0 if t == want else -margin for t in TAGS])
         return super()._one(prefix, choices)
 
 
 @pytest.mark.parametrize(
     "by_first, orders, expected",
     [
-        ({0: "done"}, 4, "evidence"),  # orders start with shots 0, 4, 7, 1: done/found/found/found
-        ({0: "done", 4: "done"}, 4, None),  # 2 done vs 2 found: a tie gives no item
-        ({0: "done"}, 1, "execution"),  # one order: its tag
+        ({0: ("done", 10.0)}, 4, "evidence"),  # orders start with shots 0, 4, 7, 1: done/found/found/found
+        ({0: ("done", 10.0), 4: ("done", 10.0)}, 4, "execution"),  # 2 vs 2: done has the higher mean score
+        ({0: ("nothing", 10.0), 4: ("nothing", 10.0), 7: ("failed", 0.1), 1: ("failed", 0.1)}, 4, None),
+        ({0: ("done", 10.0)}, 1, "execution"),  # one order: its tag
     ],
 )
 def test_tags_are_a_majority_vote_over_example_orders(by_first, orders, expected):

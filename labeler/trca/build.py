@@ -131,7 +131,7 @@ class BuildConfig:
     max_templates: int = 40
     """At most this many (most frequent) templates are judged."""
     prompt_orders: int = 4
-    """Tag each candidate under this many example orders of the prompt; the majority wins (a tie: no item)."""
+    """Tag each candidate under this many orders of the examples; the majority wins (ties: higher mean)."""
     examples_per_template: int = 2
     """Example transitions shown per template (scores averaged per order)."""
     placement: str = "auto"
@@ -237,14 +237,12 @@ def build_rubric(
             means.setdefault(k, []).append(mean)
 
     def tag_of(kind: str, key: str) -> tuple[str, str]:
-        """The majority tag over prompt orders (a tie gives 'nothing': no item) and a note for reviewers."""
+        """The majority tag over prompt orders (a tie goes to the higher mean calibrated score) and a note."""
         vs = votes[(kind, key)]
-        counts = {t: vs.count(t) for t in TAGS}
-        best = max(counts.values())
-        winners = [t for t in TAGS if counts[t] == best]
-        tag = winners[0] if len(winners) == 1 else "nothing"
         ms = means[(kind, key)]
         avg = [sum(m[j] for m in ms) / len(ms) for j in range(len(TAGS))]
+        counts = {t: vs.count(t) for t in TAGS}
+        tag = max(TAGS, key=lambda t: (counts[t], avg[TAGS.index(t)]))
         detail = ", ".join(f"{t}={v:+.2f}" for t, v in zip(TAGS, avg, strict=True))
         return tag, f"votes {'/'.join(vs)}; mean calibrated log-probs {detail}"
 
