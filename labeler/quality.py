@@ -177,11 +177,14 @@ def format_report(r: QualityReport) -> str:
         f"{'mean':>7} {'std':>6}",
     ]
     for c in r.channels:
-        lines.append(f"{c.channel:<28} {c.steps:>6} {f(c.auroc_progress):>15} {f(c.auroc_gold):>11} "
-                     f"{f(c.auroc_success):>14} {c.mean:7.3f} {c.std:6.3f}")
+        lines.append(
+            f"{c.channel:<28} {c.steps:>6} {f(c.auroc_progress):>15} {f(c.auroc_gold):>11} "
+            f"{f(c.auroc_success):>14} {c.mean:7.3f} {c.std:6.3f}"
+        )
     if r.missing_ground_truth:
-        lines.append(f"note: {r.missing_ground_truth} steps lack info.progress or info.gold "
-                     "(left out of those AUROCs)")
+        lines.append(
+            f"note: {r.missing_ground_truth} steps lack info.progress or info.gold (left out of those AUROCs)"
+        )
     return "\n".join(lines)
 
 
@@ -233,10 +236,20 @@ def plot_channels(
 @click.command()
 @click.argument("file", type=click.Path(dir_okay=False))
 @click.option("--json", "as_json", is_flag=True, help="Print the report as one JSON object.")
-@click.option("--plot", "png", default=None, type=click.Path(dir_okay=False),
-              help="Write a PNG of the channels along a few trajectories.")
-@click.option("--plot-trajectories", default=4, show_default=True, type=click.IntRange(1, 20),
-              help="How many trajectories the PNG shows.")
+@click.option(
+    "--plot",
+    "png",
+    default=None,
+    type=click.Path(dir_okay=False),
+    help="Write a PNG of the channels along a few trajectories.",
+)
+@click.option(
+    "--plot-trajectories",
+    default=4,
+    show_default=True,
+    type=click.IntRange(1, 20),
+    help="How many trajectories the PNG shows.",
+)
 def quality(file: str, as_json: bool, png: str | None, plot_trajectories: int) -> None:
     """AUROC of every label channel in FILE against the environment's ground truth.
 

@@ -1,4 +1,5 @@
-"""COREN unit tests: voting, calibration, filtering and ties; QA set and retrieval; temporal check; truncation;
+"""COREN unit tests: voting, calibration, filtering and ties; QA set and retrieval; temporal check;
+truncation;
 the orchestrator's loss against hand-computed cases and its learning on a synthetic dataset.
 
 Test doubles (a scripted judge, a bag-of-words encoder) live here only; tests/test_coren_real.py runs the real
@@ -21,7 +22,6 @@ from labeler.coren.pipeline import (
     CorenInputError,
     CorenLabeler,
     StepText,
-    judge_order,
     ranked_candidates,
     split_by_trajectory,
     step_features,
@@ -38,27 +38,24 @@ VALUES = [-2, -1, 0, 1, 2]
 # ------------------------------------------------------------------------------------------------ voting
 
 
-def test_prompt_vote_argmax_and_ties():
-    assert voting.prompt_vote([0.1, 0.1, 0.1, 0.2, 0.5], VALUES) == 2
-    # tie between -1 and 1: nearest 0 is both, then the lower
-    assert voting.prompt_vote([0.0, 0.5, 0.0, 0.5, 0.0], VALUES) == -1
-    # tie between -2 and 1: 1 is nearer 0
-    assert voting.prompt_vote([0.4, 0.1, 0.0, 0.4, 0.1], VALUES) == 1
-    with pytest.raises(ValueError):
-        voting.prompt_vote([0.5, 0.5], VALUES)
+def test_positions_and_quintile_votes_hand_computed():
+    u = voting.positions([0.3, 0.1, 0.3, 0.9, 0.5])
+    # ranks 2.5, 1, 2.5, 5, 4 -> (r - 0.5) / 5
+    assert np.allclose(u, [0.4, 0.1, 0.4, 0.9, 0.7])
+    assert voting.quintile_votes(u).tolist() == [0, -2, 0, 2, 1]
+    assert np.allclose(voting.to_scale([0.0, 0.5, 1.0]), [-2, 0, 2])
+    assert voting.positions([1.0, 1.0, 1.0]).tolist() == [0.5, 0.5, 0.5]  # all tied: the middle
 
 
 def test_majority_vote_counts_and_tie_rules():
     assert voting.majority_vote([2, 2, 1, -2, 2]) == 2
-    # 2 vs 1 tie (2 each) without distributions: nearer 0 wins
+    # 2 vs 1 tie (2 each) without support: nearer 0 wins
     assert voting.majority_vote([2, 1, 2, 1, -2]) == 1
-    # same tie, but the summed probability of 2 is larger -> 2
-    d = [[0, 0, 0, 0.1, 0.9], [0, 0, 0, 0.6, 0.4], [0, 0, 0, 0.2, 0.8], [0, 0, 0, 0.6, 0.4], [1, 0, 0, 0, 0]]
-    assert voting.majority_vote([2, 1, 2, 1, -2], d, VALUES) == 2
-    # equal mass too: back to nearest 0 / lower
-    d2 = [[0, 0, 0, 0.5, 0.5]] * 4 + [[1, 0, 0, 0, 0]]
-    assert voting.majority_vote([2, 1, 2, 1, -2], d2, VALUES) == 1
-    assert voting.majority_vote([-1, 1]) == -1
+    # same tie, voters' mean position 1.8: 2 is nearer
+    assert voting.majority_vote([2, 1, 2, 1, -2], support=1.8) == 2
+    # support exactly between the tied values: back to nearest 0
+    assert voting.majority_vote([2, 1, 2, 1, -2], support=1.5) == 1
+    assert voting.majority_vote([-1, 1]) == -1 and voting.majority_vote([-1, 1], support=0.2) == 1
     with pytest.raises(ValueError):
         voting.majority_vote([])
 
@@ -67,6 +64,9 @@ def test_filtered_vote_and_fallback():
     assert voting.filtered_vote([2, -2, -2], [True, False, False], fallback=0) == (2, False)
     assert voting.filtered_vote([2, -2, -2], [False, True, True], fallback=0) == (-2, False)
     assert voting.filtered_vote([2, -2, -2], [False, False, False], fallback=1) == (1, True)
+    # tie among the passing prompts, broken by their positions only
+    got = voting.filtered_vote([2, -1, -2], [True, True, False], fallback=0, scale_positions=[1.9, -0.8, -2])
+    assert got == (2, False)  # mean position 0.55: 2 is 1.45 away, -1 is 1.55 away
     with pytest.raises(ValueError):
         voting.filtered_vote([1, 2], [True], fallback=0)
 
@@ -79,8 +79,12 @@ def test_calibration_hand_computed():
     # row 0: (0.8/0.7, 0.2/0.3) = (1.142857, 0.666667) -> normalised
     a, b = 0.8 / 0.7, 0.2 / 0.3
     assert np.allclose(cal[0], [a / (a + b), b / (a + b)])
-    # a prompt that always prefers the first value no longer votes for it everywhere
+    # a prompt that always prefers the first answer no longer votes for it everywhere
     assert np.argmax(cal[1]) == 1
+    scores = voting.prompt_scores(d, [-1, 1])
+    assert np.allclose(scores, cal @ np.array([-1, 1])) and scores[1] > scores[0]
+    with pytest.raises(ValueError):
+        voting.prompt_scores(d, [-1, 0, 1])
 
 
 # ------------------------------------------------------------------------------------------------ texts
@@ -105,23 +109,33 @@ def test_fit_plan_drops_the_middle():
     assert fit_plan(["a", "b"], 16, _count) == ("a; b", False)
 
 
-def test_transition_text_and_judge_order():
+def test_transition_text_is_the_first_new_line():
     obs = "Inventory: empty\nRecent actions: none\nRoom: a kitchen with an apple."
     nxt = "Feedback: You take the apple.\nInventory: an apple\nRecent actions: take apple\nRoom: a kitchen."
-    assert transition_text(obs, nxt).splitlines()[0] == "Feedback: You take the apple."
-    assert "Inventory: empty" not in transition_text(obs, nxt)
-    assert transition_text(obs, obs) == obs
-    assert judge_order(obs).splitlines()[0].startswith("Room:")
-    assert judge_order("free text") == "free text"
+    assert transition_text(obs, nxt) == "Feedback: You take the apple."
+    assert transition_text(obs, obs) == "Inventory: empty"
+    assert transition_text(obs, "") == ""
 
 
 # ------------------------------------------------------------------------------------------------ structural
 
 
-def _traj(tid: str, actions: list[str], success: bool, obs: str = "Room: kitchen with plate and dishwasher",
-          cands: list[str] | None = None) -> Trajectory:
-    steps = [Step(observation=f"{obs} {i}", action=a, candidates=cands or sorted({*actions, "look around"}),
-                  next_observation=f"Feedback: you {a}.\n{obs} {i + 1}") for i, a in enumerate(actions)]
+def _traj(
+    tid: str,
+    actions: list[str],
+    success: bool,
+    obs: str = "Room: kitchen with plate and dishwasher",
+    cands: list[str] | None = None,
+) -> Trajectory:
+    steps = [
+        Step(
+            observation=f"{obs} {i}",
+            action=a,
+            candidates=cands or sorted({*actions, "look around"}),
+            next_observation=f"Feedback: you {a}.\n{obs} {i + 1}",
+        )
+        for i, a in enumerate(actions)
+    ]
     return Trajectory(id=tid, instruction="Put things away.", task_type="t", success=success, steps=steps)
 
 
@@ -149,13 +163,16 @@ def test_farthest_point_is_diverse_and_deterministic():
     assert structural.farthest_point(emb, 10) == [0, 1, 2, 3]
 
 
-@pytest.mark.parametrize("line,problem", [
-    ('{"instruction": "i", "observation": "o"}', ":2: answer: missing"),
-    ('{"instruction": "i", "observation": "o", "answer": 3}', ":2: answer: expected a non-empty string"),
-    ('{"instruction": "i", "observation": "o", "answer": "a", "x": 1}', ":2: x: unknown field"),
-    ('not json', ":2: line: invalid JSON"),
-    ('[1]', ":2: line: expected a JSON object"),
-])
+@pytest.mark.parametrize(
+    "line,problem",
+    [
+        ('{"instruction": "i", "observation": "o"}', ":2: answer: missing"),
+        ('{"instruction": "i", "observation": "o", "answer": 3}', ":2: answer: expected a non-empty string"),
+        ('{"instruction": "i", "observation": "o", "answer": "a", "x": 1}', ":2: x: unknown field"),
+        ("not json", ":2: line: invalid JSON"),
+        ("[1]", ":2: line: expected a JSON object"),
+    ],
+)
 def test_load_qa_reports_file_line(tmp_path, line, problem):
     p = tmp_path / "qa.jsonl"
     p.write_text('{"instruction": "i", "observation": "o", "answer": "a"}\n' + line + "\n")
@@ -206,11 +223,13 @@ def test_ranked_candidates_cap_keeps_taken_action():
     assert ranked_candidates(StepText("o", "c1", "r", ["c0", "c1"]), 26) == [0, 1]
 
 
-# ------------------------------------------------------------------------------------------------ orchestrator
+# ------------------------------------------------------------------------------------------------
+# orchestrator
 
 
 def test_orchestrator_loss_hand_computed():
-    # one trajectory, 2 steps, weights all on channel 0; rewards 2 then 1; gamma 0.5, K=2, H=2, success 1, alpha 1
+    # one trajectory, 2 steps, weights all on channel 0; rewards 2 then 1; gamma 0.5, K=2, H=2, success 1,
+    # alpha 1
     w = torch.tensor([[[1.0, 0.0, 0.0], [1.0, 0.0, 0.0]]])
     r = torch.tensor([[[2.0, -2.0, 0.0], [1.0, 0.0, 0.0]]])
     m = torch.ones(1, 2)
@@ -224,11 +243,12 @@ def test_orchestrator_loss_hand_computed():
     loss2 = orch.orchestrator_loss(w2, r2, m2, torch.tensor([1.0, 0.0]), gamma=1.0, max_reward=1.0, alpha=0.5)
     e1 = (1.0 + 1.0) / (2 * 1.0) - 0.5  # 0.5
     e2 = (-1.0) / (1 * 1.0) - 0.0  # -1
-    assert loss2.item() == pytest.approx((e1 ** 2 + e2 ** 2) / 2)
+    assert loss2.item() == pytest.approx((e1**2 + e2**2) / 2)
 
 
 def _synthetic(n: int, seed: int):
-    """Channel 0 is the informative one: +2 on every step of a success, 0 on a failure (so its normalised return
+    """Channel 0 is the informative one: +2 on every step of a success, 0 on a failure (so its normalised
+    return
     is ~alpha * f_s, the target); channels 1 and 2 are uniform noise over the scale."""
     rng = np.random.default_rng(seed)
     feats, rewards, success = [], [], []
@@ -279,7 +299,7 @@ def test_prompt_files_load_and_validate(tmp_path):
     prompts = load_prompts(5)
     assert [p.style for p in prompts] == ["plain", "few-shot", "few-shot", "few-shot", "cot"]
     t = load_templates()
-    assert len(t.choices) == len(t.values) == 5 and t.values == (-2, -1, 0, 1, 2)
+    assert t.choices == (" No", " Yes") and t.values == (-1, 1)
     with pytest.raises(PromptError, match="between 1 and 5"):
         load_prompts(6)
     bad = tmp_path / "p9_x.v1.toml"
@@ -295,8 +315,8 @@ def test_prompt_files_load_and_validate(tmp_path):
 
 
 class ScriptedJudge:
-    """Test double: ratings favour prefixes whose result says 'You take', letters favour 'take' options,
-    backward checks pass, QA answers repeat the first object word it sees."""
+    """Test double: P(Yes) is high when the result says 'You take', letters favour 'take' options, backward
+    checks pass, QA answers are fixed."""
 
     model_sha256 = "f" * 64
     n_ctx = 4096
@@ -315,11 +335,9 @@ class ScriptedJudge:
             self.calls.append(template)
             n = len(choices)
             p = np.full(n, 1.0)
-            if choices[0] == " terrible":
+            if choices[0] == " No":
                 tail = prefix.rsplit("Action:", 1)[-1]
-                p = np.array([1.0, 1.0, 2.0, 1.0, 1.0])
-                if "You take" in tail:
-                    p[4] = 6.0
+                p = np.array([1.0, 4.0 if "You take" in tail else 0.5])
             elif choices[0] == " A":
                 opts = prefix.rsplit("Possible actions:", 1)[-1].splitlines()
                 for i, line in enumerate(o for o in opts if ". " in o):
@@ -351,18 +369,46 @@ class BagEncoder:
 def _dataset():
     # candidate orders differ per step, so the letter-position calibration cannot cancel a real preference
     look, put, take = "look around", "put plate in dishwasher", "take plate"
-    ok = Trajectory(id="ok", instruction="Put things away.", task_type="t", success=True, steps=[
-        Step("Room: kitchen with plate and dishwasher", take, [take, look, put],
-             "Feedback: You take the plate.\nRoom: kitchen with dishwasher"),
-        Step("Room: kitchen with dishwasher", put, [look, take, put],
-             "Feedback: You put the plate in the dishwasher.\nRoom: kitchen"),
-    ])
-    bad = Trajectory(id="bad", instruction="Put things away.", task_type="t", success=False, steps=[
-        Step("Room: kitchen with plate and dishwasher", look, [put, look, take],
-             "Room: kitchen with plate and dishwasher, looked"),
-        Step("Room: kitchen with plate and dishwasher, looked", look, [take, put, look],
-             "Room: kitchen with plate and dishwasher, looked twice"),
-    ])
+    ok = Trajectory(
+        id="ok",
+        instruction="Put things away.",
+        task_type="t",
+        success=True,
+        steps=[
+            Step(
+                "Room: kitchen with plate and dishwasher",
+                take,
+                [take, look, put],
+                "Feedback: You take the plate.\nRoom: kitchen with dishwasher",
+            ),
+            Step(
+                "Room: kitchen with dishwasher",
+                put,
+                [look, take, put],
+                "Feedback: You put the plate in the dishwasher.\nRoom: kitchen",
+            ),
+        ],
+    )
+    bad = Trajectory(
+        id="bad",
+        instruction="Put things away.",
+        task_type="t",
+        success=False,
+        steps=[
+            Step(
+                "Room: kitchen with plate and dishwasher",
+                look,
+                [put, look, take],
+                "Room: kitchen with plate and dishwasher, looked",
+            ),
+            Step(
+                "Room: kitchen with plate and dishwasher, looked",
+                look,
+                [take, put, look],
+                "Room: kitchen with plate and dishwasher, looked twice",
+            ),
+        ],
+    )
     return [ok, bad]
 
 
@@ -384,13 +430,17 @@ def test_pipeline_with_scripted_judge_labels_every_step(tmp_path):
     assert set(judge.calls) == {p.template_id for p in prompts}
 
     feats = step_features(lab, res)
-    batch = orch.make_batch(split_by_trajectory(feats, trajs), split_by_trajectory(res.channels, trajs),
-                            [t.success for t in trajs])
+    batch = orch.make_batch(
+        split_by_trajectory(feats, trajs),
+        split_by_trajectory(res.channels, trajs),
+        [t.success for t in trajs],
+    )
     model = orch.train(batch, orch.OrchestratorConfig(input_dim=feats.shape[1], epochs=20)).model
     write_labels(res, orch.weights_for(model, feats), {"judge_sha256": judge.model_sha256}, keep_dists=True)
     lab0 = trajs[0].steps[0].labels["coren"]
     assert {"contextual", "structural", "temporal", "ensemble", "dist_p0", "dist_p2"} <= set(lab0)
-    assert math.isfinite(lab0["ensemble"]) and len(lab0["dist_p1"]) == 5
+    assert math.isfinite(lab0["ensemble"]) and len(lab0["dist_p1"]) == 2  # [P(No), P(Yes)]
+    assert lab0["contextual_soft"] > trajs[1].steps[0].labels["coren"]["contextual_soft"]
     assert trajs[1].provenance["coren"]["judge_sha256"] == "f" * 64
 
 
@@ -398,7 +448,7 @@ def test_pipeline_temporal_violation_when_backward_fails():
     class NoJudge(ScriptedJudge):
         def score_many(self, queries, **kw):
             out = super().score_many(queries, **kw)
-            for (prefix, choices), r in zip(queries, out, strict=True):
+            for (_, choices), r in zip(queries, out, strict=True):
                 if choices[0] == " Yes":
                     r.probs = [0.1, 0.9]
             return out
@@ -421,9 +471,11 @@ def test_pipeline_rejects_steps_without_candidates():
 def test_long_texts_are_truncated_and_counted():
     trajs = _dataset()
     trajs[0].steps[0].observation = "Room: " + "very long room " * 2000
+    trajs[1].instruction = "Put " + "everything " * 3000 + "away."
     judge = ScriptedJudge()
     judge.n_ctx = 1500
-    lab = CorenLabeler(judge, BagEncoder(), load_prompts(2), load_templates(), CorenConfig())
+    lab = CorenLabeler(judge, BagEncoder(), load_prompts(2), load_templates(), CorenConfig(obs_tokens=48))
     plan = lab.plan(trajs)
-    assert plan["truncations"].get("observation", 0) >= 1
+    assert plan["truncations"]["instruction"] == 1  # cut to a quarter of the free context
+    assert plan["truncations"]["observation_head"] >= 1  # the observation's head, by design
     assert plan["queries"]["cand"] == 2 * 4 and plan["total_queries"] > 0

@@ -61,15 +61,30 @@ def test_auroc_matches_pairwise_definition(pairs):
 
 def _dataset() -> list[Trajectory]:
     def step(progress: float, gold: bool, value: float, reward: float = 0.0) -> Step:
-        return Step(observation="o", action="a", candidates=["a", "b"], next_observation="o2",
-                    env_reward=reward,
-                    info={"progress": progress, "gold": gold},
-                    labels={"m": {"good": value, "bad": -value, "dist": [0.5, 0.5]}})
+        return Step(
+            observation="o",
+            action="a",
+            candidates=["a", "b"],
+            next_observation="o2",
+            env_reward=reward,
+            info={"progress": progress, "gold": gold},
+            labels={"m": {"good": value, "bad": -value, "dist": [0.5, 0.5]}},
+        )
 
-    ok = Trajectory(id="t1", instruction="i", task_type="x", success=True,
-                    steps=[step(0.5, True, 1.0), step(0.0, False, 0.0), step(0.5, True, 1.0, reward=1.0)])
-    fail = Trajectory(id="t2", instruction="i", task_type="x", success=False,
-                      steps=[step(0.0, False, 0.0), step(0.0, True, 0.0)])
+    ok = Trajectory(
+        id="t1",
+        instruction="i",
+        task_type="x",
+        success=True,
+        steps=[step(0.5, True, 1.0), step(0.0, False, 0.0), step(0.5, True, 1.0, reward=1.0)],
+    )
+    fail = Trajectory(
+        id="t2",
+        instruction="i",
+        task_type="x",
+        success=False,
+        steps=[step(0.0, False, 0.0), step(0.0, True, 0.0)],
+    )
     return [ok, fail]
 
 

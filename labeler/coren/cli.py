@@ -34,39 +34,126 @@ def _default_ckpt(out: str) -> str:
 @click.command()
 @click.argument("in_path", metavar="IN", type=click.Path(dir_okay=False))
 @click.option("--out", required=True, type=click.Path(dir_okay=False), help="Output .jsonl or .jsonl.gz.")
-@click.option("--judge", "judge_ref", default="gemma3-270m", show_default=True,
-              help="Judge model: the embedded gemma3-270m or a path to a .gguf file.")
-@click.option("--prompts", "n_prompts", default=5, show_default=True, type=int,
-              help="Prompt variants (first N of: plain, 3 in-context example sets, chain-of-thought).")
-@click.option("--threads", default=None, type=click.IntRange(1, 64),
-              help="Judge threads (default $EDGEJUDGE_THREADS, else 1).")
-@click.option("--n-ctx", default=2048, show_default=True, type=click.IntRange(256, 131072),
-              help="Judge context size; longer texts are truncated (head kept) and counted.")
+@click.option(
+    "--judge",
+    "judge_ref",
+    default="gemma3-270m",
+    show_default=True,
+    help="Judge model: the embedded gemma3-270m or a path to a .gguf file.",
+)
+@click.option(
+    "--prompts",
+    "n_prompts",
+    default=5,
+    show_default=True,
+    type=int,
+    help="Prompt variants (first N of: plain, 3 in-context example sets, chain-of-thought).",
+)
+@click.option(
+    "--threads",
+    default=None,
+    type=click.IntRange(1, 64),
+    help="Judge threads (default $EDGEJUDGE_THREADS, else 1).",
+)
+@click.option(
+    "--n-ctx",
+    default=2048,
+    show_default=True,
+    type=click.IntRange(256, 131072),
+    help="Judge context size; longer texts are truncated (head kept) and counted.",
+)
 @click.option("--limit", default=None, type=click.IntRange(1), help="Label only the first K trajectories.")
-@click.option("--orchestrator", "ckpt", default=None, type=click.Path(dir_okay=False),
-              help="Apply this trained orchestrator checkpoint instead of training one on IN.")
-@click.option("--save-orchestrator", default=None, type=click.Path(dir_okay=False),
-              help="Where the trained orchestrator goes (default: OUT with .orchestrator.safetensors).")
-@click.option("--qa", "qa_path", default=None, type=click.Path(dir_okay=False),
-              help="Structural QA set (JSON Lines: instruction, observation, answer) instead of building one.")
-@click.option("--qa-size", default=48, show_default=True, type=click.IntRange(1, 10000),
-              help="Most entries of the QA set built from IN.")
-@click.option("--result-tokens", default=40, show_default=True, type=click.IntRange(0, 1024),
-              help="Most tokens of the action's result (transition) shown to the judge.")
-@click.option("--epochs", default=300, show_default=True, type=click.IntRange(1, 100000),
-              help="Orchestrator training steps.")
+@click.option(
+    "--orchestrator",
+    "ckpt",
+    default=None,
+    type=click.Path(dir_okay=False),
+    help="Apply this trained orchestrator checkpoint instead of training one on IN.",
+)
+@click.option(
+    "--save-orchestrator",
+    default=None,
+    type=click.Path(dir_okay=False),
+    help="Where the trained orchestrator goes (default: OUT with .orchestrator.safetensors).",
+)
+@click.option(
+    "--qa",
+    "qa_path",
+    default=None,
+    type=click.Path(dir_okay=False),
+    help="Structural QA set (JSON Lines: instruction, observation, answer) instead of building one.",
+)
+@click.option(
+    "--qa-size",
+    default=48,
+    show_default=True,
+    type=click.IntRange(1, 10000),
+    help="Most entries of the QA set built from IN.",
+)
+@click.option(
+    "--obs-tokens",
+    default=48,
+    show_default=True,
+    type=click.IntRange(8, 100000),
+    help="Most tokens of the observation (its head) in rating and candidate queries.",
+)
+@click.option(
+    "--result-tokens",
+    default=40,
+    show_default=True,
+    type=click.IntRange(0, 1024),
+    help="Most tokens of the action's result (transition) shown to the judge.",
+)
+@click.option(
+    "--epochs",
+    default=300,
+    show_default=True,
+    type=click.IntRange(1, 100000),
+    help="Orchestrator training steps.",
+)
 @click.option("--no-dists", is_flag=True, help="Do not keep each prompt's distribution (dist_p*) per step.")
-@click.option("--cache", default=None, type=click.Path(dir_okay=False),
-              help="Judge cache (SQLite); default $EDGEJUDGE_CACHE/labels.sqlite or ~/.cache/edgejudge/.")
-@click.option("--dry-run", is_flag=True, help="Print the number of queries and a token/time estimate; label nothing.")
-@click.option("--report", "report_path", default=None, type=click.Path(dir_okay=False),
-              help="Write the run's numbers (queries, cache hits, steps/s, fallbacks) as JSON.")
-@click.option("--progress/--no-progress", default=None,
-              help="Progress bar on stderr (default: when stderr is a terminal).")
-def coren(in_path: str, out: str, judge_ref: str, n_prompts: int, threads: int | None, n_ctx: int,
-          limit: int | None, ckpt: str | None, save_orchestrator: str | None, qa_path: str | None, qa_size: int,
-          result_tokens: int, epochs: int, no_dists: bool, cache: str | None, dry_run: bool,
-          report_path: str | None, progress: bool | None) -> None:
+@click.option(
+    "--cache",
+    default=None,
+    type=click.Path(dir_okay=False),
+    help="Judge cache (SQLite); default $EDGEJUDGE_CACHE/labels.sqlite or ~/.cache/edgejudge/.",
+)
+@click.option(
+    "--dry-run", is_flag=True, help="Print the number of queries and a token/time estimate; label nothing."
+)
+@click.option(
+    "--report",
+    "report_path",
+    default=None,
+    type=click.Path(dir_okay=False),
+    help="Write the run's numbers (queries, cache hits, steps/s, fallbacks) as JSON.",
+)
+@click.option(
+    "--progress/--no-progress",
+    default=None,
+    help="Progress bar on stderr (default: when stderr is a terminal).",
+)
+def coren(
+    in_path: str,
+    out: str,
+    judge_ref: str,
+    n_prompts: int,
+    threads: int | None,
+    n_ctx: int,
+    limit: int | None,
+    ckpt: str | None,
+    save_orchestrator: str | None,
+    qa_path: str | None,
+    qa_size: int,
+    obs_tokens: int,
+    result_tokens: int,
+    epochs: int,
+    no_dists: bool,
+    cache: str | None,
+    dry_run: bool,
+    report_path: str | None,
+    progress: bool | None,
+) -> None:
     """Add COREN reward channels to every step of IN: contextual (majority vote of N judge prompts),
     structural (vote of the prompts that answer the retrieved object question), temporal (vote of the prompts
     whose high-value actions pass a backward check) and their orchestrated ensemble.
@@ -97,12 +184,30 @@ def coren(in_path: str, out: str, judge_ref: str, n_prompts: int, threads: int |
         raise click.ClickException(str(e)) from None
     if ckpt and not Path(ckpt).is_file():
         raise click.ClickException(f"--orchestrator {ckpt}: no such file")
-    cfg = CorenConfig(result_tokens=result_tokens, qa_size=qa_size, keep_dists=not no_dists)
+    cfg = CorenConfig(
+        obs_tokens=obs_tokens, result_tokens=result_tokens, qa_size=qa_size, keep_dists=not no_dists
+    )
     if dry_run:
         _dry_run(trajs, prompts, templates, cfg, judge_ref, n_ctx, threads)
         return
-    _run(trajs, prompts, templates, cfg, qa, in_path, out, judge_ref, n_ctx, threads, ckpt, save_orchestrator,
-         epochs, cache or _default_cache(), report_path, progress)
+    _run(
+        trajs,
+        prompts,
+        templates,
+        cfg,
+        qa,
+        in_path,
+        out,
+        judge_ref,
+        n_ctx,
+        threads,
+        ckpt,
+        save_orchestrator,
+        epochs,
+        cache or _default_cache(),
+        report_path,
+        progress,
+    )
 
 
 def _open(judge_ref: str, n_ctx: int, threads: int | None, cache: str | None):
@@ -128,24 +233,51 @@ def _dry_run(trajs, prompts, templates, cfg, judge_ref, n_ctx, threads) -> None:
             plan = CorenLabeler(judge, _NoEncoder(), prompts, templates, cfg).plan(trajs)
         except CorenInputError as e:
             raise click.ClickException(str(e)) from None
-    est = (plan["new_tokens"] / EST_PROMPT_TOKENS_PER_S + plan["generated_tokens_max"] / EST_GENERATED_TOKENS_PER_S
-           + plan["total_queries"] * EST_SECONDS_PER_QUERY)
+    est = (
+        plan["new_tokens"] / EST_PROMPT_TOKENS_PER_S
+        + plan["generated_tokens_max"] / EST_GENERATED_TOKENS_PER_S
+        + plan["total_queries"] * EST_SECONDS_PER_QUERY
+    )
     q = plan["queries"]
-    click.echo(f"dry run: {plan['trajectories']} trajectories, {plan['steps']} steps, {len(prompts)} prompts "
-               f"({', '.join(p.name for p in prompts)})")
-    click.echo(f"queries: {plan['total_queries']} ({plan['total_queries'] / plan['steps']:.1f} per step): "
-               + ", ".join(f"{k} {v}" for k, v in sorted(q.items())))
-    click.echo(f"tokens: {plan['prompt_tokens']} in all query text, ~{plan['new_tokens']} to evaluate after "
-               f"prefix reuse, <= {plan['generated_tokens_max']} generated")
-    click.echo(f"estimate: ~{est / 60:.1f} min on 1 thread with an empty cache "
-               f"({EST_PROMPT_TOKENS_PER_S:.0f} prompt tok/s, {EST_GENERATED_TOKENS_PER_S:.0f} generated tok/s); "
-               "cached queries cost nothing")
+    click.echo(
+        f"dry run: {plan['trajectories']} trajectories, {plan['steps']} steps, {len(prompts)} prompts "
+        f"({', '.join(p.name for p in prompts)})"
+    )
+    click.echo(
+        f"queries: {plan['total_queries']} ({plan['total_queries'] / plan['steps']:.1f} per step): "
+        + ", ".join(f"{k} {v}" for k, v in sorted(q.items()))
+    )
+    click.echo(
+        f"tokens: {plan['prompt_tokens']} in all query text, ~{plan['new_tokens']} to evaluate after "
+        f"prefix reuse, <= {plan['generated_tokens_max']} generated"
+    )
+    click.echo(
+        f"estimate: ~{est / 60:.1f} min on 1 thread with an empty cache "
+        f"({EST_PROMPT_TOKENS_PER_S:.0f} prompt tok/s, {EST_GENERATED_TOKENS_PER_S:.0f} generated tok/s); "
+        "cached queries cost nothing"
+    )
     if plan["truncations"]:
         click.echo("truncated: " + ", ".join(f"{k} {v}" for k, v in sorted(plan["truncations"].items())))
 
 
-def _run(trajs, prompts, templates, cfg, qa, in_path, out, judge_ref, n_ctx, threads, ckpt, save_ckpt, epochs,
-         cache, report_path, progress) -> None:
+def _run(
+    trajs,
+    prompts,
+    templates,
+    cfg,
+    qa,
+    in_path,
+    out,
+    judge_ref,
+    n_ctx,
+    threads,
+    ckpt,
+    save_ckpt,
+    epochs,
+    cache,
+    report_path,
+    progress,
+) -> None:
     import numpy as np
 
     from labeler.coren import orchestrator as orch
@@ -186,8 +318,11 @@ def _run(trajs, prompts, templates, cfg, qa, in_path, out, judge_ref, n_ctx, thr
                 done[0] += n
                 bar.update(n)
                 el = time.perf_counter() - t_start
-                bar.set_postfix(steps_s=f"{done[0] / per_step / max(el, 1e-9):.2f}", hits=info["cache_hits"],
-                                refresh=False)
+                bar.set_postfix(
+                    steps_s=f"{done[0] / per_step / max(el, 1e-9):.2f}",
+                    hits=info["cache_hits"],
+                    refresh=False,
+                )
 
             labeler = CorenLabeler(judge, encoder, prompts, templates, cfg, progress=tick)
             try:
@@ -201,8 +336,11 @@ def _run(trajs, prompts, templates, cfg, qa, in_path, out, judge_ref, n_ctx, thr
     feats = step_features(labeler, result)
     trained = None
     if model is None:
-        batch = orch.make_batch(split_by_trajectory(feats, trajs), split_by_trajectory(result.channels, trajs),
-                                [t.success for t in trajs])
+        batch = orch.make_batch(
+            split_by_trajectory(feats, trajs),
+            split_by_trajectory(result.channels, trajs),
+            [t.success for t in trajs],
+        )
         ocfg = orch.OrchestratorConfig(input_dim=feats.shape[1], epochs=epochs)
         trained = orch.train(batch, ocfg)
         model = trained.model
@@ -220,17 +358,22 @@ def _run(trajs, prompts, templates, cfg, qa, in_path, out, judge_ref, n_ctx, thr
         "qa_source": "file" if qa is not None else "built",
         "qa_entries": len(result.qa),
         "n_ctx": n_ctx,
+        "obs_tokens": cfg.obs_tokens,
         "result_tokens": cfg.result_tokens,
         "scale": list(templates.values),
     }
     if trained is not None:
         path = save_ckpt or _default_ckpt(out)
-        sha = orch.save(model, path, {**provenance, "dataset": os.path.abspath(in_path),
-                                      "trajectories": len(trajs)})
+        sha = orch.save(
+            model, path, {**provenance, "dataset": os.path.abspath(in_path), "trajectories": len(trajs)}
+        )
         provenance["orchestrator_sha256"] = sha
         provenance["orchestrator"] = "trained on this dataset's success flags"
-        click.echo(f"orchestrator: trained ({epochs} steps, loss {trained.losses[0]:.4f} -> "
-                   f"{trained.losses[-1]:.4f}), saved {path}", err=True)
+        click.echo(
+            f"orchestrator: trained ({epochs} steps, loss {trained.losses[0]:.4f} -> "
+            f"{trained.losses[-1]:.4f}), saved {path}",
+            err=True,
+        )
     else:
         provenance["orchestrator_sha256"] = orch.file_sha256(ckpt)
         provenance["orchestrator"] = f"applied {os.path.basename(ckpt)}"
@@ -249,8 +392,12 @@ def _run(trajs, prompts, templates, cfg, qa, in_path, out, judge_ref, n_ctx, thr
     if report_path:
         Path(report_path).write_text(json.dumps(d, indent=2, default=float))
     ens = np.array([s.labels["coren"]["ensemble"] for t in trajs for s in t.steps])
-    click.echo(f"wrote {out}: {len(trajs)} trajectories, {rep.steps} steps, {rep.total_queries} queries "
-               f"({d['queries_per_step']:.1f}/step, {rep.cache_hits} cache hits), {d['steps_per_second']:.2f} steps/s "
-               f"({rep.seconds:.1f} s); ensemble mean {ens.mean():.2f}; weights C/S/T "
-               + "/".join(f"{x:.2f}" for x in rep.mean_weights)
-               + (f"; truncated {labeler.trunc.total} texts" if labeler.trunc.total else ""))
+    cut = sum(v for k, v in labeler.trunc.counts.items() if k != "observation_head")
+    click.echo(
+        f"wrote {out}: {len(trajs)} trajectories, {rep.steps} steps, {rep.total_queries} queries "
+        f"({d['queries_per_step']:.1f}/step, {rep.cache_hits} cache hits), "
+        f"{d['steps_per_second']:.2f} steps/s "
+        f"({rep.seconds:.1f} s); ensemble mean {ens.mean():.2f}; weights C/S/T "
+        + "/".join(f"{x:.2f}" for x in rep.mean_weights)
+        + (f"; truncated {cut} texts to fit the context" if cut else "")
+    )

@@ -1,4 +1,5 @@
-"""The reward orchestrator Psi_theta: softmax weights over (r^C, r^S, r^T) per (observation, action, instruction).
+"""The reward orchestrator Psi_theta: softmax weights over (r^C, r^S, r^T) per (observation, action,
+instruction).
 
 Ensembled reward ``r_hat_t = w_t . (r^C_t, r^S_t, r^T_t)``; trained on the dataset's success flags (the sparse
 reward, never ``info``) with the paper's objective, averaged over trajectories::
@@ -61,7 +62,9 @@ class Orchestrator(nn.Module):
     def __init__(self, cfg: OrchestratorConfig):
         super().__init__()
         self.cfg = cfg
-        self.net = nn.Sequential(nn.Linear(cfg.input_dim, cfg.hidden), nn.ReLU(), nn.Linear(cfg.hidden, len(CHANNELS)))
+        self.net = nn.Sequential(
+            nn.Linear(cfg.input_dim, cfg.hidden), nn.ReLU(), nn.Linear(cfg.hidden, len(CHANNELS))
+        )
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """Softmax weights over the three channels, shape (..., 3)."""
@@ -72,8 +75,15 @@ def ensemble(weights: torch.Tensor, rewards: torch.Tensor) -> torch.Tensor:
     return (weights * rewards).sum(dim=-1)
 
 
-def orchestrator_loss(weights: torch.Tensor, rewards: torch.Tensor, mask: torch.Tensor, success: torch.Tensor,
-                      gamma: float, max_reward: float, alpha: float) -> torch.Tensor:
+def orchestrator_loss(
+    weights: torch.Tensor,
+    rewards: torch.Tensor,
+    mask: torch.Tensor,
+    success: torch.Tensor,
+    gamma: float,
+    max_reward: float,
+    alpha: float,
+) -> torch.Tensor:
     """The paper's loss for a padded batch: weights/rewards (B, T, 3), mask (B, T) of 0/1, success (B,)."""
     b, t = mask.shape
     discount = gamma ** torch.arange(t, dtype=rewards.dtype)
@@ -118,8 +128,15 @@ def train(batch: Batch, cfg: OrchestratorConfig) -> TrainResult:
     losses = []
     for _ in range(cfg.epochs):
         opt.zero_grad()
-        loss = orchestrator_loss(model(batch.features), batch.rewards, batch.mask, batch.success,
-                                 cfg.gamma, cfg.max_reward, cfg.alpha)
+        loss = orchestrator_loss(
+            model(batch.features),
+            batch.rewards,
+            batch.mask,
+            batch.success,
+            cfg.gamma,
+            cfg.max_reward,
+            cfg.alpha,
+        )
         loss.backward()
         opt.step()
         losses.append(float(loss.detach()))
@@ -141,8 +158,12 @@ def save(model: Orchestrator, path: str | Path, provenance: dict[str, Any]) -> s
 
     p = Path(path)
     p.parent.mkdir(parents=True, exist_ok=True)
-    meta = {"format": CKPT_FORMAT, "version": str(CKPT_VERSION), "config": json.dumps(asdict(model.cfg)),
-            "provenance": json.dumps(provenance, sort_keys=True)}
+    meta = {
+        "format": CKPT_FORMAT,
+        "version": str(CKPT_VERSION),
+        "config": json.dumps(asdict(model.cfg)),
+        "provenance": json.dumps(provenance, sort_keys=True),
+    }
     fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=p.parent)
     os.close(fd)
     try:
@@ -170,7 +191,9 @@ def load(path: str | Path, input_dim: int | None = None) -> tuple[Orchestrator, 
     if meta.get("format") != CKPT_FORMAT:
         raise OrchestratorError(f"{p}: not a COREN orchestrator checkpoint (format {meta.get('format')!r})")
     if meta.get("version") != str(CKPT_VERSION):
-        raise OrchestratorError(f"{p}: checkpoint version {meta.get('version')} (this edgejudge reads {CKPT_VERSION})")
+        raise OrchestratorError(
+            f"{p}: checkpoint version {meta.get('version')} (this edgejudge reads {CKPT_VERSION})"
+        )
     known = {f.name for f in OrchestratorConfig.__dataclass_fields__.values()}
     raw = json.loads(meta.get("config", "{}"))
     unknown = sorted(set(raw) - known)

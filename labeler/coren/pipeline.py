@@ -2,22 +2,24 @@
 
 Query kinds (per prompt n; the prompt header is the shared KV prefix of all its queries):
 
-* ``rate``  — the taken action *with its result* (the transition) at every step: the prompt's distribution over
-  -2..2 (the cot prompt first generates one line of reasoning). These give the prompts' votes.
-* ``cand``  — every candidate at every observation, without a result: the prompt's ranking of the candidates,
-  i.e. its high-value action for the temporal check. Queries of one observation share its text as KV prefix.
+* ``rate``  — the taken action *with its result* (the transition) at every step: the prompt's distribution
+  over the template's answers (Yes/No; the cot prompt first generates one line of reasoning). These give the
+  prompts' votes (see :mod:`labeler.coren.voting`).
+* ``cand``  — one multiple-choice query per observation scoring every candidate at once: the prompt's
+  high-value action for the temporal check. It shares the observation's text with the ``rate`` query as KV
+  prefix (the judge orders a trajectory's queries by prefix).
 * ``back``  — one backward verification per trajectory: can the prompt's high-value actions achieve the task?
 * ``qa``    — the structural question retrieved for the steps, answered once per (prompt, QA entry).
 
-Output per step: ``labels["coren"] = {contextual, structural, temporal, ensemble, w_contextual, w_structural,
-w_temporal, dist_p0 .. dist_p{N-1}}`` — the four rewards, the orchestrator's weights, and each prompt's
-(uncalibrated) distribution over -2..2 for the taken action (5 floats per prompt, ~40 bytes each: kept so the
-votes can be recomputed without the judge). Per trajectory: ``provenance["coren"]``.
+Output per step: ``labels["coren"] = {contextual, structural, temporal, ensemble, contextual_soft,
+w_contextual, w_structural, w_temporal, dist_p0 .. dist_p{N-1}}`` — the four rewards on -2..2; the unvoted
+mean scale position over prompts; the orchestrator's weights; and each prompt's raw distribution over the
+template's answers for the taken action ([P(No), P(Yes)]: two floats per prompt, kept so the votes can be
+recomputed without the judge; ``--no-dists`` drops them). Per trajectory: ``provenance["coren"]``.
 """
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -48,10 +50,19 @@ class JudgeLike(Protocol):
     @property
     def n_ctx(self) -> int: ...
     def count_tokens(self, text: str) -> int: ...
-    def score_many(self, queries: Sequence[tuple[str, Sequence[str]]], *, template: str, version: int,
-                   **kw: Any) -> list[Any]: ...
-    def generate(self, prompt: str, *, grammar: str | None = None, max_tokens: int = 64,
-                 stop: Sequence[str] | None = None, template: str = "adhoc", version: int = 1) -> str: ...
+    def score_many(
+        self, queries: Sequence[tuple[str, Sequence[str]]], *, template: str, version: int, **kw: Any
+    ) -> list[Any]: ...
+    def generate(
+        self,
+        prompt: str,
+        *,
+        grammar: str | None = None,
+        max_tokens: int = 64,
+        stop: Sequence[str] | None = None,
+        template: str = "adhoc",
+        version: int = 1,
+    ) -> str: ...
 
 
 class EncoderLike(Protocol):
@@ -62,8 +73,12 @@ class EncoderLike(Protocol):
 class CorenConfig:
     """Labeling options (the CLI's flags)."""
 
+    obs_tokens: int = 48
+    """Most tokens of the observation in rating and candidate queries (its head: feedback, inventory, recent
+    actions, then the room). The 270M judge ranks better with a short observation (BENCHMARKS.md), and every
+    token costs time. Structural questions get the whole observation (up to the context)."""
     result_tokens: int = 40
-    """Most tokens of the transition text (what the action changed) shown with the taken action."""
+    """Most tokens of the result (the first new line of the next observation) shown with the taken action."""
     qa_size: int = 48
     """Most entries of the built structural QA set (farthest-point sampled)."""
     qa_answer_tokens: int = 16
@@ -110,17 +125,6 @@ class Report:
         return d
 
 
-def judge_order(observation: str) -> str:
-    """The observation as the judge sees it: a ``Room:`` line (the part that changes least between steps) moved
-    first, so consecutive steps share it as KV-cache prefix; other lines keep their order. Text without such a
-    line is unchanged. Truncation happens before, on the original order."""
-    lines = observation.split("\n")
-    room = [ln for ln in lines if ln.startswith("Room:")]
-    if not room or lines[0].startswith("Room:"):
-        return observation
-    return "\n".join(room + [ln for ln in lines if not ln.startswith("Room:")])
-
-
 def ranked_candidates(st: StepText, max_options: int) -> list[int]:
     """Indices of the candidates offered in the multiple-choice query: all of them when they fit the letters;
     otherwise the first ``max_options - 1`` plus the taken action (documented cap)."""
@@ -138,34 +142,56 @@ def check_candidates(trajectories: Sequence[Trajectory], source: str = "input") 
             if not s.candidates:
                 raise CorenInputError(
                     f"{source}: trajectory {t.id!r} step {i} has no candidates: COREN's temporal consistency "
-                    "rates every candidate (admissible) action at each observation. Record the candidate actions "
-                    "in each step's 'candidates' list (edgejudge collect does), or add them to your logs.")
+                    "rates every candidate (admissible) action at each observation. Record the candidate "
+                    "actions in each step's 'candidates' list (edgejudge collect does), or add them to your "
+                    "logs."
+                )
 
 
 class Budgets:
     """Token budgets per field (see :mod:`labeler.coren.texts` for the truncation rule)."""
 
-    def __init__(self, n_ctx: int, prompts: Sequence[CorenPrompt], templates: Templates,
-                 count: Callable[[str], int], result_tokens: int):
-        scaffold = max(count(templates.step.format(instruction="", observation="", action="", result="")),
-                       count(templates.qa.format(instruction="", observation="")))
+    def __init__(
+        self,
+        n_ctx: int,
+        prompts: Sequence[CorenPrompt],
+        templates: Templates,
+        count: Callable[[str], int],
+        result_tokens: int,
+    ):
+        scaffold = max(
+            count(templates.step.format(instruction="", observation="", action="", result="")),
+            count(templates.qa.format(instruction="", observation="")),
+        )
         header = max(count(p.header) for p in prompts)
         reasoning = max((p.reasoning_tokens for p in prompts), default=0)
-        tail = count(templates.reasoning) + reasoning + count(templates.rating) + max(
-            count(c) for c in templates.choices)
+        tail = (
+            count(templates.reasoning)
+            + reasoning
+            + count(templates.rating)
+            + max(count(c) for c in templates.choices)
+        )
         self.avail = n_ctx - header - scaffold - tail - SAFETY_TOKENS - 1
         if self.avail < 64 + result_tokens:
-            raise CorenInputError(f"judge context n_ctx={n_ctx} is too small for the COREN prompts "
-                                  f"(headers take {header} tokens); use a larger --n-ctx")
+            raise CorenInputError(
+                f"judge context n_ctx={n_ctx} is too small for the COREN prompts "
+                f"(headers take {header} tokens); use a larger --n-ctx"
+            )
         self.instruction = self.avail // 4
         self.result = result_tokens
         self.action = ACTION_TOKENS
 
 
 class CorenLabeler:
-    def __init__(self, judge: JudgeLike, encoder: EncoderLike, prompts: Sequence[CorenPrompt],
-                 templates: Templates, cfg: CorenConfig | None = None,
-                 progress: Callable[[int, dict[str, Any]], None] | None = None):
+    def __init__(
+        self,
+        judge: JudgeLike,
+        encoder: EncoderLike,
+        prompts: Sequence[CorenPrompt],
+        templates: Templates,
+        cfg: CorenConfig | None = None,
+        progress: Callable[[int, dict[str, Any]], None] | None = None,
+    ):
         self.judge = judge
         self.encoder = encoder
         self.prompts = list(prompts)
@@ -195,14 +221,20 @@ class CorenLabeler:
             action = self._fit(s.action, b.action, "action")
             cands = [self._fit(c, b.action, "candidate") for c in s.candidates]
             options = sum(self._count(c) + 2 for c in cands[: len(self.t.letters)])
-            obs_budget = left - max(self._count(result) + self._count(action), options)
-            obs = judge_order(self._fit(s.observation, obs_budget, "observation"))
+            room = left - max(self._count(result) + self._count(action), options)
+            # a cut to --obs-tokens is by design (counted apart); a cut to the context is a truncation
+            obs = self._fit(
+                s.observation,
+                min(self.cfg.obs_tokens, room),
+                "observation_head" if self.cfg.obs_tokens <= room else "observation",
+            )
             out.append(StepText(obs, action, result, cands))
         return instruction, out
 
     def _body(self, instruction: str, st: StepText, action: str, result: str) -> str:
-        return self.t.step.format(instruction=instruction, observation=st.observation, action=action,
-                                  result=result)
+        return self.t.step.format(
+            instruction=instruction, observation=st.observation, action=action, result=result
+        )
 
     # ------------------------------------------------------------------------------------------------ queries
 
@@ -211,9 +243,17 @@ class CorenLabeler:
         self._tick(kind, len(queries))
         return res
 
-    def _generate(self, prompt: CorenPrompt, text: str, max_tokens: int, kind: str, stop: Sequence[str]) -> str:
-        out = self.judge.generate(text, grammar=COT_GRAMMAR, max_tokens=max_tokens, stop=list(stop),
-                                  template=prompt.template_id, version=prompt.version)
+    def _generate(
+        self, prompt: CorenPrompt, text: str, max_tokens: int, kind: str, stop: Sequence[str]
+    ) -> str:
+        out = self.judge.generate(
+            text,
+            grammar=COT_GRAMMAR,
+            max_tokens=max_tokens,
+            stop=list(stop),
+            template=prompt.template_id,
+            version=prompt.version,
+        )
         self._tick(kind, 1)
         return out
 
@@ -221,7 +261,9 @@ class CorenLabeler:
         self.report.queries[kind] = self.report.queries.get(kind, 0) + n
         self.progress(n, {"kind": kind, "cache_hits": int(self.judge.stats.get("cache_hits", 0))})
 
-    def _queries(self, prompt: CorenPrompt, instruction: str, texts: list[StepText]) -> tuple[list, list[str]]:
+    def _queries(
+        self, prompt: CorenPrompt, instruction: str, texts: list[StepText]
+    ) -> tuple[list, list[str]]:
         """One candidate query per step (multiple choice over its ranked candidates) and the taken actions'
         rating prefixes (with result; for the cot prompt, the text the reasoning is generated after)."""
         t = self.t
@@ -235,7 +277,9 @@ class CorenLabeler:
         rate = [prompt.header + self._body(instruction, st, st.action, st.result) + tail for st in texts]
         return cand, rate
 
-    def rate_steps(self, prompt: CorenPrompt, instruction: str, texts: list[StepText]) -> tuple[np.ndarray, list]:
+    def rate_steps(
+        self, prompt: CorenPrompt, instruction: str, texts: list[StepText]
+    ) -> tuple[np.ndarray, list]:
         """(steps, K) distributions of the taken action with its result; per step the distribution over its
         ranked candidates (see :func:`ranked_candidates`).
 
@@ -261,7 +305,8 @@ class CorenLabeler:
     def plan(self, trajectories: Sequence[Trajectory]) -> dict[str, Any]:
         """Query counts and a token estimate, without running the judge (``--dry-run``).
 
-        ``prompt_tokens``: all query text; ``new_tokens``: what is left after the prefix shared with the previous
+        ``prompt_tokens``: all query text; ``new_tokens``: what is left after the prefix shared with the
+        previous
         query in the judge's order (what llama.cpp actually evaluates; estimated from characters)."""
         check_candidates(trajectories)
         counts: dict[str, int] = {}
@@ -277,7 +322,7 @@ class CorenLabeler:
                 qs = sorted([q for q, _ in cand] + rate)
                 for q in qs:
                     lcp = 0
-                    for a, b in zip(prev, q):
+                    for a, b in zip(prev, q, strict=False):
                         if a != b:
                             break
                         lcp += 1
@@ -293,12 +338,20 @@ class CorenLabeler:
                 counts["back"] = counts.get("back", 0) + 1
             counts["qa"] = counts.get("qa", 0) + n_qa
             gen_tokens += n_qa * self.cfg.qa_answer_tokens
-        ratio = (sum(self._count(x) for x in sample) / max(sum(len(x) for x in sample), 1)) if sample else 0.25
-        return {"trajectories": len(trajectories), "steps": sum(len(t.steps) for t in trajectories),
-                "queries": counts, "total_queries": sum(counts.values()),
-                "prompt_tokens": int(chars * ratio), "new_tokens": int(new_chars * ratio),
-                "generated_tokens_max": gen_tokens, "truncations": dict(self.trunc.counts),
-                "example_query": sample[0] if sample else ""}
+        ratio = (
+            (sum(self._count(x) for x in sample) / max(sum(len(x) for x in sample), 1)) if sample else 0.25
+        )
+        return {
+            "trajectories": len(trajectories),
+            "steps": sum(len(t.steps) for t in trajectories),
+            "queries": counts,
+            "total_queries": sum(counts.values()),
+            "prompt_tokens": int(chars * ratio),
+            "new_tokens": int(new_chars * ratio),
+            "generated_tokens_max": gen_tokens,
+            "truncations": dict(self.trunc.counts),
+            "example_query": sample[0] if sample else "",
+        }
 
     def backward(self, prompt: CorenPrompt, instruction: str, plan: list[str]) -> float:
         text, cut = fit_plan(plan, PLAN_TOKENS, self._count)
@@ -313,7 +366,9 @@ class CorenLabeler:
         instruction = self._fit(entry.instruction, b.instruction, "qa_instruction")
         obs = self._fit(entry.observation, b.avail - self._count(instruction), "qa_observation")
         q = prompt.header + self.t.qa.format(instruction=instruction, observation=obs)
-        return structural.clean_answer(self._generate(prompt, q, self.cfg.qa_answer_tokens, "qa", stop=["\n"]))
+        return structural.clean_answer(
+            self._generate(prompt, q, self.cfg.qa_answer_tokens, "qa", stop=["\n"])
+        )
 
     # ------------------------------------------------------------------------------------------------ embed
 
@@ -322,18 +377,24 @@ class CorenLabeler:
         uniq = sorted(set(texts))
         if not uniq:
             return np.zeros((0, 1))
-        vecs = np.asarray(self.encoder.encode(uniq, batch_size=32, normalize_embeddings=True,
-                                              show_progress_bar=False), dtype=np.float64)
+        vecs = np.asarray(
+            self.encoder.encode(uniq, batch_size=32, normalize_embeddings=True, show_progress_bar=False),
+            dtype=np.float64,
+        )
         vecs = vecs / np.maximum(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-12)
         index = {t: i for i, t in enumerate(uniq)}
         return vecs[[index[t] for t in texts]]
 
     # ------------------------------------------------------------------------------------------------ main
 
-    def label(self, trajectories: Sequence[Trajectory], qa: Sequence[structural.QAEntry] | None = None,
-              orchestrator: Any = None, orchestrator_cfg: Any = None) -> LabelResult:
+    def label(
+        self,
+        trajectories: Sequence[Trajectory],
+        qa: Sequence[structural.QAEntry] | None = None,
+        orchestrator: Any = None,
+        orchestrator_cfg: Any = None,
+    ) -> LabelResult:
         """Label ``trajectories``; ``qa`` replaces the built QA set; ``orchestrator`` a loaded model."""
-        t0 = time.perf_counter()
         check_candidates(trajectories)
         trajs = list(trajectories)
         rep = self.report
@@ -365,7 +426,7 @@ class CorenLabeler:
         for n, prompt in enumerate(self.prompts):
             for j, (instruction, sts) in enumerate(texts):
                 r, c = self.rate_steps(prompt, instruction, sts)
-                rate[n, offsets[j]: offsets[j + 1]] = r
+                rate[n, offsets[j] : offsets[j + 1]] = r
                 cand[n].extend(c)
             for q in used_qa:
                 answers[n][q] = self.answer(prompt, qa[q])
@@ -384,9 +445,12 @@ class CorenLabeler:
                 p_yes[n, j] = self.backward(prompt, texts[j][0], plan)
 
         # --- votes
-        cal = np.stack([voting.calibrate(rate[n], voting.calibration_prior(rate[n])) for n in range(n_p)])
-        votes = np.array([[voting.prompt_vote(cal[n, s], vals) for s in range(n_s)] for n in range(n_p)])
-        contextual = np.array([voting.majority_vote(votes[:, s].tolist(), cal[:, s], vals) for s in range(n_s)])
+        u = np.stack([voting.positions(voting.prompt_scores(rate[n], vals)) for n in range(n_p)])
+        pos = voting.to_scale(u)  # (prompts, steps) continuous positions on -2..2
+        votes = voting.quintile_votes(u)
+        contextual = np.array(
+            [voting.majority_vote(votes[:, s].tolist(), float(pos[:, s].mean())) for s in range(n_s)]
+        )
 
         qa_pass = np.ones((n_p, max(len(qa), 1)), dtype=bool)
         if used_qa:
@@ -400,8 +464,9 @@ class CorenLabeler:
         structural_r = np.zeros(n_s)
         for s in range(n_s):
             passed = qa_pass[:, retrieved[s]] if retrieved is not None else np.zeros(n_p, dtype=bool)
-            structural_r[s], fb = voting.filtered_vote(votes[:, s].tolist(), passed.tolist(), int(contextual[s]),
-                                                      cal[:, s], vals)
+            structural_r[s], fb = voting.filtered_vote(
+                votes[:, s].tolist(), passed.tolist(), int(contextual[s]), pos[:, s]
+            )
             rep.structural_fallbacks += fb
 
         back_pass = np.vectorize(temporal.backward_passes)(p_yes)
@@ -411,12 +476,13 @@ class CorenLabeler:
         rep.temporal_violations = int(violated.sum())
         temporal_r = np.zeros(n_s)
         for s in range(n_s):
-            temporal_r[s], fb = voting.filtered_vote(votes[:, s].tolist(), (~violated[:, s]).tolist(),
-                                                    int(contextual[s]), cal[:, s], vals)
+            temporal_r[s], fb = voting.filtered_vote(
+                votes[:, s].tolist(), (~violated[:, s]).tolist(), int(contextual[s]), pos[:, s]
+            )
             rep.temporal_fallbacks += fb
 
         channels = np.stack([contextual, structural_r, temporal_r], axis=1).astype(np.float64)
-        return LabelResult(trajs, channels, rate, texts, obs_emb, traj_of_step, qa, p_yes)
+        return LabelResult(trajs, channels, rate, texts, obs_emb, traj_of_step, qa, p_yes, pos.mean(axis=0))
 
 
 @dataclass
@@ -431,6 +497,7 @@ class LabelResult:
     traj_of_step: np.ndarray
     qa: list[structural.QAEntry]
     p_yes: np.ndarray
+    soft: np.ndarray  # (steps,) mean scale position over prompts: the unvoted contextual reward
 
 
 def step_features(labeler: CorenLabeler, result: LabelResult) -> np.ndarray:
@@ -444,22 +511,29 @@ def step_features(labeler: CorenLabeler, result: LabelResult) -> np.ndarray:
 def split_by_trajectory(arr: np.ndarray, trajs: Sequence[Trajectory]) -> list[np.ndarray]:
     out, k = [], 0
     for t in trajs:
-        out.append(arr[k: k + len(t.steps)])
+        out.append(arr[k : k + len(t.steps)])
         k += len(t.steps)
     return out
 
 
-def write_labels(result: LabelResult, weights: np.ndarray, provenance: dict[str, Any], keep_dists: bool) -> None:
-    """Put the channels, the ensemble and the weights on every step, and the provenance on every trajectory."""
+def write_labels(
+    result: LabelResult, weights: np.ndarray, provenance: dict[str, Any], keep_dists: bool
+) -> None:
+    """Put the channels, the ensemble and the weights on every step, and the provenance on every
+    trajectory."""
     ens = (weights * result.channels).sum(axis=1)
     k = 0
     for t in result.trajectories:
         for s in t.steps:
             c = result.channels[k]
             lab: dict[str, Any] = {
-                "contextual": float(c[0]), "structural": float(c[1]), "temporal": float(c[2]),
+                "contextual": float(c[0]),
+                "structural": float(c[1]),
+                "temporal": float(c[2]),
                 "ensemble": round(float(ens[k]), 6),
-                "w_contextual": round(float(weights[k, 0]), 6), "w_structural": round(float(weights[k, 1]), 6),
+                "contextual_soft": round(float(result.soft[k]), 6),
+                "w_contextual": round(float(weights[k, 0]), 6),
+                "w_structural": round(float(weights[k, 1]), 6),
                 "w_temporal": round(float(weights[k, 2]), 6),
             }
             if keep_dists:

@@ -1,8 +1,8 @@
 """COREN prompt variants and query templates: versioned TOML files under ``labeler/prompts/coren/``.
 
-* ``p{k}_{name}.v{version}.toml`` — one prompt variant: ``name``, ``version``, ``style`` (plain | few-shot | cot)
-  and its ``header`` (instructions and in-context examples). The paper's five: plain, three sets of in-context
-  examples, one chain-of-thought style. ``--prompts N`` uses the first N in file order.
+* ``p{k}_{name}.v{version}.toml`` — one prompt variant: ``name``, ``version``, ``style`` (plain | few-shot |
+  cot) and its ``header`` (instructions and in-context examples). The paper's five: plain, three sets of
+  in-context examples, one chain-of-thought style. ``--prompts N`` uses the first N in file order.
 * ``templates.v{version}.toml`` — the query bodies shared by all variants (step rating, the multiple-choice
   candidate query, structural question, backward verification) and the rating scale.
 
@@ -97,9 +97,16 @@ def load_prompt(path: Path, index: int) -> CorenPrompt:
     version = _field(data, "version", int, path)
     if version < 1:
         raise PromptError(f"{path}: version: must be >= 1, got {version}")
-    return CorenPrompt(index=index, name=_field(data, "name", str, path), version=version, style=style,
-                       header=_field(data, "header", str, path), sha256=sha, path=path,
-                       reasoning_tokens=reasoning)
+    return CorenPrompt(
+        index=index,
+        name=_field(data, "name", str, path),
+        version=version,
+        style=style,
+        header=_field(data, "header", str, path),
+        sha256=sha,
+        path=path,
+        reasoning_tokens=reasoning,
+    )
 
 
 def prompt_files(folder: Path = PROMPT_DIR) -> list[Path]:

@@ -3,17 +3,18 @@
 A QA entry is (instruction, observation o', reference answer a(o')); its question q(o') is the template's
 "Which objects in this observation matter for the task?" asked about o'. For each step, the entry whose o' is
 nearest to the step's observation (cosine similarity of all-MiniLM-L6-v2 embeddings) is retrieved; each prompt
-answers q(o') once (the answer depends on the prompt and the question, not on the step, so it is shared by every
-step that retrieves the same entry); a prompt passes when its answer's embedding similarity to a(o') is >= 0.5.
+answers q(o') once (the answer depends on the prompt and the question, not on the step, so it is shared by
+every step that retrieves the same entry); a prompt passes when its answer's embedding similarity to a(o') is
+>= 0.5.
 
-**Building D_QA without ground truth** (only the dataset's success flags, the sparse reward): in each successful
-trajectory, the *key objects* are the objects its actions act on at least twice (e.g. take X, then put X in Y)
-or that its final action acts on; for each observation o' of that trajectory that mentions key objects, the
-reference answer is those objects in order of appearance. Entries are deduplicated per (trajectory, answer) and
-capped at ``max_size`` by farthest-point sampling on the observation embeddings (diverse situations).
-Objects of an action: the words after its verb, split at prepositions (in, on, into, onto, from, to, with, at,
-under) with articles dropped. A user QA file (``--qa FILE``, JSON Lines with ``instruction``, ``observation``,
-``answer``) replaces the built set.
+**Building D_QA without ground truth** (only the dataset's success flags, the sparse reward): in each
+successful trajectory, the *key objects* are the objects its actions act on at least twice (e.g. take X, then
+put X in Y) or that its final action acts on; for each observation o' of that trajectory that mentions key
+objects, the reference answer is those objects in order of appearance. Entries are deduplicated per
+(trajectory, answer) and capped at ``max_size`` by farthest-point sampling on the observation embeddings
+(diverse situations). Objects of an action: the words after its verb, split at prepositions (in, on, into,
+onto, from, to, with, at, under) with articles dropped. A user QA file (``--qa FILE``, JSON Lines with
+``instruction``, ``observation``, ``answer``) replaces the built set.
 """
 
 from __future__ import annotations
@@ -106,7 +107,8 @@ def farthest_point(emb: np.ndarray, k: int) -> list[int]:
 
 
 def load_qa(path: str | Path) -> list[QAEntry]:
-    """Read a QA file (JSON Lines: instruction, observation, answer); errors as ``file:line: field: problem``."""
+    """Read a QA file (JSON Lines: instruction, observation, answer); errors as ``file:line: field:
+    problem``."""
     p = Path(path)
     try:
         lines = p.read_text(encoding="utf-8").splitlines()
@@ -139,7 +141,9 @@ def load_qa(path: str | Path) -> list[QAEntry]:
 
 
 def qa_hash(entries: Sequence[QAEntry]) -> str:
-    blob = json.dumps([e.to_dict() for e in entries], ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+    blob = json.dumps(
+        [e.to_dict() for e in entries], ensure_ascii=False, sort_keys=True, separators=(",", ":")
+    )
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
 

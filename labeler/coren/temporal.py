@@ -1,13 +1,13 @@
 """Temporal consistency: each prompt's high-value actions along a trajectory and their backward verification.
 
-For prompt n and trajectory tau, H_n(tau) holds, at every observation, the candidate action that prompt n rates
-highest. Every candidate is scored by one observation-level query per step and prompt: a multiple choice over
-the candidates (letters A, B, ...; single tokens, so one forward pass scores them all), the prompt's
+For prompt n and trajectory tau, H_n(tau) holds, at every observation, the candidate action that prompt n
+rates highest. Every candidate is scored by one observation-level query per step and prompt: a multiple choice
+over the candidates (letters A, B, ...; single tokens, so one forward pass scores them all), the prompt's
 probability that each candidate is the most useful action. A small model prefers some letters whatever they
 stand for, so the probabilities are calibrated by the prompt's mean probability per letter position over the
-dataset (as the ratings are, see :mod:`labeler.coren.voting`); ties go to the first candidate. One backward query per trajectory and
-prompt asks whether that sequence can achieve the instruction, scored as P(Yes) vs P(No) (normalised over the
-two); it passes when P(Yes) >= 0.5.
+dataset (as the ratings are, see :mod:`labeler.coren.voting`); ties go to the first candidate. One backward
+query per trajectory and prompt asks whether that sequence can achieve the instruction, scored as P(Yes) vs
+P(No) (normalised over the two); it passes when P(Yes) >= 0.5.
 
 A prompt's rating of the taken action at step t is *violated* when that action is in H_n(tau) (it is the
 prompt's own top choice there) and the backward check failed: the paper excludes such rewards. r^T is the

@@ -1,17 +1,20 @@
-"""Votes: from each prompt's distribution over the rating scale to one reward per step.
+"""Votes: from each prompt's answer distributions to one reward per step on the paper's scale -2..2.
 
-1. **Calibration** (per prompt, over the whole dataset being labeled; no ground truth): a small judge prefers
-   some ratings whatever it is shown (contextual bias). Following "calibrate before use" (Zhao et al., 2021),
-   each prompt's distribution is divided by that prompt's mean distribution over all steps, then renormalised:
-   ``p_cal(v) ∝ p(v) / mean_steps p(v)``. This is what COREN's contextual consistency aims at — a prompt's own
-   bias should not decide the reward.
-2. **Prompt vote**: the scale value with the highest calibrated probability; a tie goes to the value nearest 0,
-   then to the lower one.
-3. **Majority vote** over the voting prompts: the most frequent value. **Tie rule**: among the values with the
-   top count, the one with the largest summed calibrated probability over the voting prompts; if still tied,
-   the value nearest 0, then the lower one (a conservative reward).
-4. **Filtered vote** (structural, temporal): the majority over the prompts that pass a check; when none passes,
-   the fallback (the contextual reward) is used and counted.
+1. **Calibration** (per prompt, over the dataset being labeled; no ground truth): a small judge prefers some
+   answers whatever it is shown (contextual bias). Following "calibrate before use" (Zhao et al., 2021), each
+   prompt's distribution is divided by that prompt's mean distribution over all steps and renormalised:
+   ``p_cal(c) ∝ p(c) / mean_steps p(c)``. The prompt's **score** of a step is the expected template value
+   under ``p_cal`` (for the Yes/No template: ``p_cal(Yes) - p_cal(No)``).
+2. **Scale position**: a prompt's scores are ranked over the dataset (ties share the average rank) and mapped
+   to ``u = (rank - 0.5) / steps`` in (0, 1), i.e. ``-2 + 4u`` on the scale. This puts every prompt on the
+   same footing whatever its own range.
+3. **Prompt vote**: the quintile of ``u`` on the scale: ``u < 0.2 -> -2``, ``< 0.4 -> -1``, ``< 0.6 -> 0``,
+   ``< 0.8 -> 1``, else ``2``.
+4. **Majority vote** over the voting prompts: the most frequent vote. **Tie rule**: among the values with the
+   top count, the one nearest the voting prompts' mean scale position; if still tied, the value nearest 0,
+   then the lower one (a conservative reward).
+5. **Filtered vote** (structural, temporal): the majority over the prompts that pass a check; when none
+   passes, the fallback (the contextual reward) is used and counted.
 """
 
 from __future__ import annotations
@@ -20,15 +23,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+SCALE = (-2, -1, 0, 1, 2)
 EPS = 1e-9
-
-
-def normalise(dist: Sequence[float]) -> np.ndarray:
-    p = np.asarray(dist, dtype=np.float64)
-    if p.ndim != 1 or p.size == 0 or not np.all(np.isfinite(p)) or np.any(p < 0):
-        raise ValueError(f"not a distribution: {list(dist)}")
-    s = p.sum()
-    return p / s if s > 0 else np.full_like(p, 1.0 / p.size)
 
 
 def calibration_prior(dists: np.ndarray) -> np.ndarray:
@@ -40,52 +36,78 @@ def calibration_prior(dists: np.ndarray) -> np.ndarray:
 
 
 def calibrate(dists: np.ndarray, prior: np.ndarray) -> np.ndarray:
-    """``p(v) / prior(v)`` renormalised per row; ``prior`` from :func:`calibration_prior`."""
+    """``p(c) / prior(c)`` renormalised per row; ``prior`` from :func:`calibration_prior`."""
     d = np.asarray(dists, dtype=np.float64) / np.maximum(np.asarray(prior, dtype=np.float64), EPS)
     return d / d.sum(axis=-1, keepdims=True)
+
+
+def prompt_scores(dists: np.ndarray, values: Sequence[float]) -> np.ndarray:
+    """Calibrated expected value per step for one prompt's (steps, K) distributions."""
+    d = np.asarray(dists, dtype=np.float64)
+    if d.shape[1] != len(values):
+        raise ValueError(f"{d.shape[1]} probabilities per step for {len(values)} values")
+    return calibrate(d, calibration_prior(d)) @ np.asarray(values, dtype=np.float64)
+
+
+def positions(scores: Sequence[float]) -> np.ndarray:
+    """``(average rank - 0.5) / n`` of each score, in (0, 1)."""
+    s = np.asarray(scores, dtype=np.float64)
+    n = len(s)
+    order = np.argsort(s, kind="stable")
+    ranks = np.empty(n)
+    i = 0
+    while i < n:
+        j = i
+        while j + 1 < n and s[order[j + 1]] == s[order[i]]:
+            j += 1
+        ranks[order[i : j + 1]] = (i + j) / 2.0 + 1.0
+        i = j + 1
+    return (ranks - 0.5) / max(n, 1)
+
+
+def to_scale(u: np.ndarray | float) -> np.ndarray:
+    """Continuous scale position ``-2 + 4u``."""
+    return -2.0 + 4.0 * np.asarray(u, dtype=np.float64)
+
+
+def quintile_votes(u: np.ndarray) -> np.ndarray:
+    """The vote on -2..2 for positions ``u`` in (0, 1)."""
+    bins = np.minimum((np.asarray(u, dtype=np.float64) * len(SCALE)).astype(int), len(SCALE) - 1)
+    return np.asarray(SCALE)[bins]
 
 
 def _tie_order(value: int) -> tuple[int, int]:
     return (abs(value), value)
 
 
-def prompt_vote(dist: Sequence[float], values: Sequence[int]) -> int:
-    """The scale value with the highest probability; ties: nearest 0, then lower."""
-    p = normalise(dist)
-    if len(p) != len(values):
-        raise ValueError(f"{len(p)} probabilities for {len(values)} scale values")
-    best = p.max()
-    tied = [v for v, q in zip(values, p, strict=True) if q >= best - 1e-12]
-    return min(tied, key=_tie_order)
-
-
-def majority_vote(votes: Sequence[int], dists: Sequence[Sequence[float]] | None = None,
-                  values: Sequence[int] | None = None) -> int:
-    """Most frequent vote; ties by summed probability (when ``dists``/``values`` are given), then nearest 0,
-    then lower. ``dists[i]`` is the (calibrated) distribution behind ``votes[i]``."""
-    if not votes:
+def majority_vote(votes: Sequence[int], support: float | None = None) -> int:
+    """Most frequent vote; ties: nearest ``support`` (the voters' mean scale position), then nearest 0,
+    then lower."""
+    if len(votes) == 0:
         raise ValueError("majority_vote needs at least one vote")
     counts: dict[int, int] = {}
     for v in votes:
-        counts[v] = counts.get(v, 0) + 1
+        counts[int(v)] = counts.get(int(v), 0) + 1
     top = max(counts.values())
     tied = [v for v, c in counts.items() if c == top]
-    if len(tied) > 1 and dists is not None and values is not None:
-        index = {v: i for i, v in enumerate(values)}
-        mass = {v: sum(float(normalise(d)[index[v]]) for d in dists) for v in tied}
-        best = max(mass.values())
-        tied = [v for v in tied if mass[v] >= best - 1e-12]
+    if len(tied) > 1 and support is not None:
+        best = min(abs(v - support) for v in tied)
+        tied = [v for v in tied if abs(v - support) <= best + 1e-12]
     return min(tied, key=_tie_order)
 
 
-def filtered_vote(votes: Sequence[int], passed: Sequence[bool], fallback: int,
-                  dists: Sequence[Sequence[float]] | None = None,
-                  values: Sequence[int] | None = None) -> tuple[int, bool]:
-    """Majority vote over the prompts with ``passed[i]``; ``(fallback, True)`` when none passed."""
+def filtered_vote(
+    votes: Sequence[int],
+    passed: Sequence[bool],
+    fallback: int,
+    scale_positions: Sequence[float] | None = None,
+) -> tuple[int, bool]:
+    """Majority vote over the prompts with ``passed[i]``; ``(fallback, True)`` when none passed.
+    ``scale_positions[i]``: prompt i's continuous position, for the tie rule."""
     if len(votes) != len(passed):
         raise ValueError(f"{len(votes)} votes but {len(passed)} pass flags")
     keep = [i for i, ok in enumerate(passed) if ok]
     if not keep:
         return fallback, True
-    kept_dists = [dists[i] for i in keep] if dists is not None else None
-    return majority_vote([votes[i] for i in keep], kept_dists, values), False
+    support = float(np.mean([scale_positions[i] for i in keep])) if scale_positions is not None else None
+    return majority_vote([votes[i] for i in keep], support), False
