@@ -40,6 +40,10 @@ class IQLConfig:
     """Upper clip of exp(beta * advantage)."""
     tau: float = 0.005
     """Polyak rate of the target Q network."""
+    reward_scale: float = 10.0
+    """Rewards are multiplied by this before training (as the IQL paper normalises returns per domain).
+    With beta fixed at 3, a success reward of 1 makes advantages of ~0.05 and all weights ~1 (IQL degenerates
+    into BC on everything); scaled to 10, the advantage weights separate good from bad actions."""
     hidden: int = 128
     """Scorer width."""
     seed: int = 0
@@ -77,7 +81,7 @@ def train(table: TorchTable, cfg: IQLConfig, *, dim: int, progress: bool | None 
         opt_v.step()
         # Q: one-step TD towards r + gamma V(s')
         with torch.no_grad():
-            target = b.reward + cfg.gamma * (1.0 - b.done) * v(b.instruction, b.next_state)
+            target = cfg.reward_scale * b.reward + cfg.gamma * (1.0 - b.done) * v(b.instruction, b.next_state)
         q_sa = q(b.instruction, b.state, b.cands, b.mask).gather(1, a).squeeze(1)
         loss_q = F.mse_loss(q_sa, target)
         opt_q.zero_grad()

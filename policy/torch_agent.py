@@ -42,3 +42,9 @@ class TorchPolicy:
 
     def close(self) -> None:
         pass
+
+    def __enter__(self) -> TorchPolicy:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

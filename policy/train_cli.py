@@ -148,7 +148,7 @@ def train(
     from labeler.dataset import DatasetError
     from models.encoder import EncoderError
     from policy.rewards import RewardError, parse_reward
-    from policy.train import ConfigError, parse_overrides, train_from_file
+    from policy.train import ConfigError, make_config, parse_overrides, train_from_file
 
     try:
         spec = parse_reward(reward, terminal_bonus=terminal_bonus)
@@ -156,6 +156,10 @@ def train(
         if steps is not None:
             ov["steps"] = str(steps)
         ov["seed"] = str(seed)
+        make_config(algo, ov)
+    except (ConfigError, RewardError) as e:
+        raise click.UsageError(str(e)) from None
+    try:
         run = train_from_file(
             data,
             algo=algo,
@@ -166,9 +170,7 @@ def train(
             skip_invalid=skip_invalid,
             progress=progress,
         )
-    except (ConfigError, RewardError) as e:
-        raise click.UsageError(str(e)) from None
-    except (DatasetError, EncoderError, FileExistsError, ValueError) as e:
+    except (DatasetError, EncoderError, FileExistsError, RewardError, ValueError) as e:
         _fail(str(e))
     first, last = run.result.curves[0], run.result.curves[-1]
     key = run.result.loss_key
