@@ -1,10 +1,13 @@
 """Serving benchmark: edge-serve against its floor and against HTTP and websocket servers, one bundle.
 
-Every server runs in its own process on loopback with one onnxruntime thread and thread spinning off; every
-client is its own process (1 or 8 at a time, started together behind a barrier). Rows:
+Every server runs in its own process on loopback with one onnxruntime thread and thread spinning off; clients
+are their own processes. With 1 client, one client process visits every row in turn, request by request, so
+all rows share the same moments of a shared machine (their ratios are fair); with 8 clients, each row runs on
+its own, 8 processes started together behind a barrier. Rows:
 
 - floor: a raw pyzmq DEALER/ROUTER echo of the very payload edge-serve gets (embedding input), and raw
-  onnxruntime inference of the bundle's policy.onnx on it (in this process); floor = echo p50 + inference p50;
+  onnxruntime inference of the bundle's policy.onnx on it (in the client process); floor = echo p50 +
+  inference p50;
 - edge-serve, embedding input (``act`` with float32 arrays) and text input (``act`` with texts; the daemon
   runs the encoder), through :class:`edge.client.EdgeClient`;
 - FastAPI + uvicorn HTTP JSON server (keep-alive http.client) serving the same policy session on embeddings;
@@ -217,7 +220,44 @@ def client_worker(
         q.put((kind, [], 0.0, 0.0, f"{type(e).__name__}: {e}"))
 
 
+def interleaved_worker(targets: dict[str, str], n: int, warmup: int, dim: int, k: int, q: Any) -> None:
+    """One client process visiting every row in turn, request by request: all 1-client rows see the same
+    moments of a shared machine, so their ratios are not skewed by load that comes and goes."""
+    try:
+        instr, state, cands = make_inputs(dim, k, 0)
+        calls = {kind: make_call(kind, target, instr, state, cands, 0) for kind, target in targets.items()}
+        for i in range(warmup):
+            for call in calls.values():
+                call(i)
+        lat = {kind: np.empty(n) for kind in calls}
+        for i in range(n):
+            for kind, call in calls.items():
+                t = time.perf_counter()
+                call(warmup + i)
+                lat[kind][i] = time.perf_counter() - t
+        q.put(({kind: v.tolist() for kind, v in lat.items()}, None))
+    except Exception as e:  # reported by the parent
+        q.put(({}, f"{type(e).__name__}: {e}"))
+
+
+def measure_interleaved(
+    targets: dict[str, str], n: int, warmup: int, dim: int, k: int
+) -> list[dict[str, Any]]:
+    ctx = mp.get_context("spawn")
+    q = ctx.Queue()
+    p = ctx.Process(target=interleaved_worker, args=(targets, n, warmup, dim, k, q), daemon=True)
+    p.start()
+    lat, err = q.get(timeout=3600)
+    p.join(timeout=30)
+    if err:
+        raise RuntimeError(f"interleaved 1-client run: {err}")
+    return [summarize(kind, 1, np.asarray(v), None) for kind, v in lat.items()]
+
+
 def make_call(kind: str, target: str, instr: np.ndarray, state: np.ndarray, cands: np.ndarray, seed: int):
+    if kind == "onnxruntime-inference":  # target: the bundle folder; in-process, nothing on the wire
+        sess = policy_session(Path(target))
+        return lambda i: run_policy(sess, instr, state, cands)
     if kind == "zmq-echo":
         import zmq
 
@@ -290,6 +330,34 @@ def measure(
     lat = np.concatenate([np.asarray(r[1]) for r in results])
     wall = max(r[3] for r in results) - min(r[2] for r in results)
     return summarize(kind, clients, lat, wall)
+
+
+def cpp_row(cpp_build: Path, endpoint: str, n: int, k: int, warmup: int) -> dict[str, Any]:
+    """The C++ client's edge_bench against the same daemon (1 client)."""
+    cmd = [
+        str(cpp_build / "edge_bench"),
+        "--connect",
+        endpoint,
+        "--n",
+        str(n),
+        "--k",
+        str(k),
+        "--warmup",
+        str(warmup),
+    ]
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    if p.returncode != 0:
+        raise click.ClickException(f"edge_bench failed: {p.stderr}")
+    r = json.loads(p.stdout)
+    return {
+        "name": "edge-embedding-cpp",
+        "clients": 1,
+        "n": r["n"],
+        "p50_us": r["p50_us"],
+        "p99_us": r["p99_us"],
+        "mean_us": r["mean_us"],
+        "rps": r["rps"],
+    }
 
 
 def summarize(kind: str, clients: int, lat_s: np.ndarray, wall_s: float | None) -> dict[str, Any]:
@@ -395,19 +463,6 @@ def export_bundle(out: Path) -> Path:
     if proc.returncode != 0:
         raise click.ClickException(f"edgejudge export --random-init failed:\n{proc.stderr[-2000:]}")
     return out
-
-
-def floor_inference(bundle: Path, dim: int, k: int, n: int) -> dict[str, Any]:
-    sess = policy_session(bundle)
-    instr, state, cands = make_inputs(dim, k)
-    for _ in range(50):
-        run_policy(sess, instr, state, cands)
-    lat = np.empty(n)
-    for i in range(n):
-        t = time.perf_counter()
-        run_policy(sess, instr, state, cands)
-        lat[i] = time.perf_counter() - t
-    return summarize("onnxruntime-inference", 1, lat, None)
 
 
 def plot_cdf(rows: list[dict[str, Any]], path: Path) -> None:
@@ -521,75 +576,49 @@ def main(
     rows: list[dict[str, Any]] = []
     servers: list[Proc] = []
     ctx = mp.get_context("spawn")
-    plan = ["floor", "edge"] + [s for s in ("http", "websocket") if s not in skipped]
+    plan = ["start servers", "1 client", "concurrent clients"]
     try:
         with progress(total=len(plan), desc="bench_serve") as bar:
-            # floor: echo + inference
+            # every server up first
             q = ctx.Queue()
             echo = ctx.Process(target=serve_echo, args=(q,), daemon=True)
             echo.start()
             servers.append(Proc(echo))
-            echo_ep = q.get(timeout=60)
-            rows.append(floor_inference(bundle, dim, k, n))
-            for c in counts:
-                rows.append(measure("zmq-echo", echo_ep, c, n, warmup, dim, k))
-            bar.update()
+            targets = {"onnxruntime-inference": str(bundle), "zmq-echo": q.get(timeout=60)}
             proc, ep = start_edge_serve(bundle, [])
             servers.append(proc)
-            for c in counts:
-                rows.append(measure("edge-embedding", ep, c, n, warmup, dim, k))
-                if "text" not in skipped:
-                    rows.append(measure("edge-text", ep, c, n_text, min(warmup, 20), dim, k))
-            if cpp_build is not None and "cpp" not in skipped:
-                p = subprocess.run(
-                    [
-                        str(cpp_build / "edge_bench"),
-                        "--connect",
-                        ep,
-                        "--n",
-                        str(n),
-                        "--k",
-                        str(k),
-                        "--warmup",
-                        str(warmup),
-                    ],
-                    capture_output=True,
-                    text=True,
-                    timeout=600,
-                )
-                if p.returncode != 0:
-                    raise click.ClickException(f"edge_bench failed: {p.stderr}")
-                r = json.loads(p.stdout)
-                rows.append(
-                    {
-                        "name": "edge-embedding-cpp",
-                        "clients": 1,
-                        "n": r["n"],
-                        "p50_us": r["p50_us"],
-                        "p99_us": r["p99_us"],
-                        "mean_us": r["mean_us"],
-                        "rps": r["rps"],
-                    }
-                )
-            bar.update()
-            if "http" in plan:
+            targets["edge-embedding"] = ep
+            if "http" not in skipped:
                 port = free_port()
                 hp = ctx.Process(target=serve_http, args=(str(bundle), port), daemon=True)
                 hp.start()
                 servers.append(Proc(hp))
                 wait_port(port)
-                for c in counts:
-                    rows.append(measure("http", f"127.0.0.1:{port}", c, n, warmup, dim, k))
-                bar.update()
-            if "websocket" in plan:
+                targets["http"] = f"127.0.0.1:{port}"
+            if "websocket" not in skipped:
                 port = free_port()
                 wp = ctx.Process(target=serve_websocket, args=(str(bundle), port), daemon=True)
                 wp.start()
                 servers.append(Proc(wp))
                 wait_port(port)
-                for c in counts:
-                    rows.append(measure("websocket", f"127.0.0.1:{port}", c, n, warmup, dim, k))
-                bar.update()
+                targets["websocket"] = f"127.0.0.1:{port}"
+            bar.update()
+            # 1 client: all rows interleaved request by request in one client process
+            if 1 in counts:
+                rows.extend(measure_interleaved(targets, n, warmup, dim, k))
+                if "text" not in skipped:
+                    rows.append(measure("edge-text", ep, 1, n_text, min(warmup, 20), dim, k))
+                if cpp_build is not None and "cpp" not in skipped:
+                    rows.append(cpp_row(cpp_build, ep, n, k, warmup))
+            bar.update()
+            # more clients: one row at a time (every client of a row hits the same server)
+            for c in (c for c in counts if c > 1):
+                for kind in ("zmq-echo", "edge-embedding", "http", "websocket"):
+                    if kind in targets:
+                        rows.append(measure(kind, targets[kind], c, n, warmup, dim, k))
+                if "text" not in skipped:
+                    rows.append(measure("edge-text", ep, c, n_text, min(warmup, 20), dim, k))
+            bar.update()
     finally:
         for s in reversed(servers):
             s.stop()
