@@ -10,10 +10,12 @@ from typing import Any
 
 import click
 
-# Measured on the 2-core box with the embedded Gemma 3 270M, 1 thread (see BENCHMARKS.md); used by --dry-run.
-EST_PROMPT_TOKENS_PER_S = 300.0
-EST_GENERATED_TOKENS_PER_S = 25.0
-EST_SECONDS_PER_QUERY = 0.004
+# Measured on the 2-core box with the embedded Gemma 3 270M, 1 thread, while other work shared the CPU
+# (BENCHMARKS.md); used only by --dry-run. Every query also reads one 262k-entry logit row (~0.06 s).
+EST_PROMPT_TOKENS_PER_S = 220.0
+EST_GENERATED_TOKENS_PER_S = 30.0
+EST_SECONDS_PER_QUERY = 0.06
+EST_EMBED_SECONDS_PER_STEP = 0.1
 
 
 def _default_cache() -> str:
@@ -237,6 +239,7 @@ def _dry_run(trajs, prompts, templates, cfg, judge_ref, n_ctx, threads) -> None:
         plan["new_tokens"] / EST_PROMPT_TOKENS_PER_S
         + plan["generated_tokens_max"] / EST_GENERATED_TOKENS_PER_S
         + plan["total_queries"] * EST_SECONDS_PER_QUERY
+        + plan["steps"] * EST_EMBED_SECONDS_PER_STEP
     )
     q = plan["queries"]
     click.echo(
