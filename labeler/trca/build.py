@@ -60,7 +60,7 @@ TAG_SHOTS = (  # examples from tasks unrelated to the benchmarks
 )
 TAG_QUERY = "Task: {instruction}\nAction: {action}\nResponse: {response}\nTag:"
 # The 270M judge's tags depend on the order of the examples (per-step AUROC of the resulting rubric on TWC
-# train ranged 0.67-0.79 over these orders); a majority vote over them is about as good as the best order.
+# train ranged 0.67-0.79 over these orders); the builder votes over them (on train: >= the first order alone).
 SHOT_ORDERS = (
     (0, 1, 2, 3, 4, 5, 6, 7),
     (4, 5, 6, 7, 0, 1, 2, 3),
