@@ -55,7 +55,7 @@ NORMALIZATIONS = ("sum", "mean")
 # run loses at most the query in flight
 _WRITE_BATCH = 1
 # sequences in the llama.cpp context: 0 holds the prefix, the others the branches of multi-token choices
-_N_SEQ = 16
+_N_SEQ = 32
 _MAX_ROWS = 48  # cached next-token distributions kept between queries (1 MB each for a 262k vocabulary)
 
 
@@ -399,12 +399,27 @@ class Judge:
         logprobs = [0.0] * len(choices)
         before = self.stats["evaluated_tokens"]
         branches = sorted({tuple(t[:-1]) for t in ctoks if len(t) > 1})
-        if branches and len(branches) < self._n_seq and sum(map(len, branches)) <= self.config.n_batch:
-            prow, brows = self._decode_tree(ptoks, branches)
+        if branches and self._n_seq > 1 and max(map(len, branches)) < self.config.n_batch // 2:
+            # groups of at most n_seq - 1 branches and half a batch of tokens; the first group travels with
+            # the prefix's new tokens, later ones (many long choices) in their own decodes
+            groups: list[list[tuple[int, ...]]] = [[]]
+            size = 0
+            for b in branches:
+                if groups[-1] and (
+                    len(groups[-1]) >= self._n_seq - 1 or size + len(b) > self.config.n_batch // 2
+                ):
+                    groups.append([])
+                    size = 0
+                groups[-1].append(b)
+                size += len(b)
+            brows: dict[tuple[int, ...], list[_Row]] = {}
+            for g in groups:
+                prow, rows = self._decode_tree(ptoks, g)
+                brows.update(zip(g, rows, strict=True))
             for k, t in enumerate(ctoks):
                 logprobs[k] = prow.logprob(t[0])
                 if len(t) > 1:
-                    br = brows[branches.index(tuple(t[:-1]))]
+                    br = brows[tuple(t[:-1])]
                     logprobs[k] += sum(br[i - 1].logprob(t[i]) for i in range(1, len(t)))
         else:
             # one sequence: choices sharing leading tokens run one after another, so their common tokens

@@ -136,6 +136,27 @@ def test_branch_decoding_matches_one_choice_at_a_time(judge):
     assert judge.score(PROMPT, choices).logprobs == tree.logprobs  # deterministic
 
 
+def test_many_multi_token_choices_are_decoded_in_groups(judge):
+    """More branches than the context has sequences: several decodes, same answer as one at a time."""
+    choices = [f" go to room {i} now" for i in range(34)]
+    branches = {tuple(judge.tokenize(c)[:-1]) for c in choices}
+    assert len(branches) == 34 > judge._n_seq - 1  # more branches than fit one decode
+    judge.reset()
+    before = judge.stats["evaluated_tokens"]
+    grouped = judge.score(PROMPT, choices)
+    n_prompt = judge.count_tokens(PROMPT) + 1
+    assert judge.stats["evaluated_tokens"] - before == n_prompt + sum(map(len, branches))
+    saved = judge._n_seq
+    try:
+        judge._n_seq = 1
+        judge.reset()
+        one = judge.score(PROMPT, choices)
+    finally:
+        judge._n_seq = saved
+    _close(grouped, one)
+    assert math.isclose(sum(grouped.probs), 1.0, rel_tol=1e-9)
+
+
 def test_prefix_reuse_matches_fresh_across_the_sliding_window(judge):
     base = LONG + "\nQuestion: Does box 3 hold a green apple?\nAnswer:"
     assert judge.count_tokens(base) > 580  # beyond the 512-token SWA window
