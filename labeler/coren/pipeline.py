@@ -201,6 +201,7 @@ class CorenLabeler:
         self.trunc = TruncationStats()
         self.report = Report()
         self._count = judge.count_tokens
+        self._emb: dict[str, np.ndarray] = {}
         self.budgets = Budgets(judge.n_ctx, self.prompts, templates, self._count, self.cfg.result_tokens)
 
     # ------------------------------------------------------------------------------------------------ texts
@@ -373,17 +374,18 @@ class CorenLabeler:
     # ------------------------------------------------------------------------------------------------ embed
 
     def embed(self, texts: list[str]) -> np.ndarray:
-        """L2-normalised embeddings of ``texts`` (unique texts encoded once)."""
-        uniq = sorted(set(texts))
-        if not uniq:
+        """L2-normalised embeddings of ``texts``; each distinct text is encoded once per labeler."""
+        new = sorted({t for t in texts if t not in self._emb})
+        if new:
+            vecs = np.asarray(
+                self.encoder.encode(new, batch_size=32, normalize_embeddings=True, show_progress_bar=False),
+                dtype=np.float64,
+            )
+            vecs = vecs / np.maximum(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-12)
+            self._emb.update(zip(new, vecs, strict=True))
+        if not texts:
             return np.zeros((0, 1))
-        vecs = np.asarray(
-            self.encoder.encode(uniq, batch_size=32, normalize_embeddings=True, show_progress_bar=False),
-            dtype=np.float64,
-        )
-        vecs = vecs / np.maximum(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-12)
-        index = {t: i for i, t in enumerate(uniq)}
-        return vecs[[index[t] for t in texts]]
+        return np.stack([self._emb[t] for t in texts])
 
     # ------------------------------------------------------------------------------------------------ main
 
