@@ -8,7 +8,7 @@ A checkpoint is a directory::
       curves.csv        training curves (one row per logged update)
       curves.png        the same, plotted
 
-It is written to a temporary folder beside ``CKPT`` and renamed into place, so an interrupted run leaves nothing.
+It is written to a temporary folder beside ``CKPT`` and renamed into place: an interrupted run leaves nothing.
 """
 
 from __future__ import annotations

@@ -1,11 +1,14 @@
-"""Evaluation by real rollouts in TextWorldExpress: success rate (Wilson 95 % CI), mean steps, invalid actions.
+"""Evaluation by real rollouts in TextWorldExpress: success rate (Wilson 95 % CI), mean steps, invalid
+actions.
 
-An agent is anything with ``act(instruction, observation, candidates) -> index`` (and ``reset()``, ``close()``):
+An agent is anything with ``act(instruction, observation, candidates) -> index`` (and ``reset()``,
+``close()``):
 a bundle (:class:`policy.onnx_agent.BundlePolicy`, torch-free), a checkpoint (:class:`policy.torch_agent.
 TorchPolicy`), the LLM-as-agent baseline (:mod:`policy.llm_agent`) or the uniform random baseline here. The
 observations are the adapter's composed state texts, exactly what the training data holds.
 
-Episodes use the first N seeds of the split in the environment's own order, so every agent meets the same games.
+Episodes use the first N seeds of the split in the environment's own order, so every agent meets the same
+games.
 This module imports neither torch nor the LLM.
 """
 

@@ -4,22 +4,24 @@
 
     policy.onnx     the scorer (models.bundle's fixed interface; dynamic batch and candidate count)
     encoder.onnx    MiniLM + mean pooling + L2 normalisation (one graph: the robot runs what was evaluated)
-    tokenizer.json  the encoder's tokenizer, truncation at the manifest's max_length, padding to the batch longest
+    tokenizer.json  the encoder's tokenizer: truncation at the manifest's max_length, pad to the batch longest
     skills.npy      optional: float32 [S,D] embeddings of a fixed skill list (texts in the manifest)
-    manifest.json   sha256 of every file, shapes, provenance (dataset, reward, algorithm, judge sha256, encoder)
+    manifest.json   sha256 of every file, shapes, provenance (dataset, reward, algorithm, judge, encoder)
 
 Exporter choice: the TorchScript exporter (``torch.onnx.export(..., dynamo=False)``), on purpose. torch 2.13
 defaults to the dynamo exporter, which traces with symbolic shapes and needs onnxscript; for these two small,
 static-control-flow graphs the TorchScript tracer is the mature path whose ``dynamic_axes`` reliably give
-symbolic batch / candidate / token dimensions, and it handles the BERT encoder with no extra dependency. Parity
+symbolic batch / candidate / token dimensions, and it handles the BERT encoder with no extra dependency.
+Parity
 against torch is checked after every export, so a wrong trace cannot ship silently.
 
 Parity (run at export, raised as :class:`ExportError` on failure):
 - policy.onnx vs the torch scorer: max abs diff <= 1e-4 on random inputs (several B, K, with padding) and on
   real inputs (encoded texts);
-- encoder.onnx vs sentence-transformers: cosine >= 0.999 on real texts. The encoder graph is the slow part of an
+- encoder.onnx vs sentence-transformers: cosine >= 0.999 on real texts. The encoder graph is the slow part of
+  an
   export, so it is built once per encoder (keyed by the weights' sha256, the max length and the torch version)
-  in ``$EDGEJUDGE_CACHE/onnx`` (default ``~/.cache/edgejudge/onnx``) and its parity result is stored beside it.
+  in ``$EDGEJUDGE_CACHE/onnx`` (default ``~/.cache/edgejudge/onnx``); its parity result is stored beside it.
 """
 
 from __future__ import annotations
@@ -91,7 +93,7 @@ def _ort_session(path: Path):
     return ort.InferenceSession(str(path), sess_options=so, providers=["CPUExecutionProvider"])
 
 
-# ------------------------------------------------------------------------------------------------ policy graph
+# ---------------------------------------------------------------------------------------------- policy graph
 
 
 def export_policy_onnx(model: CandidateScorer, path: Path) -> None:
@@ -163,7 +165,7 @@ def check_policy_parity(model: CandidateScorer, onnx_path: Path, real: np.ndarra
     return diff_random, diff_real
 
 
-# ------------------------------------------------------------------------------------------------ encoder graph
+# --------------------------------------------------------------------------------------------- encoder graph
 
 
 class PooledEncoder(nn.Module):

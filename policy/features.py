@@ -1,6 +1,7 @@
 """Text features for the policy: sentence embeddings with an on-disk cache keyed by text hash.
 
-:class:`EmbeddingCache` is an append-only store per encoder (keyed by the encoder weights' sha256), so a dataset
+:class:`EmbeddingCache` is an append-only store per encoder (keyed by the encoder weights' sha256), so a
+dataset
 is embedded once and every later run (training with another reward, evaluation, benchmarks) reads it back::
 
     $EDGEJUDGE_CACHE/embeddings/<encoder sha256[:16]>/
@@ -8,8 +9,9 @@ is embedded once and every later run (training with another reward, evaluation, 
         vectors.f32    float32 rows of size D, appended
         .lock          writers take an exclusive flock: parallel runs append safely
 
-Rows are appended before their keys, and a reader uses only rows that have a key, so an interrupted write never
-yields a wrong vector. :class:`TextEmbedder` combines the cache with a sentence-transformers model (loaded only
+Rows are appended before their keys, and a reader uses only rows that have a key, so an interrupted write
+never yields a wrong vector. :class:`TextEmbedder` combines the cache with a sentence-transformers model
+(loaded only
 when some text is missing from the cache).
 """
 

@@ -1,6 +1,7 @@
 """Implicit Q-Learning over candidate actions (Kostrikov et al., 2021, https://arxiv.org/abs/2110.06169).
 
-Discrete variant: Q(s, a) scores each candidate (a :class:`CandidateScorer`), V(s) is a separate head, the actor
+Discrete variant: Q(s, a) scores each candidate (a :class:`CandidateScorer`), V(s) is a separate head, the
+actor
 is a second scorer trained by advantage-weighted log-likelihood (AWR policy extraction). Only the actor is
 exported; its argmax is the action.
 

@@ -1,5 +1,6 @@
-"""The LLM-as-agent baseline: the judge model itself picks, at every step, the candidate action with the highest
-(length-normalised) log-probability as the continuation of a prompt holding the instruction and the state text.
+"""The LLM-as-agent baseline: the judge model itself picks, at every step, the candidate action with the
+highest (length-normalised) log-probability as the continuation of a prompt holding the instruction and the
+state text.
 
 This is what "no online LLM calls" replaces: the same seeds and metrics as the exported policy, plus its
 per-action latency (one prompt evaluation + one short continuation per candidate, through llama.cpp).

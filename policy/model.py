@@ -2,7 +2,7 @@
 
 Its forward signature is the bundle's fixed ``policy.onnx`` interface (see ``models.bundle``)::
 
-    instruction [B,D] float32, state [B,D] float32, candidates [B,K,D] float32, mask [B,K] bool -> scores [B,K]
+    instruction [B,D] f32, state [B,D] f32, candidates [B,K,D] f32, mask [B,K] bool -> scores [B,K] f32
 
 K varies per step: pad the candidates and set ``mask`` False on padding; padded scores are ``MASKED_SCORE``
 (finite, so softmax and the argmax stay well defined even on an all-padding row). Tiny on purpose: two small

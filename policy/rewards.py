@@ -1,4 +1,4 @@
-"""Reward sources for offline RL: ``sparse``, ``coren``, ``trca`` or any ``METHOD.CHANNEL`` stored in the labels.
+"""Reward sources for offline RL: ``sparse``, ``coren``, ``trca`` or any stored ``METHOD.CHANNEL``.
 
 - ``sparse``: only the environment's outcome: 1.0 on the last step of a successful episode, else 0.
 - ``coren``: ``labels["coren"]["ensemble"]`` per step (the COREN labeler's ensembled reward).

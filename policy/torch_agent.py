@@ -1,4 +1,4 @@
-"""Run a training checkpoint in the environment: sentence-transformers features (cached) + the torch scorer."""
+"""Run a training checkpoint: sentence-transformers features (cached) + the torch scorer."""
 
 from __future__ import annotations
 

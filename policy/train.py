@@ -1,6 +1,7 @@
 """Training entry point: dataset -> features -> one algorithm -> checkpoint (+ curves).
 
-``ALGOS`` maps a name to (module, config class). Config overrides are ``key=value`` strings checked against the
+``ALGOS`` maps a name to (module, config class). Config overrides are ``key=value`` strings checked against
+the
 dataclass fields (unknown keys are errors, values are parsed to the field's type).
 """
 

@@ -75,7 +75,9 @@ def test_policy_onnx_parity_random_and_real(tmp_path, hidden):
     rng = np.random.default_rng(0)
     for b, k in [(1, 1), (7, 3), (2, 64)]:
         inputs = random_policy_inputs(rng, b, k, 384)
-        scores = sess.run(["scores"], dict(zip(("instruction", "state", "candidates", "mask"), inputs)))[0]
+        scores = sess.run(
+            ["scores"], dict(zip(("instruction", "state", "candidates", "mask"), inputs, strict=True))
+        )[0]
         assert scores.shape == (b, k)
         assert np.all(scores[~inputs[3]] <= -1e8)  # padding never wins
 

@@ -1,5 +1,6 @@
-"""End to end on real components: a tiny real TextWorldExpress dataset, real MiniLM features, training, export,
-evaluation by real rollouts (checkpoint through torch, bundle through onnxruntime without torch), CLI errors."""
+"""End to end on real components: a tiny real TextWorldExpress dataset, real MiniLM features, training,
+export, evaluation by real rollouts (checkpoint through torch, bundle through onnxruntime without torch),
+CLI errors."""
 
 from __future__ import annotations
 
@@ -31,7 +32,7 @@ MAX_STEPS = 6
 
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory):
-    """32 real episodes on 4 fixed games (the first 4 train seeds): 6 gold-with-noise and 2 random per game."""
+    """32 real episodes on 4 fixed games (the first 4 train seeds): 6 gold-with-noise, 2 random per game."""
     d = tmp_path_factory.mktemp("policy")
     spec = parse_env("twx:twc", EASY)
     rng = random.Random(0)
@@ -84,7 +85,7 @@ def test_training_lowers_the_loss_and_beats_random(tiny, trained):
 def test_bundle_eval_runs_without_torch(tiny, trained, tmp_path):
     bundle = tmp_path / "bundle"
     export_bundle(trained.checkpoint, bundle)
-    # The real CLI, in a fresh interpreter; afterwards torch (and the LLM stack) must never have been imported.
+    # The real CLI, in a fresh interpreter; afterwards torch (and the LLM stack) must not have been imported.
     code = textwrap.dedent(f"""
         import json, sys
         from edge.cli import main
@@ -94,7 +95,8 @@ def test_bundle_eval_runs_without_torch(tiny, trained, tmp_path):
             main()
         except SystemExit as e:
             assert not e.code, e.code
-        heavy = [m for m in ("torch", "sentence_transformers", "transformers", "llama_cpp") if m in sys.modules]
+        heavy = [m for m in ("torch", "sentence_transformers", "transformers", "llama_cpp")
+                 if m in sys.modules]
         print("HEAVY=" + json.dumps(heavy))
     """)
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, cwd=ROOT)
@@ -173,3 +175,16 @@ def test_cli_errors(cli, tiny, tmp_path):
     proc = cli("eval", "--agent", "random", "--episodes", "1", "--env", "twx:nope")
     assert proc.returncode == 2 and "unknown TextWorldExpress game" in proc.stderr
     assert not (tmp_path / "x").exists()
+
+
+@pytest.mark.real
+def test_llm_agent_baseline_cli(cli):
+    # the real embedded GGUF judge picks among the admissible actions; same metrics as the policy
+    proc = cli("eval", "--agent", "llm", "--judge", "gemma3-270m", "--params", EASY, "--split", "test",
+               "--episodes", "1", "--max-steps", "2", "--json", check=True)
+    result = json.loads(proc.stdout)
+    assert result["agent"] == "llm:gemma3-270m"
+    assert result["actions"] == 2 and result["invalid_action_rate"] == 0.0
+    assert result["latency_ms_mean"] > 0
+    proc = cli("eval", "--agent", "llm", "--judge", "/nope/model.gguf", "--episodes", "1")
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
