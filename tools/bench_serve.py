@@ -1,9 +1,9 @@
 """Serving benchmark: edge-serve against its floor and against HTTP and websocket servers, one bundle.
 
-Every server runs in its own process on loopback with one onnxruntime thread and thread spinning off; clients
-are their own processes. With 1 client, one client process visits every row in turn, request by request, so
-all rows share the same moments of a shared machine (their ratios are fair); with 8 clients, each row runs on
-its own, 8 processes started together behind a barrier. Rows:
+Every server runs in its own process on loopback with one onnxruntime thread and thread spinning off;
+clients are their own processes. With 1 client, one client process visits the rows in turn, ``--block``
+requests each, so all rows share the same stretches of a shared machine (their ratios are fair); with 8
+clients, each row runs on its own, 8 processes started together behind a barrier. Rows:
 
 - floor: a raw pyzmq DEALER/ROUTER echo of the very payload edge-serve gets (embedding input), and raw
   onnxruntime inference of the bundle's policy.onnx on it (in the client process); floor = echo p50 +
@@ -220,32 +220,38 @@ def client_worker(
         q.put((kind, [], 0.0, 0.0, f"{type(e).__name__}: {e}"))
 
 
-def interleaved_worker(targets: dict[str, str], n: int, warmup: int, dim: int, k: int, q: Any) -> None:
-    """One client process visiting every row in turn, request by request: all 1-client rows see the same
-    moments of a shared machine, so their ratios are not skewed by load that comes and goes."""
+def interleaved_worker(
+    targets: dict[str, str], n: int, warmup: int, dim: int, k: int, block: int, q: Any
+) -> None:
+    """One client process visiting every row in turn, ``block`` requests at a time: all 1-client rows share
+    the same stretches of a shared machine (load that comes and goes skews no ratio), while each row still
+    runs warm, back to back, as a robot's control loop calls its policy."""
     try:
         instr, state, cands = make_inputs(dim, k, 0)
         calls = {kind: make_call(kind, target, instr, state, cands, 0) for kind, target in targets.items()}
         for i in range(warmup):
             for call in calls.values():
                 call(i)
-        lat = {kind: np.empty(n) for kind in calls}
-        for i in range(n):
+        lat: dict[str, list[float]] = {kind: [] for kind in calls}
+        i = warmup
+        while len(lat[next(iter(calls))]) < n:
             for kind, call in calls.items():
-                t = time.perf_counter()
-                call(warmup + i)
-                lat[kind][i] = time.perf_counter() - t
-        q.put(({kind: v.tolist() for kind, v in lat.items()}, None))
+                for _ in range(min(block, n - len(lat[kind]))):
+                    t = time.perf_counter()
+                    call(i)
+                    lat[kind].append(time.perf_counter() - t)
+                    i += 1
+        q.put((lat, None))
     except Exception as e:  # reported by the parent
         q.put(({}, f"{type(e).__name__}: {e}"))
 
 
 def measure_interleaved(
-    targets: dict[str, str], n: int, warmup: int, dim: int, k: int
+    targets: dict[str, str], n: int, warmup: int, dim: int, k: int, block: int
 ) -> list[dict[str, Any]]:
     ctx = mp.get_context("spawn")
     q = ctx.Queue()
-    p = ctx.Process(target=interleaved_worker, args=(targets, n, warmup, dim, k, q), daemon=True)
+    p = ctx.Process(target=interleaved_worker, args=(targets, n, warmup, dim, k, block, q), daemon=True)
     p.start()
     lat, err = q.get(timeout=3600)
     p.join(timeout=30)
@@ -471,8 +477,9 @@ def plot_cdf(rows: list[dict[str, Any]], path: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(1, 2, figsize=(12, 4.5), sharey=True)
-    for ax, clients in zip(axes, (1, 8), strict=True):
+    levels = sorted({r["clients"] for r in rows if r.get("latencies_us")})
+    fig, axes = plt.subplots(1, len(levels), figsize=(6 * len(levels), 4.5), sharey=True, squeeze=False)
+    for ax, clients in zip(axes[0], levels, strict=True):
         for r in rows:
             if r["clients"] != clients or not r.get("latencies_us"):
                 continue
@@ -487,7 +494,7 @@ def plot_cdf(rows: list[dict[str, Any]], path: Path) -> None:
         ax.set_title(f"{clients} concurrent client{'s' if clients > 1 else ''}")
         ax.grid(True, which="both", alpha=0.3)
         ax.legend(fontsize=7, loc="lower right")
-    axes[0].set_ylabel("fraction of requests")
+    axes[0][0].set_ylabel("fraction of requests")
     fig.suptitle("edge-serve vs floor, HTTP (FastAPI) and websocket (openpi-style), loopback")
     fig.tight_layout()
     fig.savefig(path, dpi=120)
@@ -533,6 +540,13 @@ def plot_cdf(rows: list[dict[str, Any]], path: Path) -> None:
 @click.option(
     "--k", type=click.IntRange(1, 256), default=8, show_default=True, help="Candidates per request."
 )
+@click.option(
+    "--block",
+    type=click.IntRange(1, 100_000),
+    default=50,
+    show_default=True,
+    help="1 client: requests per row before moving on to the next row (rows take turns).",
+)
 @click.option("--clients", "client_counts", default="1,8", show_default=True, help="Concurrency levels.")
 @click.option("--skip", default="", help="Comma-separated rows to leave out: http, websocket, text, cpp.")
 @click.option(
@@ -548,6 +562,7 @@ def main(
     n_text: int,
     warmup: int,
     k: int,
+    block: int,
     client_counts: str,
     skip: str,
     cpp_build: Path | None,
@@ -605,7 +620,7 @@ def main(
             bar.update()
             # 1 client: all rows interleaved request by request in one client process
             if 1 in counts:
-                rows.extend(measure_interleaved(targets, n, warmup, dim, k))
+                rows.extend(measure_interleaved(targets, n, warmup, dim, k, block))
                 if "text" not in skipped:
                     rows.append(measure("edge-text", ep, 1, n_text, min(warmup, 20), dim, k))
                 if cpp_build is not None and "cpp" not in skipped:
