@@ -147,12 +147,32 @@ def build(
     from labeler.trca.pipeline import default_cache
     from models.registry import ModelError
 
+    if base_rubric is not None:  # only new objects need the judge: is there any?
+        from labeler.trca.build import placement_verbs
+        from labeler.trca.mine import mine
+
+        mined = mine(trajs, min_count=min_count)
+        seen = {
+            o
+            for v in placement_verbs(BuildConfig(task_type, placement=placement), mined)
+            for o in mined.places_for.get(v, {})
+        }
+        known = {o for it in base_rubric.items if it.pairs for o in it.pairs}
+        if not seen - known:
+            write_rubric(out, base_rubric, leading_comments(Path(base).read_text(encoding="utf-8")))
+            click.echo(
+                f"wrote {out}: {base} unchanged (version {base_rubric.version}): it already places all "
+                f"{len(seen)} objects of {Path(dataset).name}; no judge query"
+            )
+            return
+
     cfg = BuildConfig(
         task_type=task_type,
         min_count=min_count,
         max_templates=max_templates,
         placement=placement,
         prompt_orders=prompt_orders,
+        tag_templates=base_rubric is None,  # --base keeps the reviewed items: only places are needed
         progress=progress,
     )
     try:

@@ -462,3 +462,46 @@ def test_tags_are_a_majority_vote_over_example_orders(by_first, orders, expected
     assert [it.category for it in take] == ([expected] if expected else [])
     with pytest.raises(ValueError, match="prompt_orders"):
         build_rubric(_tidy_dataset(), judge, BuildConfig(task_type="tidy", prompt_orders=9))
+
+
+def test_build_places_only_when_extending(tmp_path, cli):
+    judge = FakeJudge()
+    r = build_rubric(_tidy_dataset(), judge, BuildConfig(task_type="tidy", tag_templates=False)).rubric
+    assert all("belongs in the" in q for q in judge.queries)  # no tagging query at all
+    assert {it.id for it in r.items} == {"put-where-it-belongs", "object-revealed", "no-effect-repeat"}
+    # a reviewed base that already places every object of the data: written unchanged, the judge is not loaded
+    base = tmp_path / "base.toml"
+    full = build_rubric(_tidy_dataset(), FakeJudge(), BuildConfig(task_type="tidy"))
+    write_rubric(base, full.rubric, "reviewed by hand")
+    data, out = tmp_path / "tidy.jsonl", tmp_path / "out.toml"
+    write_trajectories(data, _tidy_dataset())
+    proc = cli(
+        "rubrics",
+        "build",
+        "--dataset",
+        str(data),
+        "--task-type",
+        "tidy",
+        "--base",
+        str(base),
+        "--judge",
+        str(tmp_path / "no-such-model.gguf"),
+        "--out",
+        str(out),
+        check=True,
+    )
+    assert "unchanged" in proc.stdout and "no judge query" in proc.stdout
+    assert load_rubric(out).items == full.rubric.items and out.read_text().startswith("# reviewed by hand")
+    wrong = cli(
+        "rubrics",
+        "build",
+        "--dataset",
+        str(data),
+        "--task-type",
+        "twc",
+        "--base",
+        str(base),
+        "--out",
+        str(out),
+    )
+    assert wrong.returncode == 2 and "is for task type 'tidy'" in wrong.stderr

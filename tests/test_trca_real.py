@@ -10,7 +10,7 @@ import math
 import pytest
 
 from labeler.dataset import read_trajectories, write_trajectories
-from labeler.trca.rubric import load_rubric
+from labeler.trca.rubric import load_rubric, write_rubric
 from models.registry import resolve_judge
 
 pytestmark = pytest.mark.real
@@ -100,8 +100,13 @@ def test_real_judge_builds_a_rubric_that_labels_real_episodes(episodes, tmp_path
             if a.startswith("put ") and " in " in a
         }
         assert set(put.pairs) == objects and all(len(p) == 1 for p in put.pairs.values())
-        # extend the reviewed embedded rubric with these objects (answers come from the build's cache)
-        ext = tmp_path / "ext.toml"
+        # extend a reviewed rubric that lacks these objects (the shipped one, with them removed from its
+        # table): the judge places only them (its answers come from the build's cache), the rest is kept
+        base_file, ext = tmp_path / "base.toml", tmp_path / "ext.toml"
+        base = load_rubric("labeler/rubrics/twc.toml")
+        base_put = next(it for it in base.items if it.id == put.id)
+        base_put.pairs = {o: p for o, p in base_put.pairs.items() if o not in objects}
+        write_rubric(base_file, base, "reviewed")
         proc = cli(
             "rubrics",
             "build",
@@ -110,7 +115,7 @@ def test_real_judge_builds_a_rubric_that_labels_real_episodes(episodes, tmp_path
             "--task-type",
             game,
             "--base",
-            "labeler/rubrics/twc.toml",
+            str(base_file),
             "--cache",
             f"{rub}.cache.sqlite",
             "--out",
@@ -119,12 +124,26 @@ def test_real_judge_builds_a_rubric_that_labels_real_episodes(episodes, tmp_path
             check=True,
             timeout=240,
         )
-        base, extended = load_rubric("labeler/rubrics/twc.toml"), load_rubric(ext)
-        new_objects = objects - set(next(it for it in base.items if it.id == put.id).pairs)
-        assert f"+ {len(new_objects)} objects placed by the judge" in proc.stdout
+        assert f"+ {len(objects)} objects placed by the judge" in proc.stdout
+        extended = load_rubric(ext)
         ext_put = next(it for it in extended.items if it.id == put.id)
-        assert {o: ext_put.pairs[o] for o in new_objects} == {o: put.pairs[o] for o in new_objects}
-        assert [it.id for it in extended.items] == [it.id for it in base.items]
+        assert ext_put.pairs == {**base_put.pairs, **put.pairs}  # the judge's places, same as in the build
+        assert [it.id for it in extended.items] == [it.id for it in base.items] and extended.version == 3
+        # run again on the extended file: nothing new, no judge call
+        again = cli(
+            "rubrics",
+            "build",
+            "--dataset",
+            str(data),
+            "--task-type",
+            game,
+            "--base",
+            str(ext),
+            "--out",
+            str(tmp_path / "again.toml"),
+            check=True,
+        )
+        assert "unchanged" in again.stdout and "no judge query" in again.stdout
     else:
         assert "put-where-it-belongs" not in ids
     out = tmp_path / "labeled.jsonl.gz"

@@ -132,6 +132,8 @@ class BuildConfig:
     """At most this many (most frequent) templates are judged."""
     prompt_orders: int = 4
     """Tag each candidate under this many orders of the examples; the majority wins (ties: higher mean)."""
+    tag_templates: bool = True
+    """False: no tagging (only placement tables and judge-free items), e.g. to extend a reviewed file."""
     examples_per_template: int = 2
     """Example transitions shown per template (scores averaged per order)."""
     placement: str = "auto"
@@ -210,7 +212,7 @@ def build_rubric(
     templates = mined.templates[: cfg.max_templates]
     log(
         f"mined {len(mined.templates)} transition templates from {mined.steps} steps; "
-        f"judging {len(templates)}"
+        + (f"judging {len(templates)}" if cfg.tag_templates else "not tagging them (places only)")
     )
     report = BuildReport(rubric=Rubric(cfg.task_type, 1, []), mined=mined)
 
@@ -219,7 +221,7 @@ def build_rubric(
         raise ValueError(f"prompt_orders must be in 1..{len(SHOT_ORDERS)}, got {cfg.prompt_orders}")
     votes: dict[tuple[str, str], list[str]] = {}
     means: dict[tuple[str, str], list[list[float]]] = {}
-    for order in range(cfg.prompt_orders):
+    for order in range(cfg.prompt_orders if cfg.tag_templates else 0):
         queries = _tag_queries(mined, templates, order, cfg.examples_per_template)
         scores = judge.score_many(
             [(q[2], [f" {t}" for t in TAGS]) for q in queries],
@@ -287,7 +289,7 @@ def build_rubric(
 
     # --- templates -> items
     used_ids: set[str] = {it.id for it in items}
-    for i, tp in enumerate(templates):
+    for i, tp in enumerate(templates if cfg.tag_templates else []):
         tag, why = tag_of("template", str(i))
         example = f"e.g. '{tp.examples[0][0]}' -> '{tp.examples[0][1][:80]}'"
         if tag == "nothing":
@@ -314,7 +316,7 @@ def build_rubric(
                 note=f"judge tag {tag} ({why}); {tp.count} transitions; {example}",
             )
         )
-    for cid, rx, _action, response in INVALIDITY_CANDIDATES:
+    for cid, rx, _action, response in INVALIDITY_CANDIDATES if cfg.tag_templates else ():
         tag, why = tag_of("candidate", cid)
         if tag != "failed":
             report.rejected.append(f"failure candidate '{cid}' ({response!r}): {tag} ({why})")
