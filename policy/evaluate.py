@@ -53,6 +53,34 @@ class RandomAgent:
         pass
 
 
+class SampledAgent:
+    """Wraps an agent with ``scores()``: samples from softmax(scores / temperature) instead of the argmax.
+
+    The bundle and the daemon return the argmax (the policy as specified); sampling is an evaluation option
+    that shows how much of a deterministic policy's failures are repeated loops (a deterministic policy that
+    puts an object in a wrong place keeps doing so)."""
+
+    def __init__(self, agent, temperature: float, seed: int = 0):
+        if not temperature > 0:
+            raise ValueError(f"temperature must be > 0, got {temperature}")
+        self.agent = agent
+        self.temperature = temperature
+        self.name = f"{agent.name}~T{temperature:g}"
+        self._rng = random.Random(seed)
+
+    def act(self, instruction: str, observation: str, candidates: Sequence[str]) -> int:
+        s = [float(x) / self.temperature for x in self.agent.scores(instruction, observation, candidates)]
+        m = max(s)
+        w = [math.exp(x - m) for x in s]
+        return self._rng.choices(range(len(candidates)), weights=w, k=1)[0]
+
+    def reset(self) -> None:
+        self.agent.reset()
+
+    def close(self) -> None:
+        self.agent.close()
+
+
 def wilson_interval(successes: int, n: int, z: float = 1.959964) -> tuple[float, float]:
     """Wilson score interval for a binomial proportion (95 % by default)."""
     if n <= 0:

@@ -228,7 +228,17 @@ def train(
     "--episodes", default=20, show_default=True, type=int, help="Episodes (first N seeds of the split)."
 )
 @click.option("--max-steps", default=40, show_default=True, type=int, help="Step limit per episode.")
-@click.option("--seed", default=0, show_default=True, type=int, help="--agent random: its seed.")
+@click.option(
+    "--seed", default=0, show_default=True, type=int, help="Seed of --agent random and of --sample."
+)
+@click.option(
+    "--sample",
+    "temperature",
+    type=float,
+    default=None,
+    help="Sample from softmax(scores / T) instead of the argmax (an evaluation option; the bundle and "
+    "the daemon return the argmax).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON (with per-episode records).")
 @click.option(
     "--progress/--no-progress",
@@ -236,7 +246,18 @@ def train(
     help="Progress bar on stderr (default: when stderr is a terminal).",
 )
 def eval_cmd(
-    policy_path, agent_kind, judge, env_name, params, split, episodes, max_steps, seed, as_json, progress
+    policy_path,
+    temperature,
+    agent_kind,
+    judge,
+    env_name,
+    params,
+    split,
+    episodes,
+    max_steps,
+    seed,
+    as_json,
+    progress,
 ) -> None:
     """Evaluate a policy by real rollouts: success rate with a 95 % Wilson interval, mean steps,
     invalid-action rate and per-action latency.
@@ -255,6 +276,8 @@ def eval_cmd(
         raise click.UsageError(f"--agent {kind} takes no POLICY_PATH")
     if episodes < 1:
         raise click.UsageError("--episodes must be >= 1")
+    if temperature is not None and (kind == "random" or not temperature > 0):
+        raise click.UsageError("--sample takes a temperature > 0 and a policy or --agent llm")
     try:
         spec = parse_env(env_name, params)
     except EnvSpecError as e:
@@ -292,8 +315,10 @@ def eval_cmd(
             raise
         _fail(str(e))
 
-    from policy.evaluate import evaluate
+    from policy.evaluate import SampledAgent, evaluate
 
+    if temperature is not None:
+        agent = SampledAgent(agent, temperature, seed)
     try:
         result = evaluate(agent, spec, split=split, episodes=episodes, max_steps=max_steps, progress=progress)
     finally:
