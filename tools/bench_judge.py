@@ -1,27 +1,29 @@
 """Judge benchmark: how fast the local GGUF judge answers the queries the labelers issue, in one run.
 
 Queries are built from real TextWorldExpress steps (TWC, dev split, collected here with ``policy.collect``,
-seeded), in the two shapes the labelers issue (see labeler/coren/pipeline.py and labeler/trca/pipeline.py):
+seeded), in the shapes the two labelers send (mirroring labeler/prompts/coren/templates.v1.toml and
+labeler/trca/pipeline.py as of 2026-11-30, with this script's own example texts):
 
-- ``coren``: a prompt variant's header (instruction + in-context examples), then the step (task, observation,
-  action, result) and ``Rating:``, choices ``" -2" .. " 2"``. Per step and variant: the taken action with its
-  result, and each candidate action without one (COREN ranks the candidates for its temporal check). Two
-  variants with different in-context examples.
-- ``trca``: a short header, the transition (task, action, game response), one rubric statement, choices
-  ``" yes"``/``" no"``; four statements per step.
+- ``coren``: per step and prompt variant (two variants: instruction + five solved examples each), a *rate*
+  query (task, observation head, action, result, ``Progress:`` -> ``" No"``/``" Yes"``) and a *choose* query
+  (task, observation head, the candidate actions as lettered options -> ``" A"``, ``" B"``, ...); one
+  ``score_many`` call per (trajectory, variant), as COREN makes.
+- ``trca``: the transition (task, action, game response) and one of four rubric statements -> ``" yes"``/
+  ``" no"``; one ``score`` call per (step, statement), as TRCA's judge items make.
 
-Measured, on the same queries, one thread:
+Measured on the same queries, one thread, interleaved trajectory by trajectory:
 
 - (a) ceiling: llama.cpp's raw prompt evaluation (``Llama.eval`` of whole prompts from an empty KV cache, in
   batches of ``n_batch``), tokens/s;
 - (b) naive: every query evaluated from scratch (KV cache cleared before each), no label cache, no dedup;
-- (c) edgejudge: ``score_many`` with prefix reuse, dedup and a cold label cache (then a warm rerun, reported
-  separately).
+- (c) edgejudge: the labelers' calls with prefix reuse, dedup and a cold label cache (then a warm rerun,
+  reported separately).
 
-Reported: queries/s, evaluated tokens/s, "effective" tokens/s (the tokens (b) had to evaluate, divided by the
-time (c) took), the ratios (c)/(b) and (c)/(a), and how closely (c)'s log-probs match (b)'s.
+Reported per CPU-second of this process and per wall-second (the box is shared): queries/s, evaluated
+tokens/s, "effective" tokens/s (the tokens (b) had to evaluate, divided by the time (c) took), the ratios
+(c)/(b) and (c)/(a), and how closely (c)'s log-probs match (b)'s.
 
-    python tools/bench_judge.py --steps 5 --json --out bench-judge.json
+    python tools/bench_judge.py --out tools/results/bench_judge.json
 """
 
 from __future__ import annotations
@@ -41,9 +43,34 @@ sys.path.insert(0, str(ROOT))
 import click  # noqa: E402
 
 TASK = "Pick up objects, then place them in their usual locations."
-RATE = "Rate each action of a household robot from -2 (wrong for the task) to 2 (completes part of the task)."
-# (observation, action, result, rating): in-context examples of the two prompt variants
+# (action, result, progress) examples of the two prompt variants' headers
 _EXAMPLES = (
+    (
+        ("take wet towel", "Feedback: You take the wet towel.", "Yes"),
+        ("look around", "Recent actions: take wet towel, look around", "No"),
+        ("open cabinet", "Feedback: You open the cabinet. It's empty inside.", "No"),
+        ("put wet towel in towel rack", "Feedback: You put the wet towel in the towel rack.", "Yes"),
+        ("put soap in bath mat", "Feedback: You put the soap in the bath mat.", "No"),
+    ),
+    (
+        ("inventory", "Feedback: Inventory: a novel", "No"),
+        ("take novel", "Feedback: You take the novel.", "Yes"),
+        ("put novel in sofa", "Feedback: You put the novel in the sofa.", "No"),
+        ("take novel", "Feedback: You take the novel.", "Yes"),
+        ("put novel in bookcase", "Feedback: You put the novel in the bookcase.", "Yes"),
+    ),
+)
+COREN_HEADERS = tuple(
+    "Say whether each action of a household robot made progress on its task.\n\n"
+    + "".join(f"Task: {TASK}\nAction: {a}\nResult: {r}\nProgress: {v}\n\n" for a, r, v in ex)
+    for ex in _EXAMPLES
+)
+CAND_RATE = (
+    "Rate each action of a household robot from -2 (wrong for the task) to 2 (completes part of the task)."
+)
+# shape 'cand' (COREN's first design): every candidate rated -2..2 with the full observation;
+# (observation, action, result, rating) examples of its two prompt variants
+_CAND_EXAMPLES = (
     (
         (
             "Room: You are in the bathroom. You see a sink, a bath mat and a towel rack, that has "
@@ -90,15 +117,17 @@ _EXAMPLES = (
         ),
     ),
 )
-COREN_HEADERS = tuple(
-    RATE
+CAND_HEADERS = tuple(
+    CAND_RATE
     + "\n\n"
     + "".join(
         f"Task: {TASK}\nObservation: {o}\nAction: {a}\nResult: {r}\nRating: {v}\n\n" for o, a, r, v in ex
     )
-    for ex in _EXAMPLES
+    for ex in _CAND_EXAMPLES
 )
-COREN_CHOICES = [" -2", " -1", " 0", " 1", " 2"]
+CAND_CHOICES = [" -2", " -1", " 0", " 1", " 2"]
+LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+OBS_WORDS = 36  # about COREN's default 48-token observation head
 TRCA_HEADER = "You check one step of an agent in a text game."
 TRCA_STATEMENTS = (
     "The agent picked up an object that is not in its usual location.",
@@ -112,8 +141,10 @@ def _one_line(text: str) -> str:
     return " ".join(text.split())
 
 
-def build_queries(n_steps: int, n_candidates: int, seed: int) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """Real TWC dev steps -> judge queries ``{"pattern", "prefix", "choices"}``."""
+def build_queries(
+    n_steps: int, seed: int, patterns: tuple[str, ...] = ("coren", "trca"), n_candidates: int = 5
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """Real TWC dev steps -> judge queries ``{"pattern", "traj", "variant", "prefix", "choices"}``."""
     import random
 
     from policy.collect import CollectConfig, collect
@@ -137,42 +168,66 @@ def build_queries(n_steps: int, n_candidates: int, seed: int) -> tuple[list[dict
         if len(steps) >= n_steps:
             break
     steps = steps[:n_steps]
-    queries = []
+    queries: list[dict[str, Any]] = []
     for traj, ins, s in steps:
-        result = _one_line(s.info.get("feedback") or "(nothing new)")
-        others = [c for c in s.candidates if c != s.action]
-        cands = rng.sample(others, min(n_candidates, len(others)))
-        for v, head in enumerate(COREN_HEADERS):
-            stem = f"{head}Task: {ins}\nObservation: {s.observation}\n"
-            queries.append(
-                {
-                    "pattern": "coren",
-                    "traj": traj,
-                    "variant": v,
-                    "prefix": f"{stem}Action: {s.action}\nResult: {result}\nRating:",
-                    "choices": COREN_CHOICES,
-                }
-            )
-            for c in cands:
+        result = _one_line((s.info.get("feedback") or "(nothing new)").strip().splitlines()[0])
+        obs = " ".join(_one_line(s.observation).split()[:OBS_WORDS])
+        cands = s.candidates[: len(LETTERS)]
+        options = "\n".join(f"{LETTERS[i]}. {c}" for i, c in enumerate(cands))
+        if "coren" in patterns:
+            for v, head in enumerate(COREN_HEADERS):
+                stem = f"{head}Task: {ins}\nObservation: {obs}\n"
                 queries.append(
                     {
                         "pattern": "coren",
                         "traj": traj,
                         "variant": v,
-                        "prefix": f"{stem}Action: {c}\nResult: (not taken yet)\nRating:",
-                        "choices": COREN_CHOICES,
+                        "choices": [" No", " Yes"],
+                        "prefix": f"{stem}Action: {s.action}\nResult: {result}\nProgress:",
                     }
                 )
-        for st in TRCA_STATEMENTS:
+                queries.append(
+                    {
+                        "pattern": "coren",
+                        "traj": traj,
+                        "variant": v,
+                        "choices": [" " + LETTERS[i] for i in range(len(cands))],
+                        "prefix": f"{stem}Possible actions:\n{options}\nThe most useful action is option",
+                    }
+                )
+        if "cand" in patterns:
+            others = [c for c in s.candidates if c != s.action]
+            picked = rng.sample(others, min(n_candidates, len(others)))
+            for v, head in enumerate(CAND_HEADERS):
+                stem = f"{head}Task: {ins}\nObservation: {s.observation}\n"
+                queries.append(
+                    {
+                        "pattern": "cand",
+                        "traj": traj,
+                        "variant": v,
+                        "choices": CAND_CHOICES,
+                        "prefix": f"{stem}Action: {s.action}\nResult: {result}\nRating:",
+                    }
+                )
+                for c in picked:
+                    queries.append(
+                        {
+                            "pattern": "cand",
+                            "traj": traj,
+                            "variant": v,
+                            "choices": CAND_CHOICES,
+                            "prefix": f"{stem}Action: {c}\nResult: (not taken yet)\nRating:",
+                        }
+                    )
+        for st in TRCA_STATEMENTS if "trca" in patterns else ():
             queries.append(
                 {
                     "pattern": "trca",
                     "traj": traj,
                     "variant": 0,
-                    "prefix": f"{TRCA_HEADER}\nTask: {ins}\nAction: {s.action}\n"
-                    f"Game response: {result}\nStatement: {st}\nIs the statement true for this step? "
-                    "Answer yes or no.\nAnswer:",
                     "choices": [" yes", " no"],
+                    "prefix": f"{TRCA_HEADER}\nTask: {ins}\nAction: {s.action}\nGame response: {result}\n"
+                    f"Statement: {st}\nIs the statement true for this step? Answer yes or no.\nAnswer:",
                 }
             )
     return queries, {
@@ -181,7 +236,6 @@ def build_queries(n_steps: int, n_candidates: int, seed: int) -> tuple[list[dict
         "env": "twx:twc",
         "split": "dev",
         "seed": seed,
-        "candidates_per_step": n_candidates,
         "coren_variants": len(COREN_HEADERS),
         "trca_statements": len(TRCA_STATEMENTS),
     }
@@ -206,20 +260,19 @@ class _Clock:
 
 def _groups(queries: list[dict[str, Any]]) -> list[tuple[int, str, list[int]]]:
     """The labelers' call pattern, per trajectory: COREN sends one prompt variant's queries of a trajectory in
-    one ``score_many`` call; TRCA asks ``score`` once per (step, rubric statement)."""
+    one ``score_many`` call (shapes coren and cand); TRCA asks ``score`` once per (step, statement)."""
     out: list[tuple[int, str, list[int]]] = []
+    patterns = sorted({q["pattern"] for q in queries})
     for traj in sorted({q["traj"] for q in queries}):
-        for v in sorted({q["variant"] for q in queries if q["pattern"] == "coren"}):
-            idx = [
-                i
-                for i, q in enumerate(queries)
-                if q["traj"] == traj and q["pattern"] == "coren" and q["variant"] == v
-            ]
-            if idx:
-                out.append((traj, "coren", idx))
-        idx = [i for i, q in enumerate(queries) if q["traj"] == traj and q["pattern"] == "trca"]
-        if idx:
-            out.append((traj, "trca", idx))
+        for p in patterns:
+            for v in sorted({q["variant"] for q in queries if q["pattern"] == p}):
+                idx = [
+                    i
+                    for i, q in enumerate(queries)
+                    if q["traj"] == traj and q["pattern"] == p and q["variant"] == v
+                ]
+                if idx:
+                    out.append((traj, p, idx))
     return out
 
 
@@ -244,11 +297,12 @@ def _rate(n: float, clock: _Clock) -> dict[str, float]:
 def run(
     model: str,
     steps: int,
-    candidates: int,
     seed: int,
     threads: int,
     ceiling_prompts: int,
     progress: bool | None,
+    patterns: tuple[str, ...] = ("coren", "trca"),
+    candidates: int = 5,
 ) -> dict:
     """(a), (b) and (c) interleaved trajectory by trajectory, so that load from other jobs on the box hits all
     three alike; ratios are reported on process CPU time and on wall time."""
@@ -256,17 +310,18 @@ def run(
     from labeler.progress import progress as bar
 
     t0 = time.perf_counter()
-    queries, data = build_queries(steps, candidates, seed)
+    queries, data = build_queries(steps, seed, patterns, candidates)
     collect_s = time.perf_counter() - t0
     groups = _groups(queries)
     unique = len({(q["prefix"], tuple(q["choices"])) for q in queries})
     clocks = {k: _Clock() for k in ("a", "b", "c", "warm")}
-    per = {(m, p): _Clock() for m in ("b", "c") for p in ("coren", "trca")}
+    names = sorted({q["pattern"] for q in queries})
+    per = {(m, p): _Clock() for m in ("b", "c") for p in names}
     tokens_a = 0
     res_b: list[list[float]] = [[] for _ in queries]
     res_c: list[list[float]] = [[] for _ in queries]
     ev = {"b": 0, "c": 0}
-    ev_pat = {(m, p): 0 for m in ("b", "c") for p in ("coren", "trca")}
+    ev_pat = {(m, p): 0 for m in ("b", "c") for p in names}
     kw = {"n_threads": threads, "n_threads_batch": threads, "n_ctx": 2048}
     with (
         tempfile.TemporaryDirectory(prefix="bench-judge-") as tmp,
@@ -296,10 +351,10 @@ def run(
             # (c) edgejudge, called the way the labelers call it
             e0 = jc.stats["evaluated_tokens"]
             with clocks["c"], per[("c", pattern)]:
-                if pattern == "coren":
+                if pattern != "trca":
                     out = jc.score_many(
                         [(queries[i]["prefix"], queries[i]["choices"]) for i in idx],
-                        template="bench.coren",
+                        template=f"bench.{pattern}",
                         version=1,
                     )
                     for i, r in zip(idx, out, strict=True):
@@ -336,7 +391,7 @@ def run(
         return {"cpu": x["per_s_cpu"] / y["per_s_cpu"], "wall": x["per_s_wall"] / y["per_s_wall"]}
 
     by_pattern = {}
-    for p in ("coren", "trca"):
+    for p in names:
         nq = sum(q["pattern"] == p for q in queries)
         if nq:
             by_pattern[p] = {
@@ -349,6 +404,7 @@ def run(
             }
     r = {
         "benchmark": "judge",
+        "command": "python tools/bench_judge.py " + " ".join(sys.argv[1:]),
         "model": model,
         "model_sha256": sha,
         "threads": threads,
@@ -360,7 +416,7 @@ def run(
             "queries": n,
             "unique_queries": unique,
             "collect_seconds": round(collect_s, 2),
-            "patterns": {p: sum(q["pattern"] == p for q in queries) for p in ("coren", "trca")},
+            "patterns": {p: sum(q["pattern"] == p for q in queries) for p in names},
         },
         "a_ceiling": {
             "tokens": tokens_a,
@@ -459,16 +515,23 @@ def _fmt(r: dict) -> str:
 @click.option(
     "--steps",
     type=click.IntRange(min=1),
-    default=5,
+    default=10,
     show_default=True,
-    help="Real TWC dev steps; each gives 2 x (1 + candidates) coren and 4 trca queries.",
+    help="Real TWC dev steps; each gives 4 coren queries (2 variants x rate, choose) and 4 trca queries.",
+)
+@click.option(
+    "--patterns",
+    default="coren,trca",
+    show_default=True,
+    help="Query shapes, comma-separated: coren, trca (the labelers' current shapes) and cand (every "
+    "candidate action rated -2..2 with the full observation: COREN's first design).",
 )
 @click.option(
     "--candidates",
     type=click.IntRange(min=0),
     default=5,
     show_default=True,
-    help="Candidate actions per step that the coren pattern rates besides the taken action.",
+    help="Candidates per step rated by the cand shape (besides the taken action).",
 )
 @click.option("--seed", type=int, default=0, show_default=True, help="Collection seed.")
 @click.option(
@@ -490,6 +553,7 @@ def _fmt(r: dict) -> str:
 def main(
     model: str,
     steps: int,
+    patterns: str,
     candidates: int,
     seed: int,
     threads: int | None,
@@ -502,7 +566,14 @@ def main(
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     from labeler.judge import default_threads
 
-    r = run(model, steps, candidates, seed, threads or default_threads(), ceiling_prompts, progress)
+    names = tuple(p.strip() for p in patterns.split(",") if p.strip())
+    unknown = sorted(set(names) - {"coren", "trca", "cand"})
+    if unknown or not names:
+        raise click.BadParameter(
+            f"unknown shape(s) {', '.join(unknown) or '(none)'}: use coren, trca, cand",
+            param_hint="--patterns",
+        )
+    r = run(model, steps, seed, threads or default_threads(), ceiling_prompts, progress, names, candidates)
     if out:
         tmp = Path(out).with_suffix(".tmp")
         tmp.write_text(json.dumps(r, indent=2) + "\n")
