@@ -385,6 +385,8 @@ class Judge:
 
     def _compute_scores(self, prefix: str, choices: tuple[str, ...]) -> dict[str, Any]:
         ptoks = self.tokenize(prefix, bos=True)
+        if not ptoks:
+            raise JudgeError("empty prefix: this model adds no BOS token, so the prefix needs some text")
         ctoks = [self.tokenize(c) for c in choices]
         for c, t in zip(choices, ctoks, strict=False):
             if not t:
