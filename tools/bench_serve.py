@@ -471,6 +471,16 @@ def export_bundle(out: Path) -> Path:
     return out
 
 
+COLORS = {
+    "onnxruntime-inference": "tab:gray",
+    "zmq-echo": "tab:blue",
+    "edge-embedding": "tab:green",
+    "edge-text": "tab:olive",
+    "http": "tab:red",
+    "websocket": "tab:purple",
+}
+
+
 def plot_cdf(rows: list[dict[str, Any]], path: Path) -> None:
     import matplotlib
 
@@ -484,10 +494,12 @@ def plot_cdf(rows: list[dict[str, Any]], path: Path) -> None:
             if r["clients"] != clients or not r.get("latencies_us"):
                 continue
             us = np.asarray(r["latencies_us"])
+            color = COLORS.get(r["name"])
             ax.plot(
                 us / 1000,
                 np.arange(1, us.size + 1) / us.size,
                 label=f"{r['name']} (p50 {r['p50_us'] / 1000:.2f} ms)",
+                color=color,
             )
         ax.set_xscale("log")
         ax.set_xlabel("round-trip latency (ms, log)")
