@@ -232,12 +232,27 @@ class Server:
                 self._start_reload(self.cfg.bundle, None)
             self._finish_reload()
             if self.sock in events:
-                self._handle_batch(self._drain(poller))
+                self._handle_batch_safely(self._drain(poller))
         # Requests in flight when the signal came are answered: read until the socket has been quiet for
         # DRAIN_QUIET_MS (bounded by DRAIN_MAX_S), so what the kernel already holds is not lost.
         deadline = time.monotonic() + DRAIN_MAX_S
         while time.monotonic() < deadline and self.sock.poll(DRAIN_QUIET_MS):
-            self._handle_batch(self._drain(poller))
+            self._handle_batch_safely(self._drain(poller))
+
+    def _handle_batch_safely(self, batch: list[tuple[list[bytes], float]]) -> None:
+        """Answer a batch; an unexpected failure is logged and the loop goes on (errors are replies and log
+        lines, never a dead daemon)."""
+        try:
+            self._handle_batch(batch)
+        except Exception as e:
+            import traceback
+
+            self.log.error(
+                "batch_failed",
+                error=f"{type(e).__name__}: {e}",
+                batch=len(batch),
+                where=traceback.format_exc(limit=3).splitlines()[-3:],
+            )
 
     def _recv_ready(self, batch: list[tuple[list[bytes], float]]) -> None:
         assert self.sock is not None
@@ -300,6 +315,12 @@ class Server:
                 req = parse_request(payload, self.cfg.max_message_bytes)
             except ProtocolError as e:
                 self._error(envelope, t0, e)
+                continue
+            except Exception as e:  # a parser bug must cost one error reply, never the daemon
+                self.log.error("parse_failed", error=f"{type(e).__name__}: {e}")
+                self._error(
+                    envelope, t0, ProtocolError(Code.INTERNAL, "request could not be parsed (logged)")
+                )
                 continue
             p = _Pending(envelope, t0, req)
             if req.op == "act":

@@ -134,3 +134,41 @@ def test_edge_never_imports_heavy_libraries(tmp_path):
     p = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert p.returncode == 0, p.stderr
     assert p.stdout.strip() == "", f"edge/ imported {p.stdout.strip()}"
+
+
+def test_inference_failure_is_an_internal_error_reply_and_serving_goes_on(tmp_path):
+    """A runtime that fails once (test double for a broken session) costs one error reply, not the daemon."""
+    import threading
+
+    from edge.server import ServeConfig, Server
+
+    server = Server(
+        ServeConfig(bundle=build_tiny_bundle(tmp_path / "b"), binds=["tcp://127.0.0.1:*"]),
+        JsonLogger("error", io.StringIO()),
+    )
+    server.load()
+    server._loading = False
+    server.open()
+    assert server.rt is not None
+    real_score, calls = server.rt.score, []
+
+    def flaky(items):
+        calls.append(len(items))
+        if len(calls) == 1:
+            raise RuntimeError("simulated onnxruntime failure")
+        return real_score(items)
+
+    server.rt.score = flaky  # type: ignore[method-assign]
+    t = threading.Thread(target=server._serve, daemon=True)
+    t.start()
+    try:
+        with EdgeClient(server.endpoints[0], timeout=10) as c:
+            with pytest.raises(Exception) as e:
+                c.act("i", "o", ["a", "b"])
+            assert getattr(e.value, "code", None) == "internal"
+            assert c.act("i", "o", ["a", "b"])["action"] in ("a", "b")
+    finally:
+        server.stop_requested = True
+        t.join(timeout=10)
+        server.close()
+    assert server.metrics.snapshot()["errors"] == {"internal": 1}
