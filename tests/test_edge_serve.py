@@ -241,3 +241,18 @@ def test_query_cli(daemon, cli, reference):
     assert bad.returncode == 2 and "takes no" in bad.stderr
     err = cli("query", "--connect", daemon.endpoint, "--instruction", INSTR, "--observation", OBS, timeout=60)
     assert err.returncode == 1 and json.loads(err.stdout)["code"] == "no_skills"
+
+
+@settings(max_examples=5, deadline=None, suppress_health_check=list(HealthCheck))
+@given(size=st.integers(65_537, 400_000), parts=st.integers(1, 3))
+def test_oversized_frames_property(daemon, reference, size, parts):
+    """Any message part over --max-message-bytes (65536 here; ZMQ_MAXMSGSIZE is per part), alone or in a
+    multi-part message, is dropped by ZeroMQ with its connection; the daemon goes on answering correctly."""
+    s = raw_socket(daemon.endpoint)
+    try:
+        s.send_multipart([b"\x00" * (size // parts)] * parts if size // parts > 65_536 else [b"\x00" * size])
+        assert not s.poll(300), "an oversized message must not be answered"
+    finally:
+        s.close(linger=0)
+    with EdgeClient(daemon.endpoint, timeout=10) as c:
+        assert c.act(INSTR, OBS, CANDS)["scores"] == pytest.approx(reference["scores"], abs=1e-5)
