@@ -471,7 +471,7 @@ class CorenLabeler:
             )
             rep.structural_fallbacks += fb
 
-        back_pass = np.vectorize(temporal.backward_passes)(p_yes)
+        back_pass = np.stack([temporal.backward_passes(p_yes[n]) for n in range(n_p)])
         rep.backward_pass_rate = [float(back_pass[n].mean()) for n in range(n_p)]
         traj_of_step = np.repeat(np.arange(len(trajs)), [len(t.steps) for t in trajs])
         violated = high & ~back_pass[:, traj_of_step]

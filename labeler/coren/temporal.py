@@ -7,7 +7,9 @@ probability that each candidate is the most useful action. A small model prefers
 stand for, so the probabilities are calibrated by the prompt's mean probability per letter position over the
 dataset (as the ratings are, see :mod:`labeler.coren.voting`); ties go to the first candidate. One backward
 query per trajectory and prompt asks whether that sequence can achieve the instruction, scored as P(Yes) vs
-P(No) (normalised over the two); it passes when P(Yes) >= 0.5.
+P(No) (normalised over the two). The 270M judge says Yes to nearly every plan (P(Yes) >= 0.5 for all 30 dev
+trajectories), so the answer is calibrated like the ratings: a plan passes when its calibrated P(Yes), i.e.
+``P(Yes)/mean P(Yes)`` against ``P(No)/mean P(No)`` over the prompt's plans in the dataset, is >= 0.5.
 
 A prompt's rating of the taken action at step t is *violated* when that action is in H_n(tau) (it is the
 prompt's own top choice there) and the backward check failed: the paper excludes such rewards. r^T is the
@@ -40,8 +42,12 @@ def high_value_index(dist: Sequence[float], prior: np.ndarray) -> int:
     return int(np.argmax(d / np.maximum(prior[: len(d)], 1e-9)))
 
 
-def backward_passes(p_yes: float) -> bool:
-    return p_yes >= PASS_PROBABILITY
+def backward_passes(p_yes: Sequence[float]) -> np.ndarray:
+    """Pass flags of one prompt's backward checks over the dataset's trajectories: the calibrated P(Yes)
+    (``P(Yes)/mean P(Yes)`` against ``P(No)/mean P(No)``, renormalised) is at least 0.5."""
+    p = np.clip(np.asarray(p_yes, dtype=np.float64), 1e-9, 1 - 1e-9)
+    yes, no = p / p.mean(), (1 - p) / (1 - p).mean()
+    return yes / (yes + no) >= PASS_PROBABILITY
 
 
 def violated(taken: str, high_value: str, passed: bool) -> bool:
