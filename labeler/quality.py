@@ -203,7 +203,7 @@ def plot_channels(
     picked = [t for t in trajectories if t.success][: (max_trajectories + 1) // 2]
     picked += [t for t in trajectories if not t.success][: max_trajectories - len(picked)]
     picked += [t for t in trajectories if t not in picked][: max_trajectories - len(picked)]
-    fig, axes = plt.subplots(len(picked), 1, figsize=(9, 2.4 * len(picked)), squeeze=False)
+    fig, axes = plt.subplots(len(picked), 1, figsize=(11, 2.4 * len(picked)), squeeze=False)
     for ax, t in zip(axes[:, 0], picked, strict=True):
         xs = list(range(len(t.steps)))
         for ch in channels:
@@ -217,7 +217,7 @@ def plot_channels(
                 ax.axvline(x, color="green", alpha=0.15, linewidth=6)
         ax.set_title(f"{t.id} ({'success' if t.success else 'failure'}); green: score progress", fontsize=9)
         ax.set_xlabel("step")
-        ax.legend(fontsize=7, loc="upper left", ncol=3)
+        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     fig.tight_layout()
     out_dir = os.path.dirname(os.path.abspath(png))
     os.makedirs(out_dir, exist_ok=True)
@@ -269,5 +269,7 @@ def quality(file: str, as_json: bool, png: str | None, plot_trajectories: int) -
     else:
         click.echo(format_report(report))
     if png:
-        n = plot_channels(trajs, [c.channel for c in report.channels], png, plot_trajectories)
+        # rewards only: ensemble weights (w_*) are in the table but would flatten the plot
+        rewards = [c.channel for c in report.channels if not c.channel.partition(".")[2].startswith("w_")]
+        n = plot_channels(trajs, rewards, png, plot_trajectories)
         click.echo(f"wrote {png} ({n} trajectories)", err=as_json)
