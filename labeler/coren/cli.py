@@ -393,7 +393,9 @@ def _run(
     d = rep.to_dict()
     d["judge_stats"] = judge_stats
     if report_path:
-        Path(report_path).write_text(json.dumps(d, indent=2, default=float))
+        tmp = Path(report_path).with_name(f".{Path(report_path).name}.tmp")
+        tmp.write_text(json.dumps(d, indent=2, default=float))
+        os.replace(tmp, report_path)  # atomic: never a half-written report
     ens = np.array([s.labels["coren"]["ensemble"] for t in trajs for s in t.steps])
     cut = sum(v for k, v in labeler.trunc.counts.items() if k != "observation_head")
     click.echo(
