@@ -1,13 +1,55 @@
 #!/usr/bin/env bash
-# make demo: the pipeline on embedded defaults, small enough for a 2-core laptop.
+# make demo: the whole pipeline on embedded defaults, sized for a 2-core laptop (about 10 minutes the first time;
+# judge answers are cached, so a rerun is faster).
+#
+#   collect (TWC train, success-scarce) -> label (TRCA on all, COREN on a slice) -> train (AWR on TRCA
+#   advantages, and sparse BC as the baseline) -> export (ONNX bundle) -> evaluate the bundle (onnxruntime only)
+#   -> edge-serve + TWC test episodes driven through the daemon -> summary
 set -euo pipefail
 OUT="${DEMO_OUT:-demo-out}"
 PY="${PY:-.venv/bin/python}"
 EJ=("$PY" -m edge.cli)
+TRAIN_EPISODES="${DEMO_TRAIN_EPISODES:-150}"
+TEST_EPISODES="${DEMO_TEST_EPISODES:-20}"
+COREN_EPISODES="${DEMO_COREN_EPISODES:-3}"
+export EDGEJUDGE_CACHE="${EDGEJUDGE_CACHE:-$OUT/cache}"
 mkdir -p "$OUT"
+stage() { printf '\n== %s\n' "$*"; }
 
-echo "== 1/1 collect: TextWorld Commonsense, train split, success-scarce mixture"
-"${EJ[@]}" collect --env twx:twc --split train --episodes 60 --behaviour "gold-noise=0.35,random=0.65" \
-  --noise 0.3 --seed 0 --out "$OUT/train.jsonl.gz"
+stage "1/7 collect: TextWorld Commonsense, train split, success-scarce mixture (<= 30 % of episodes succeed)"
+"${EJ[@]}" collect --env twx:twc --split train --episodes "$TRAIN_EPISODES" \
+  --behaviour "gold-noise=0.1,random=0.9" --noise 0.3 --seed 0 --out "$OUT/train.jsonl.gz"
 "${EJ[@]}" data validate "$OUT/train.jsonl.gz"
+"${EJ[@]}" data stats "$OUT/train.jsonl.gz" --json > "$OUT/train.stats.json"
 "${EJ[@]}" data stats "$OUT/train.jsonl.gz"
+
+stage "2/7 label: COREN with the embedded Gemma 3 270M judge on $COREN_EPISODES short held-out (dev) episodes"
+# COREN asks the judge several questions per step (~0.5-1 step/s on one thread), so the demo shows it on a slice.
+"${EJ[@]}" collect --env twx:twc --split dev --episodes "$COREN_EPISODES" --behaviour gold-noise --noise 0.3 \
+  --seed 1 --out "$OUT/slice.jsonl.gz"
+"${EJ[@]}" label coren "$OUT/slice.jsonl.gz" --out "$OUT/slice.coren.jsonl.gz" --prompts 3 \
+  --report "$OUT/coren.report.json"
+"${EJ[@]}" label quality "$OUT/slice.coren.jsonl.gz"
+
+stage "3/7 label: TRCA (judge-built rubric shipped in labeler/rubrics/twc.toml; no judge call per step)"
+"${EJ[@]}" label trca "$OUT/train.jsonl.gz" --out "$OUT/train.trca.jsonl.gz"
+"${EJ[@]}" label quality "$OUT/train.trca.jsonl.gz" --json > "$OUT/trca.quality.json"
+"${EJ[@]}" label quality "$OUT/train.trca.jsonl.gz"
+
+stage "4/7 train: AWR on TRCA advantages (dense), and BC on all data (sparse baseline)"
+"${EJ[@]}" train "$OUT/train.trca.jsonl.gz" --algo awr --reward trca --seed 0 --out "$OUT/ckpt-awr-trca"
+"${EJ[@]}" train "$OUT/train.trca.jsonl.gz" --algo bc --reward sparse --seed 0 --out "$OUT/ckpt-bc"
+
+stage "5/7 export: ONNX bundle (policy + MiniLM encoder + tokenizer, checksummed manifest, parity checked)"
+"${EJ[@]}" export "$OUT/ckpt-awr-trca" --out "$OUT/bundle"
+
+stage "6/7 evaluate on the TWC test split (objects unseen in training): bundle via onnxruntime, and the baseline"
+"${EJ[@]}" eval "$OUT/bundle" --env twx:twc --split test --episodes "$TEST_EPISODES" --json > "$OUT/eval.bundle.json"
+"${EJ[@]}" eval "$OUT/ckpt-bc" --env twx:twc --split test --episodes "$TEST_EPISODES" --json > "$OUT/eval.bc.json"
+"${EJ[@]}" eval --agent random --env twx:twc --split test --episodes "$TEST_EPISODES" --json > "$OUT/eval.random.json"
+
+stage "7/7 serve: edge-serve on the bundle, TWC test episodes driven through it with the Python client"
+"$PY" tools/drive_edge.py --bundle "$OUT/bundle" --split test --episodes "$TEST_EPISODES" --json > "$OUT/drive.json"
+
+stage "summary"
+"$PY" tools/demo_summary.py "$OUT"

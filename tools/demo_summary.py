@@ -1,0 +1,55 @@
+"""Print the summary table of `make demo` from the JSON files its stages wrote into OUT."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+
+def _load(path: Path) -> dict:
+    return json.loads(path.read_text())
+
+
+def _rate(r: dict) -> str:
+    lo, hi = r["ci95"]
+    return f"{r['success_rate']:6.1%}  [{lo:.0%}, {hi:.0%}]"
+
+
+def main(out_dir: str) -> None:
+    out = Path(out_dir)
+    stats = _load(out / "train.stats.json")
+    quality = _load(out / "trca.quality.json")
+    total = next((c for c in quality["channels"] if c["channel"] == "trca.total"), None)
+    print(f"data     {stats['trajectories']} TWC train episodes, {stats['steps']} steps, "
+          f"success {stats['success_rate']:.1%}" + (" (success-scarce)" if stats["success_rate"] <= 0.3 else ""))
+    if total is not None:
+        print(f"labels   TRCA r per-step AUROC vs score progress {total['auroc_progress']} "
+              f"(in-sample: the shipped rubric was reviewed on train data)")
+    coren = out / "coren.report.json"
+    if coren.exists():
+        c = _load(coren)
+        queries = c["queries"] if isinstance(c["queries"], int) else sum(c["queries"].values())
+        print(f"COREN    {c['steps']} held-out steps labeled, {queries} judge queries ({c['cache_hits']} cached), "
+              f"{c['steps'] / c['seconds']:.2f} steps/s")
+    print()
+    print(f"{'policy (TWC test split, unseen objects)':44s} {'success  [95% CI]':22s} {'ms/action p50':>14s}")
+    rows = [
+        ("AWR on TRCA labels, ONNX bundle (onnxruntime)", out / "eval.bundle.json"),
+        ("BC on all data (sparse baseline, torch)", out / "eval.bc.json"),
+        ("random admissible action", out / "eval.random.json"),
+    ]
+    for name, path in rows:
+        r = _load(path)
+        print(f"{name:44s} {_rate(r):22s} {r['latency_ms_p50']:14.2f}")
+    d = _load(out / "drive.json")
+    lat = d["latency"]
+    print(f"{'same bundle through edge-serve (ZeroMQ)':44s} {_rate(d):22s} {lat['round_trip_ms_p50']:14.2f}")
+    print()
+    print(f"edge-serve round trip p50 {lat['round_trip_ms_p50']:.2f} ms, p99 {lat['round_trip_ms_p99']:.2f} ms; "
+          f"in the daemon p50 {lat['server_ms_p50']:.2f} ms, p99 {lat['server_ms_p99']:.2f} ms")
+    print(f"artifacts in {out}/: datasets, checkpoints (curves.png), bundle/ (manifest.json), *.json results")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1] if len(sys.argv) > 1 else "demo-out")
