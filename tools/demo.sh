@@ -27,9 +27,9 @@ stage "2/7 label: COREN with the embedded Gemma 3 270M judge on $COREN_EPISODES 
 # COREN asks the judge several questions per step (~0.5-1 step/s on one thread), so the demo shows it on a slice.
 "${EJ[@]}" collect --env twx:twc --split dev --episodes "$COREN_EPISODES" --behaviour gold-noise --noise 0.3 \
   --seed 1 --out "$OUT/slice.jsonl.gz"
-"${EJ[@]}" label coren "$OUT/slice.jsonl.gz" --out "$OUT/slice.coren.jsonl.gz" --prompts 3 \
+"${EJ[@]}" label coren "$OUT/slice.jsonl.gz" --out "$OUT/slice.coren.jsonl.gz" --prompts 2 \
   --report "$OUT/coren.report.json"
-"${EJ[@]}" label quality "$OUT/slice.coren.jsonl.gz"
+"${EJ[@]}" label quality "$OUT/slice.coren.jsonl.gz" --plot "$OUT/coren.png"
 
 stage "3/7 label: TRCA (judge-built rubric shipped in labeler/rubrics/twc.toml; no judge call per step)"
 "${EJ[@]}" label trca "$OUT/train.jsonl.gz" --out "$OUT/train.trca.jsonl.gz"
