@@ -45,6 +45,8 @@ def main(out_dir: str) -> None:
     d = _load(out / "drive.json")
     lat = d["latency"]
     print(f"{'same bundle through edge-serve (ZeroMQ)':44s} {_rate(d):22s} {lat['round_trip_ms_p50']:14.2f}")
+    print("(in-process rows keep an LRU of text embeddings, so a repeated state costs only the scorer; edge-serve\n"
+          " caches instruction/candidate embeddings but encodes every observation: its row is the end-to-end cost)")
     print()
     print(f"edge-serve round trip p50 {lat['round_trip_ms_p50']:.2f} ms, p99 {lat['round_trip_ms_p99']:.2f} ms; "
           f"in the daemon p50 {lat['server_ms_p50']:.2f} ms, p99 {lat['server_ms_p99']:.2f} ms")
