@@ -49,7 +49,9 @@ class LazyGroup(click.Group):
         return super().get_command(ctx, cmd_name)
 
 
-@click.group(cls=LazyGroup, lazy_subcommands=SUBCOMMANDS, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(
+    cls=LazyGroup, lazy_subcommands=SUBCOMMANDS, context_settings={"help_option_names": ["-h", "--help"]}
+)
 @click.version_option(package_name="edgejudge")
 def main() -> None:
     """edgejudge: dense rewards for sparse-reward robot logs from a local LLM judge, offline RL, ONNX export,
@@ -60,6 +62,7 @@ def main() -> None:
       collect  → trajectories.jsonl        (TextWorldExpress, or your own logs)
       data     → validate / inspect a trajectory dataset
     """
+
 
 if __name__ == "__main__":
     main()

@@ -33,7 +33,9 @@ def validate(file: str, max_errors: int) -> None:
     if len(report.errors) > max_errors:
         click.echo(f"... and {len(report.errors) - max_errors} more", err=True)
     if report.errors:
-        click.echo(f"{file}: INVALID ({len(report.errors)} problem(s), {report.read} valid trajectories)", err=True)
+        click.echo(
+            f"{file}: INVALID ({len(report.errors)} problem(s), {report.read} valid trajectories)", err=True
+        )
         raise SystemExit(1)
     click.echo(f"{file}: OK ({report.read} trajectories)")
 
@@ -41,7 +43,9 @@ def validate(file: str, max_errors: int) -> None:
 @data.command()
 @click.argument("file", type=click.Path(dir_okay=False, path_type=str))
 @click.option("--json", "as_json", is_flag=True, help="Print the numbers as one JSON object.")
-@click.option("--skip-invalid", is_flag=True, help="Skip invalid lines (counted and reported) instead of failing.")
+@click.option(
+    "--skip-invalid", is_flag=True, help="Skip invalid lines (counted and reported) instead of failing."
+)
 def stats(file: str, as_json: bool, skip_invalid: bool) -> None:
     """Trajectories, steps, success rate, lengths, candidates per step, task types and label channels."""
     try:

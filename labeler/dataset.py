@@ -10,10 +10,11 @@ A line looks like::
                 "next_observation": "...", "env_reward": 0.0, "info": {...}, "labels": {...}}],
      "meta": {...}, "provenance": {...}}
 
-``env_reward`` is the environment's own (sparse) reward. ``info`` holds ground truth that a real robot log would
-not have (for example TextWorldExpress score progress); it is used only to *measure* label quality, never to
-label. Labels are added per step as named channels grouped by method, e.g. ``labels["coren"]["contextual"]``,
-with the method's provenance (judge sha256, prompt or rubric version) in the trajectory's ``provenance[method]``.
+``env_reward`` is the environment's own (sparse) reward. ``info`` holds ground truth that a real robot
+log would not have (for example TextWorldExpress score progress); it is used only to *measure* label quality,
+never to label. Labels are added per step as named channels grouped by method, e.g.
+``labels["coren"]["contextual"]``, with the method's provenance (judge sha256, prompt or rubric version) in
+the trajectory's ``provenance[method]``.
 """
 
 from __future__ import annotations
@@ -195,7 +196,9 @@ def trajectory_from_dict(raw: Any) -> Trajectory:
     _unknown(raw, _TRAJ_FIELDS, "", "put custom per-trajectory data under meta")
     version = raw.get("format", FORMAT_VERSION)
     if version != FORMAT_VERSION:
-        raise _Invalid("format", f"unsupported format version {version!r} (this edgejudge reads {FORMAT_VERSION})")
+        raise _Invalid(
+            "format", f"unsupported format version {version!r} (this edgejudge reads {FORMAT_VERSION})"
+        )
     traj_id = _req(raw, "id", str, "")
     if not traj_id:
         raise _Invalid("id", "empty")

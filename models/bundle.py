@@ -5,7 +5,7 @@ Layout::
     bundle/
       manifest.json     this schema (format "edgejudge.bundle", format_version 1)
       policy.onnx       scorer: instruction [B,D], state [B,D], candidates [B,K,D], mask [B,K] -> scores [B,K]
-      encoder.onnx      text encoder: input_ids, attention_mask, token_type_ids [N,L] int64 -> embeddings [N,D]
+      encoder.onnx      input_ids, attention_mask, token_type_ids [N,L] int64 -> embeddings [N,D]
                         (mean pooling and L2 normalisation are inside the graph)
       tokenizer.json    Hugging Face tokenizers file for the encoder
       skills.npy        optional: float32 [S,D] embeddings of a fixed skill list (texts in the manifest)
@@ -36,7 +36,7 @@ ENCODER_OUTPUT = "embeddings"
 
 
 class BundleError(ValueError):
-    """A bundle that must not be served: missing files, bad checksums, unknown format version, bad manifest."""
+    """A bundle that must not be served: missing files, bad checksums, unknown format, bad manifest."""
 
 
 def sha256_file(path: str | os.PathLike[str], chunk: int = 1 << 20) -> str:
@@ -114,8 +114,14 @@ def write_manifest(
         raise BundleError(f"{d}: cannot write a manifest, missing {', '.join(missing)}")
     if skills and "skills.npy" not in files:
         raise BundleError(f"{d}: a skill list needs skills.npy with its embeddings")
-    m = Manifest(files=files, embedding_dim=embedding_dim, max_length=max_length, skills=list(skills or []),
-                 provenance=dict(provenance or {}), policy=dict(policy or {}))
+    m = Manifest(
+        files=files,
+        embedding_dim=embedding_dim,
+        max_length=max_length,
+        skills=list(skills or []),
+        provenance=dict(provenance or {}),
+        policy=dict(policy or {}),
+    )
     fd, tmp = tempfile.mkstemp(prefix=".manifest.", dir=d)
     with os.fdopen(fd, "w") as f:
         json.dump(m.to_dict(), f, indent=2, sort_keys=True)

@@ -7,28 +7,54 @@ import time
 import click
 
 from labeler.dataset import TrajectoryWriter
-from policy.collect import BehaviourError, CollectConfig, collect as collect_episodes
+from policy.collect import BehaviourError, CollectConfig
+from policy.collect import collect as collect_episodes
 from policy.twx_env import SPLITS, EnvSpecError, parse_env
 
 
 @click.command()
-@click.option("--env", "env_name", default="twx:twc", show_default=True,
-              help="Environment: twx:twc (TextWorld Commonsense) or twx:cookingworld.")
-@click.option("--params", default=None,
-              help="TextWorldExpress game parameters, e.g. 'numLocations=1,numItemsToPutAway=2' "
-                   "(default: a small one-room configuration per game).")
-@click.option("--split", default="train", show_default=True, type=click.Choice(SPLITS),
-              help="Seed fold. TWC's dev/test folds use objects never seen in training.")
+@click.option(
+    "--env",
+    "env_name",
+    default="twx:twc",
+    show_default=True,
+    help="Environment: twx:twc (TextWorld Commonsense) or twx:cookingworld.",
+)
+@click.option(
+    "--params",
+    default=None,
+    help="TextWorldExpress game parameters, e.g. 'numLocations=1,numItemsToPutAway=2' "
+    "(default: a small one-room configuration per game).",
+)
+@click.option(
+    "--split",
+    default="train",
+    show_default=True,
+    type=click.Choice(SPLITS),
+    help="Seed fold. TWC's dev/test folds use objects never seen in training.",
+)
 @click.option("--episodes", default=10, show_default=True, type=int, help="Number of episodes.")
-@click.option("--behaviour", default="gold-noise", show_default=True,
-              help="gold-noise | random | a mixture such as 'gold-noise=0.3,random=0.7' (chosen per episode).")
-@click.option("--noise", default=0.3, show_default=True, type=float,
-              help="gold-noise: probability of replacing a gold step by a random admissible action.")
+@click.option(
+    "--behaviour",
+    default="gold-noise",
+    show_default=True,
+    help="gold-noise | random | a mixture such as 'gold-noise=0.3,random=0.7' (chosen per episode).",
+)
+@click.option(
+    "--noise",
+    default=0.3,
+    show_default=True,
+    type=float,
+    help="gold-noise: probability of replacing a gold step by a random admissible action.",
+)
 @click.option("--max-steps", default=40, show_default=True, type=int, help="Step limit per episode.")
 @click.option("--seed", default=0, show_default=True, type=int, help="Seed: same seed, same dataset.")
 @click.option("--out", required=True, type=click.Path(dir_okay=False), help="Output .jsonl or .jsonl.gz.")
-@click.option("--progress/--no-progress", default=None,
-              help="Progress bar on stderr (default: when stderr is a terminal).")
+@click.option(
+    "--progress/--no-progress",
+    default=None,
+    help="Progress bar on stderr (default: when stderr is a terminal).",
+)
 def collect(env_name, params, split, episodes, behaviour, noise, max_steps, seed, out, progress) -> None:
     """Collect EPISODES trajectories with a scripted behaviour and write them atomically to OUT.
 
@@ -37,8 +63,15 @@ def collect(env_name, params, split, episodes, behaviour, noise, max_steps, seed
     """
     try:
         spec = parse_env(env_name, params)
-        cfg = CollectConfig(env=spec, split=split, episodes=episodes, behaviour=behaviour, noise=noise,
-                            seed=seed, max_steps=max_steps)
+        cfg = CollectConfig(
+            env=spec,
+            split=split,
+            episodes=episodes,
+            behaviour=behaviour,
+            noise=noise,
+            seed=seed,
+            max_steps=max_steps,
+        )
         cfg.validate()
     except (EnvSpecError, BehaviourError, ValueError) as e:
         raise click.UsageError(str(e)) from None
@@ -47,7 +80,10 @@ def collect(env_name, params, split, episodes, behaviour, noise, max_steps, seed
 
     t0 = time.perf_counter()
     steps = successes = 0
-    with TrajectoryWriter(out) as writer, progress_bar(episodes, enabled=progress, unit="ep", desc="collect") as bar:
+    with (
+        TrajectoryWriter(out) as writer,
+        progress_bar(episodes, enabled=progress, unit="ep", desc="collect") as bar,
+    ):
         for done, traj in enumerate(collect_episodes(cfg), start=1):
             writer.write(traj)
             steps += len(traj.steps)
@@ -55,5 +91,7 @@ def collect(env_name, params, split, episodes, behaviour, noise, max_steps, seed
             bar.update(1)
             bar.set_postfix(steps=steps, success=f"{successes / done:.0%}")
     dt = time.perf_counter() - t0
-    click.echo(f"wrote {out}: {episodes} episodes, {steps} steps, success {successes / episodes:.1%}, "
-               f"{steps / dt:.0f} steps/s ({dt:.1f} s)")
+    click.echo(
+        f"wrote {out}: {episodes} episodes, {steps} steps, success {successes / episodes:.1%}, "
+        f"{steps / dt:.0f} steps/s ({dt:.1f} s)"
+    )

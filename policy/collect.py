@@ -3,14 +3,15 @@
 Behaviours (chosen per episode from a weighted mixture, so the share of successful episodes can be set):
 
 - ``gold-noise``: follow the gold path; at each step, with probability ``noise``, take a uniformly random
-  admissible action instead (COREN-style). The gold pointer advances only when the gold action is taken; when the
-  next gold action is not admissible (the noise changed the state), a random admissible action is taken.
+  admissible action instead (COREN-style). The gold pointer advances only when the gold action is taken;
+  when the next gold action is not admissible (the noise changed the state), a random admissible action is
+  taken.
   Once the gold path is exhausted without success, random actions continue until the step limit.
 - ``random``: a uniformly random admissible action at every step.
 
 The environment's own reward in the log is sparse: 1.0 on the last step of a successful episode, else 0.0.
-Ground truth that a real robot log would not have (score, score progress, gold-path membership) goes under each
-step's ``info`` and is used only to measure label quality.
+Ground truth that a real robot log would not have (score, score progress, gold-path membership) goes under
+each step's ``info`` and is used only to measure label quality.
 """
 
 from __future__ import annotations

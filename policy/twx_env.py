@@ -16,7 +16,9 @@ from typing import Any
 GAMES: dict[str, str] = {
     # Small default configurations: one room, few objects. Users pass --params for harder ones.
     "twc": "numLocations=1,numItemsToPutAway=2,includeDoors=0,limitInventorySize=0",
-    "cookingworld": "numLocations=1,numIngredients=2,numDistractorItems=2,includeDoors=0,limitInventorySize=0",
+    "cookingworld": (
+        "numLocations=1,numIngredients=2,numDistractorItems=2,includeDoors=0,limitInventorySize=0"
+    ),
 }
 SPLITS = ("train", "dev", "test")
 HISTORY_LEN = 3
@@ -42,7 +44,9 @@ def parse_env(name: str, params: str | None = None) -> EnvSpec:
     """Parse ``twx:twc`` / ``twx:cookingworld``; ``params`` defaults to the game's small configuration."""
     kind, _, game = name.partition(":")
     if kind != "twx" or not game:
-        raise EnvSpecError(f"unknown environment {name!r}: expected one of {', '.join('twx:' + g for g in GAMES)}")
+        raise EnvSpecError(
+            f"unknown environment {name!r}: expected one of {', '.join('twx:' + g for g in GAMES)}"
+        )
     if game not in GAMES:
         raise EnvSpecError(f"unknown TextWorldExpress game {game!r}: expected one of {', '.join(GAMES)}")
     if params is None:
@@ -50,7 +54,9 @@ def parse_env(name: str, params: str | None = None) -> EnvSpec:
     for part in filter(None, params.split(",")):
         key, eq, value = part.partition("=")
         if not eq or not key.strip() or not value.strip().lstrip("-").isdigit():
-            raise EnvSpecError(f"bad game parameter {part!r} in {params!r}: expected key=integer, comma-separated")
+            raise EnvSpecError(
+                f"bad game parameter {part!r} in {params!r}: expected key=integer, comma-separated"
+            )
     return EnvSpec(game=game, params=params)
 
 

@@ -21,7 +21,11 @@ def run_cli(*args: str, timeout: float = 300, check: bool = False, env: dict | N
     """Run ``edgejudge ARGS`` in a subprocess, as a user would."""
     proc = subprocess.run(
         [sys.executable, "-m", "edge.cli", *args],
-        capture_output=True, text=True, timeout=timeout, cwd=ROOT, env={**os.environ, **(env or {})},
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=ROOT,
+        env={**os.environ, **(env or {})},
     )
     if check and proc.returncode != 0:
         raise AssertionError(f"edgejudge {' '.join(args)} failed ({proc.returncode}):\n{proc.stderr}")

@@ -15,8 +15,21 @@ from policy.twx_env import EnvSpecError, TWXEnv, compose_state, parse_env
 @pytest.mark.parametrize("game", ["twc", "cookingworld"])
 def test_real_collection_both_games(tmp_path, cli, game):
     out = tmp_path / "d.jsonl.gz"
-    proc = cli("collect", "--env", f"twx:{game}", "--episodes", "4", "--noise", "0.0", "--seed", "3",
-               "--no-progress", "--out", str(out), check=True)
+    proc = cli(
+        "collect",
+        "--env",
+        f"twx:{game}",
+        "--episodes",
+        "4",
+        "--noise",
+        "0.0",
+        "--seed",
+        "3",
+        "--no-progress",
+        "--out",
+        str(out),
+        check=True,
+    )
     assert "wrote" in proc.stdout
     trajs = read_trajectories(out)
     assert len(trajs) == 4
@@ -27,7 +40,7 @@ def test_real_collection_both_games(tmp_path, cli, game):
         assert all(s.action in s.candidates for s in t.steps)
         assert all(s.info["gold"] for s in t.steps)
         assert sum(s.info["progress"] for s in t.steps) == pytest.approx(1.0, abs=1e-4)
-        for a, b in zip(t.steps, t.steps[1:]):
+        for a, b in zip(t.steps, t.steps[1:], strict=False):
             assert a.next_observation == b.observation
 
 
@@ -38,7 +51,10 @@ def test_collection_is_deterministic_and_noise_matters():
     with TWXEnv(spec, step_limit=cfg.max_steps) as env:
         a = [t.to_dict() for t in collect(cfg, env)]
         b = [t.to_dict() for t in collect(cfg, env)]
-        c = [t.to_dict() for t in collect(CollectConfig(env=spec, episodes=6, behaviour="random", seed=11), env)]
+        c = [
+            t.to_dict()
+            for t in collect(CollectConfig(env=spec, episodes=6, behaviour="random", seed=11), env)
+        ]
     assert a == b
     assert a != c
     assert {t["meta"]["behaviour"] for t in c} == {"random"}
@@ -55,16 +71,24 @@ def test_dev_split_and_step_limit():
 
 
 def test_compose_state_is_the_one_state_text():
-    s = compose_state("You take the apple.", "You are in the kitchen.\n", "Inventory: \n  an apple\n",
-                      ["look around", "open fridge", "take banana", "take apple"])
+    s = compose_state(
+        "You take the apple.",
+        "You are in the kitchen.\n",
+        "Inventory: \n  an apple\n",
+        ["look around", "open fridge", "take banana", "take apple"],
+    )
     assert s.splitlines() == [
         "Feedback: You take the apple.",
         "Inventory: an apple",
         "Recent actions: open fridge, take banana, take apple",
         "Room: You are in the kitchen.",
     ]
-    first = compose_state("You are in the kitchen.", "You are in the kitchen.", "Inventory:\n Your inventory is "
-                          "currently empty.", [])
+    first = compose_state(
+        "You are in the kitchen.",
+        "You are in the kitchen.",
+        "Inventory:\n Your inventory is currently empty.",
+        [],
+    )
     assert first.splitlines()[:2] == ["Inventory: empty", "Recent actions: none"]
 
 
@@ -111,8 +135,8 @@ def test_collect_cli_bad_input_writes_nothing(tmp_path, cli, args, message):
 
 
 def test_data_validate_and_stats_cli(tmp_path, cli):
-    from tests.test_dataset import make_traj
     from labeler.dataset import write_trajectories
+    from tests.test_dataset import make_traj
 
     good = tmp_path / "good.jsonl"
     write_trajectories(good, [make_traj(0), make_traj(1, success=False)])
@@ -132,7 +156,12 @@ def test_data_validate_and_stats_cli(tmp_path, cli):
 
 
 def test_help_of_every_command(cli):
-    for args in (["--help"], ["collect", "--help"], ["data", "--help"], ["data", "validate", "--help"],
-                 ["data", "stats", "--help"]):
+    for args in (
+        ["--help"],
+        ["collect", "--help"],
+        ["data", "--help"],
+        ["data", "validate", "--help"],
+        ["data", "stats", "--help"],
+    ):
         proc = cli(*args, check=True)
         assert "Usage:" in proc.stdout and len(proc.stdout) > 200

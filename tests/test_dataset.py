@@ -24,13 +24,19 @@ from labeler.dataset import (
 
 def make_traj(i: int = 0, n_steps: int = 2, success: bool = True) -> Trajectory:
     steps = [
-        Step(observation=f"obs {i}.{t}", action="take apple", candidates=["take apple", "look around"],
-             next_observation=f"obs {i}.{t + 1}", env_reward=float(success and t == n_steps - 1),
-             info={"progress": 0.25})
+        Step(
+            observation=f"obs {i}.{t}",
+            action="take apple",
+            candidates=["take apple", "look around"],
+            next_observation=f"obs {i}.{t + 1}",
+            env_reward=float(success and t == n_steps - 1),
+            info={"progress": 0.25},
+        )
         for t in range(n_steps)
     ]
-    return Trajectory(id=f"t{i}", instruction="tidy up", task_type="twc", success=success, steps=steps,
-                      meta={"seed": i})
+    return Trajectory(
+        id=f"t{i}", instruction="tidy up", task_type="twc", success=success, steps=steps, meta={"seed": i}
+    )
 
 
 def write_lines(path: Path, lines: list[str]) -> Path:
@@ -157,7 +163,12 @@ def test_duplicate_ids(tmp_path):
 def test_skip_invalid_counts_and_reports(tmp_path):
     path = write_lines(
         tmp_path / "d.jsonl",
-        [json.dumps(good_line(0)), "{truncated", json.dumps(good_line(2)), json.dumps(good_line(3, success=None))],
+        [
+            json.dumps(good_line(0)),
+            "{truncated",
+            json.dumps(good_line(2)),
+            json.dumps(good_line(3, success=None)),
+        ],
     )
     report = ReadReport()
     trajs = read_trajectories(path, skip_invalid=True, report=report)
@@ -221,13 +232,23 @@ text = st.text(max_size=30)
 @given(
     st.lists(
         st.builds(
-            lambda obs, acts, reward, ok: Step(observation=obs, action=acts[0], candidates=acts,
-                                               next_observation=obs[::-1], env_reward=reward),
-            text, st.lists(text, min_size=1, max_size=4), st.floats(-1e6, 1e6), st.booleans(),
+            lambda obs, acts, reward, ok: Step(
+                observation=obs,
+                action=acts[0],
+                candidates=acts,
+                next_observation=obs[::-1],
+                env_reward=reward,
+            ),
+            text,
+            st.lists(text, min_size=1, max_size=4),
+            st.floats(-1e6, 1e6),
+            st.booleans(),
         ),
-        min_size=1, max_size=5,
+        min_size=1,
+        max_size=5,
     ),
-    text, st.booleans(),
+    text,
+    st.booleans(),
 )
 def test_round_trip_property(tmp_path_factory, steps, instruction, success):
     traj = Trajectory(id="x", instruction=instruction, task_type="t", success=success, steps=steps)

@@ -1,8 +1,8 @@
 """Collection throughput: `edgejudge collect`'s pipeline against the bare environment, in one run.
 
-Baseline: TextWorldExpressEnv alone, same game, same episodes (gold paths generated, random admissible actions,
-same step limit), nothing recorded. Measured: policy.collect + state composition + validated dataset writing
-(gzip JSONL, atomic). Both on one thread of this machine.
+Baseline: TextWorldExpressEnv alone, same game, same episodes (gold paths generated, random admissible
+actions, same step limit), nothing recorded. Measured: policy.collect + state composition + validated
+dataset writing (gzip JSONL, atomic). Both on one thread of this machine.
 
     .venv/bin/python tools/bench_collect.py --episodes 200 --json tools/results/bench_collect.json
 """
@@ -46,7 +46,9 @@ def bare_env(spec, episodes: int, max_steps: int, seed: int) -> tuple[int, float
 
 
 def edgejudge_collect(spec, episodes: int, max_steps: int, seed: int, behaviour: str) -> tuple[int, float]:
-    cfg = CollectConfig(env=spec, episodes=episodes, behaviour=behaviour, noise=0.3, seed=seed, max_steps=max_steps)
+    cfg = CollectConfig(
+        env=spec, episodes=episodes, behaviour=behaviour, noise=0.3, seed=seed, max_steps=max_steps
+    )
     with TWXEnv(spec, step_limit=max_steps) as env, tempfile.TemporaryDirectory() as d:
         t0 = time.perf_counter()
         steps = 0
@@ -70,9 +72,14 @@ def main(env_name, episodes, max_steps, behaviour, seed, json_out):
     base_steps, base_dt = bare_env(spec, episodes, max_steps, seed)
     ej_steps, ej_dt = edgejudge_collect(spec, episodes, max_steps, seed, behaviour)
     res = {
-        "env": spec.name, "params": spec.params, "episodes": episodes, "behaviour": behaviour,
-        "baseline_env_steps": base_steps, "baseline_env_steps_per_s": base_steps / base_dt,
-        "collect_steps": ej_steps, "collect_steps_per_s": ej_steps / ej_dt,
+        "env": spec.name,
+        "params": spec.params,
+        "episodes": episodes,
+        "behaviour": behaviour,
+        "baseline_env_steps": base_steps,
+        "baseline_env_steps_per_s": base_steps / base_dt,
+        "collect_steps": ej_steps,
+        "collect_steps_per_s": ej_steps / ej_dt,
         "ratio_collect_vs_env": (ej_steps / ej_dt) / (base_steps / base_dt),
         "machine": f"{platform.machine()} {platform.processor() or ''} {platform.python_version()}".strip(),
     }

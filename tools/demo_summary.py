@@ -21,17 +21,24 @@ def main(out_dir: str) -> None:
     stats = _load(out / "train.stats.json")
     quality = _load(out / "trca.quality.json")
     total = next((c for c in quality["channels"] if c["channel"] == "trca.total"), None)
-    print(f"data     {stats['trajectories']} TWC train episodes, {stats['steps']} steps, "
-          f"success {stats['success_rate']:.1%}" + (" (success-scarce)" if stats["success_rate"] <= 0.3 else ""))
+    print(
+        f"data     {stats['trajectories']} TWC train episodes, {stats['steps']} steps, "
+        f"success {stats['success_rate']:.1%}" + (" (success-scarce)" if stats["success_rate"] <= 0.3 else "")
+    )
     if total is not None:
-        print(f"labels   TRCA r per-step AUROC vs score progress {total['auroc_progress']} "
-              f"(in-sample: the shipped rubric was reviewed on train data)")
+        print(
+            f"labels   TRCA r per-step AUROC vs score progress {total['auroc_progress']} "
+            f"(in-sample: the shipped rubric was reviewed on train data)"
+        )
     coren = out / "coren.report.json"
     if coren.exists():
         c = _load(coren)
         queries = c["queries"] if isinstance(c["queries"], int) else sum(c["queries"].values())
-        print(f"COREN    {c['steps']} held-out steps labeled, {queries} judge queries ({c['cache_hits']} cached), "
-              f"{c['steps'] / c['seconds']:.2f} steps/s")
+        rate = c["steps"] / c["seconds"]
+        print(
+            f"COREN    {c['steps']} held-out steps labeled, {queries} judge queries "
+            f"({c['cache_hits']} cached), {rate:.2f} steps/s"
+        )
     print()
     print(f"{'policy (TWC test split, unseen objects)':44s} {'success  [95% CI]':22s} {'ms/action p50':>14s}")
     rows = [
@@ -45,11 +52,17 @@ def main(out_dir: str) -> None:
     d = _load(out / "drive.json")
     lat = d["latency"]
     print(f"{'same bundle through edge-serve (ZeroMQ)':44s} {_rate(d):22s} {lat['round_trip_ms_p50']:14.2f}")
-    print("(in-process rows keep an LRU of text embeddings, so a repeated state costs only the scorer; edge-serve\n"
-          " caches instruction/candidate embeddings but encodes every observation: its row is the end-to-end cost)")
+    print(
+        "(in-process rows keep an LRU of text embeddings, so a repeated state costs only the scorer;\n"
+        " edge-serve caches instruction/candidate embeddings but encodes every observation:\n"
+        " its row is the end-to-end cost)"
+    )
     print()
-    print(f"edge-serve round trip p50 {lat['round_trip_ms_p50']:.2f} ms, p99 {lat['round_trip_ms_p99']:.2f} ms; "
-          f"in the daemon p50 {lat['server_ms_p50']:.2f} ms, p99 {lat['server_ms_p99']:.2f} ms")
+    print(
+        f"edge-serve round trip p50 {lat['round_trip_ms_p50']:.2f} ms, "
+        f"p99 {lat['round_trip_ms_p99']:.2f} ms; "
+        f"in the daemon p50 {lat['server_ms_p50']:.2f} ms, p99 {lat['server_ms_p99']:.2f} ms"
+    )
     print(f"artifacts in {out}/: datasets, checkpoints (curves.png), bundle/ (manifest.json), *.json results")
 
 
