@@ -405,45 +405,10 @@ class Proc:
 
 
 def start_edge_serve(bundle: Path, extra: list[str]) -> tuple[Proc, str]:
-    p = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "edge.serve",
-            "--bundle",
-            str(bundle),
-            "--bind",
-            "tcp://127.0.0.1:*",
-            "--threads",
-            "1",
-            *extra,
-        ],
-        cwd=ROOT,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-        env={**os.environ, **ONE_THREAD_ENV},
-    )
-    assert p.stderr is not None
-    deadline = time.monotonic() + 300
-    while time.monotonic() < deadline:
-        line = p.stderr.readline()
-        if not line:
-            break
-        rec = json.loads(line)
-        if rec.get("event") == "ready":
-            # keep draining the log so the daemon never blocks on a full pipe
-            import threading
+    from edge.launch import start_daemon
 
-            threading.Thread(target=_drain, args=(p.stderr,), daemon=True).start()
-            return Proc(p), rec["endpoints"][0]
-    p.kill()
-    raise RuntimeError("edge-serve did not become ready")
-
-
-def _drain(stream: Any) -> None:
-    for _ in stream:
-        pass
+    p, endpoint = start_daemon(bundle, threads=1, extra=extra, cwd=ROOT)
+    return Proc(p), endpoint
 
 
 def wait_port(port: int, timeout: float = 120) -> None:

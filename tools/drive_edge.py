@@ -11,11 +11,7 @@ state text (:func:`policy.twx_env.compose_state`) the policy was trained on. Pri
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 import sys
-import threading
-import time
 from pathlib import Path
 
 import click
@@ -23,45 +19,6 @@ import click
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
-
-
-def start_daemon(bundle: Path, threads: int) -> tuple[subprocess.Popen, str]:
-    p = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "edge.serve",
-            "--bundle",
-            str(bundle),
-            "--bind",
-            "tcp://127.0.0.1:*",
-            "--threads",
-            str(threads),
-        ],
-        cwd=ROOT,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-        env={**os.environ, "OMP_NUM_THREADS": str(threads)},
-    )
-    assert p.stderr is not None
-    deadline = time.monotonic() + 300
-    while time.monotonic() < deadline:
-        line = p.stderr.readline()
-        if not line:
-            break
-        try:
-            rec = json.loads(line)
-        except json.JSONDecodeError:
-            continue
-        if rec.get("event") == "ready":
-            threading.Thread(target=lambda s=p.stderr: [None for _ in s], daemon=True).start()
-            return p, rec["endpoints"][0]
-        if rec.get("level") == "error":
-            break
-    p.kill()
-    p.wait(timeout=10)
-    raise click.ClickException(f"edge-serve did not start on {bundle} (see its log above)")
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
@@ -106,6 +63,7 @@ def main(
     """Roll out TWX episodes with edge-serve choosing every action; success rate and latency."""
     from edge.agent import EdgeAgent
     from edge.client import EdgeClient
+    from edge.launch import LaunchError, start_daemon
     from policy.evaluate import evaluate
     from policy.twx_env import EnvSpecError, parse_env
 
@@ -119,7 +77,10 @@ def main(
         raise click.BadParameter(str(e), param_hint="--env/--params") from None
     proc = None
     if bundle is not None:
-        proc, connect = start_daemon(bundle, threads)
+        try:
+            proc, connect = start_daemon(bundle, threads=threads, cwd=ROOT)
+        except LaunchError as e:
+            raise click.ClickException(str(e)) from None
     assert connect is not None
     try:
         with EdgeClient(connect, timeout=timeout, retries=2) as client:
