@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 import platform
-import subprocess
 import sys
 from pathlib import Path
 
@@ -27,33 +26,11 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from benchlib import HELDOUT_DEV_COLLECT, edgejudge  # noqa: E402  (tools/ is sys.path[0])
+
 from labeler.coren.voting import prompt_scores  # noqa: E402
 from labeler.dataset import read_trajectories  # noqa: E402
 from labeler.quality import auroc, measure  # noqa: E402
-
-DEV_ARGS = [
-    "--env",
-    "twx:twc",
-    "--split",
-    "dev",
-    "--episodes",
-    "30",
-    "--behaviour",
-    "gold-noise",
-    "--noise",
-    "0.4",
-    "--seed",
-    "1",
-]
-
-
-def edgejudge(*args: str, timeout: float = 7200) -> str:
-    proc = subprocess.run(
-        [sys.executable, "-m", "edge.cli", *args], capture_output=True, text=True, cwd=ROOT, timeout=timeout
-    )
-    if proc.returncode != 0:
-        raise SystemExit(f"edgejudge {' '.join(args)} failed:\n{proc.stderr[-2000:]}")
-    return proc.stdout + proc.stderr
 
 
 def per_prompt(labeled: Path) -> list[dict]:
@@ -90,7 +67,7 @@ def main(work: str, prompts: int, labeled: str | None, report_path: str | None, 
     if labeled is None:
         dev = w / "twc-dev30.jsonl.gz"
         if not dev.exists():
-            edgejudge("collect", *DEV_ARGS, "--out", str(dev))
+            edgejudge(*HELDOUT_DEV_COLLECT, "--out", str(dev))
         labeled_path = w / f"dev30.p{prompts}.coren.jsonl.gz"
         rep = w / f"dev30.p{prompts}.report.json"
         edgejudge(
@@ -122,7 +99,7 @@ def main(work: str, prompts: int, labeled: str | None, report_path: str | None, 
     js = report["judge_stats"]
     result = {
         "machine": f"{platform.machine()} {platform.python_version()}, 2-core CPU shared with other work",
-        "dev_command": "edgejudge collect " + " ".join(DEV_ARGS),
+        "dev_command": "edgejudge " + " ".join(HELDOUT_DEV_COLLECT),
         "labeled": str(labeled_path),
         "prompts": n_prompts,
         "steps": steps,

@@ -28,43 +28,22 @@ from __future__ import annotations
 
 import json
 import platform
-import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 import click
+from benchlib import HELDOUT_DEV_COLLECT as DEV_CMD  # tools/ is this script's sys.path[0]
+from benchlib import ROOT
+from benchlib import edgejudge as _edgejudge
 
 from labeler.dataset import TrajectoryWriter, iter_trajectories, read_trajectories, write_trajectories
 from labeler.quality import auroc, measure
 from labeler.trca.pipeline import RubricSet, TRCAConfig, label_file
 
-ROOT = Path(__file__).resolve().parent.parent
-DEV_CMD = [
-    "collect",
-    "--env",
-    "twx:twc",
-    "--split",
-    "dev",
-    "--episodes",
-    "30",
-    "--behaviour",
-    "gold-noise",
-    "--noise",
-    "0.4",
-    "--seed",
-    "1",
-]
 
-
-def edgejudge(*args: str, timeout: float = 600) -> str:
-    proc = subprocess.run(
-        [sys.executable, "-m", "edge.cli", *args], capture_output=True, text=True, cwd=ROOT, timeout=timeout
-    )
-    if proc.returncode != 0:
-        raise click.ClickException(f"edgejudge {' '.join(args)} failed:\n{proc.stderr[-2000:]}")
-    return proc.stdout
+def edgejudge(*args: str) -> str:
+    return _edgejudge(*args, timeout=600)
 
 
 def quality(labeled: Path, gamma: float) -> dict:
