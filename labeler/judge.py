@@ -57,6 +57,7 @@ _WRITE_BATCH = 1
 # sequences in the llama.cpp context: 0 holds the prefix, the others the branches of multi-token choices
 _N_SEQ = 32
 _MAX_ROWS = 48  # cached next-token distributions kept between queries (1 MB each for a 262k vocabulary)
+_MAX_TAIL = 64  # longest query tail (tokens after the shared trunk) decoded in a parallel run
 
 
 class JudgeError(ValueError):
@@ -369,6 +370,96 @@ class Judge:
             self._kv.extend(chunk)
         self.stats["evaluated_tokens"] += len(seq) - start
 
+    def _plan_tails(self, prepared: Sequence[tuple[list[int], list[list[int]]]]) -> list[list[int]]:
+        """Split queries (in answering order) into runs decoded together: consecutive queries with
+        single-token choices whose prefixes share a trunk and differ in short tails (the COREN prompt
+        variants' questions after one step, TRCA's statements after one transition). A run joins only while
+        its tails cost no more tokens than answering the queries one after another with prefix reuse (plus
+        one token per query), fit half a batch and the sequences, and no tail exceeds ``_MAX_TAIL``."""
+        runs: list[list[int]] = []
+        trunk = seq_extra = 0  # shared tokens of the current run; its members' costs after the first
+        joinable = False  # the current run has only single-token choices
+        for i, (ptoks, ctoks) in enumerate(prepared):
+            single = self._n_seq > 1 and all(len(t) == 1 for t in ctoks)
+            if runs and joinable and single:
+                run = runs[-1]
+                first, prev = prepared[run[0]][0], prepared[run[-1]][0]
+                t = min(trunk, self._lcp(first, ptoks), len(ptoks) - 1)
+                new_tails = sum(len(prepared[k][0]) - t for k in run) + len(ptoks) - t
+                extra = seq_extra + len(ptoks) - min(self._lcp(prev, ptoks), len(ptoks) - 1)
+                new_seq = len(first) - t + extra  # the same queries one after another from the trunk
+                longest = max(len(prepared[k][0]) for k in [*run, i]) - t
+                if (
+                    len(run) < self._n_seq - 1
+                    and longest <= _MAX_TAIL
+                    and new_tails <= self.config.n_batch // 2
+                    and new_tails <= new_seq + len(run) + 1
+                    and t + new_tails <= self.n_ctx
+                ):
+                    run.append(i)
+                    trunk, seq_extra = t, extra
+                    continue
+            runs.append([i])
+            trunk, seq_extra, joinable = len(ptoks) - 1, 0, single
+        return runs
+
+    def _score_tails(self, run: Sequence[tuple[list[int], list[list[int]]]]) -> list[dict[str, Any]]:
+        """Queries with single-token choices that share a trunk: the trunk's new tokens (in sequence 0 and
+        every tail's sequence) and every tail (in its own sequence, logits only at its last token) go to
+        llama.cpp in one decode; sequence 0 ends up holding the trunk."""
+        first = run[0][0]
+        n_t = min(min(self._lcp(first, p), len(p) - 1) for p, _ in run)
+        trunk = first[:n_t]
+        self._truncate(self._lcp(self._kv, trunk))
+        start = len(self._kv)
+        tails = [p[n_t:] for p, _ in run]
+        n_tail = sum(map(len, tails))
+        before = self.stats["evaluated_tokens"]
+        if n_t - start + n_tail > self.config.n_batch:
+            self._ensure(trunk, [])  # a long trunk goes first, in chunks
+            start = n_t
+        inc = trunk[start:]
+        nb = len(tails)
+        mem = self._llama_cpp.llama_get_memory(self._llm._ctx.ctx)
+        batch = self._llm._batch.batch
+        n = 0
+        for i, tok in enumerate(inc):
+            batch.token[n] = tok
+            batch.pos[n] = start + i
+            batch.n_seq_id[n] = nb + 1
+            for sq in range(nb + 1):
+                batch.seq_id[n][sq] = sq
+            batch.logits[n] = False
+            n += 1
+        outs = []
+        for k, tail in enumerate(tails):
+            for i, tok in enumerate(tail):
+                batch.token[n] = tok
+                batch.pos[n] = n_t + i
+                batch.n_seq_id[n] = 1
+                batch.seq_id[n][0] = k + 1
+                batch.logits[n] = i == len(tail) - 1
+                n += 1
+            outs.append(n - 1)
+        batch.n_tokens = n
+        try:
+            for k in range(nb):
+                self._llama_cpp.llama_memory_seq_cp(mem, 0, k + 1, -1, -1)
+            self._decode()
+            rows = [self._row(i) for i in outs]
+        finally:
+            for k in range(nb):
+                self._llama_cpp.llama_memory_seq_rm(mem, k + 1, -1, -1)
+        self._kv.extend(inc)
+        self.stats["evaluated_tokens"] += len(inc) + n_tail
+        evaluated = self.stats["evaluated_tokens"] - before
+        logical = sum(len(p) for p, _ in run)
+        self.stats["reused_tokens"] += max(logical - evaluated, 0)
+        return [
+            {"logprobs": [row.logprob(t[0]) for t in ctoks], "ntokens": [1] * len(ctoks)}
+            for row, (_, ctoks) in zip(rows, run, strict=True)
+        ]
+
     def _trim_rows(self, keep: Sequence[int]) -> None:
         if len(self._rows) > _MAX_ROWS:
             keep_set = set(keep)
@@ -383,7 +474,8 @@ class Judge:
                 raise JudgeError(f"every choice must be a non-empty string, got {c!r}")
         return tuple(choices)
 
-    def _compute_scores(self, prefix: str, choices: tuple[str, ...]) -> dict[str, Any]:
+    def _prepare(self, prefix: str, choices: tuple[str, ...]) -> tuple[list[int], list[list[int]]]:
+        """Prefix tokens (with BOS) and each choice's tokens, checked to fit the context."""
         ptoks = self.tokenize(prefix, bos=True)
         if not ptoks:
             raise JudgeError("empty prefix: this model adds no BOS token, so the prefix needs some text")
@@ -398,7 +490,14 @@ class Judge:
                 f"prompt of {n_p} tokens plus the longest choice does not fit the context "
                 f"(n_ctx={self.n_ctx}); shorten it (labeler.prompting.fit_text) or raise n_ctx"
             )
-        logprobs = [0.0] * len(choices)
+        return ptoks, ctoks
+
+    def _compute_scores(self, prefix: str, choices: tuple[str, ...]) -> dict[str, Any]:
+        return self._score_tokens(*self._prepare(prefix, choices))
+
+    def _score_tokens(self, ptoks: list[int], ctoks: list[list[int]]) -> dict[str, Any]:
+        n_p = len(ptoks)
+        logprobs = [0.0] * len(ctoks)
         before = self.stats["evaluated_tokens"]
         branches = sorted({tuple(t[:-1]) for t in ctoks if len(t) > 1})
         if branches and self._n_seq > 1 and max(map(len, branches)) < self.config.n_batch // 2:
@@ -426,7 +525,7 @@ class Judge:
         else:
             # one sequence: choices sharing leading tokens run one after another, so their common tokens
             # are evaluated once; single-token choices all read the prefix's last logits
-            for k in sorted(range(len(choices)), key=lambda k: ctoks[k]):
+            for k in sorted(range(len(ctoks)), key=lambda k: ctoks[k]):
                 t = ctoks[k]
                 need = [n_p - 1 + i for i in range(len(t))]
                 self._ensure(ptoks + t[:-1], need)
@@ -463,12 +562,17 @@ class Judge:
         self,
         queries: Sequence[tuple[str, Sequence[str]]],
         *,
-        template: str = "adhoc",
-        version: int = 1,
+        template: str | Sequence[str] = "adhoc",
+        version: int | Sequence[int] = 1,
         normalize: str = "sum",
         progress: bool | None = False,
     ) -> list[ChoiceScores]:
-        """Answer many ``(prefix, choices)`` queries: dedup, cache hits, prefix-sharing order, batching."""
+        """Answer many ``(prefix, choices)`` queries: dedup, cache hits, prefix-sharing order, batching.
+
+        ``template``/``version``: one for all queries, or one per query (e.g. several prompt variants of one
+        step sent together so that the step's text is evaluated once). Queries with single-token choices
+        whose prefixes differ only in short tails after a shared trunk are decoded together, each tail in
+        its own sequence (see :meth:`_plan_tails`)."""
         if normalize not in NORMALIZATIONS:
             raise JudgeError(f"normalize={normalize!r}: expected one of {', '.join(NORMALIZATIONS)}")
         t0 = time.perf_counter()
@@ -476,7 +580,13 @@ class Judge:
         for p, _ in checked:
             if not isinstance(p, str):
                 raise JudgeError(f"prefix must be a string, got {type(p).__name__}")
-        keys = [self._score_key(p, c, template, version) for p, c in checked]
+        n_q = len(checked)
+        tids = [template] * n_q if isinstance(template, str) else list(template)
+        vers = [version] * n_q if isinstance(version, int) else list(version)
+        if len(tids) != n_q or len(vers) != n_q:
+            raise JudgeError(f"{n_q} queries but {len(tids)} templates and {len(vers)} versions")
+        keys = [self._score_key(p, c, t, v) for (p, c), t, v in zip(checked, tids, vers, strict=True)]
+        meta = dict(zip(keys, zip(tids, vers, strict=True), strict=True))
         results: dict[str, tuple[dict[str, Any], bool]] = {}
         if self._cache is not None:
             for k, payload in self._cache.get_many(sorted(set(keys))).items():
@@ -491,16 +601,22 @@ class Judge:
 
         try:
             with bar(total=len(order), enabled=progress, desc="judge", unit="q") as pb:
-                for k in order:
-                    prefix, choices = todo[k]
-                    payload = self._compute_scores(prefix, choices)
-                    results[k] = (payload, False)
-                    if self._cache is not None:
-                        pending.append((k, payload, "score", self.model_sha256, template, version))
-                        if len(pending) >= _WRITE_BATCH:
-                            self._cache.put_many(pending)
-                            pending = []
-                    pb.update(1)
+                prepared = [self._prepare(*todo[k]) for k in order]
+                for run in self._plan_tails(prepared):
+                    if len(run) > 1:
+                        payloads = self._score_tails([prepared[i] for i in run])
+                    else:
+                        payloads = [self._score_tokens(*prepared[run[0]])]
+                    for i, payload in zip(run, payloads, strict=True):
+                        k = order[i]
+                        results[k] = (payload, False)
+                        if self._cache is not None:
+                            tid, ver = meta[k]
+                            pending.append((k, payload, "score", self.model_sha256, tid, ver))
+                            if len(pending) >= _WRITE_BATCH:
+                                self._cache.put_many(pending)
+                                pending = []
+                    pb.update(len(run))
         finally:
             if self._cache is not None and pending:
                 self._cache.put_many(pending)

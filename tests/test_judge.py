@@ -210,6 +210,37 @@ def test_score_many_dedups_and_keeps_order(judge):
         _close(a, b)
 
 
+def test_tails_after_a_shared_trunk_are_decoded_together_and_match_fresh(judge, tmp_path):
+    """COREN's shape: one step, then several prompt variants' short questions (single-token answers), sent in
+    one score_many with a template id per query. The tails run as parallel sequences in one decode; each
+    result matches that query evaluated alone from an empty KV cache, and the step is evaluated once."""
+    step = "Task: tidy the kitchen\nAction: take dirty plate\nResult: You take the dirty plate.\n"
+    tails = ["Progress:", "Task progress:", "Good step:", "Did this help the task? Answer:"]
+    qs = [(PROMPT + "\n\n" + step + t, [" No", " Yes"]) for t in tails]
+    qs.append((PROMPT + "\n\n" + step + "Most useful option:", [" A", " B", " C"]))
+    prepared = [judge._prepare(p, tuple(c)) for p, c in sorted(qs)]
+    assert judge._plan_tails(prepared) == [list(range(len(qs)))]  # one run, one decode
+    judge.reset()
+    before = judge.stats["evaluated_tokens"]
+    with open_judge("gemma3-270m", n_threads=1, cache=tmp_path / "c.sqlite") as cached:
+        out = judge.score_many(qs, template=[f"test.v{i}" for i in range(len(qs))], version=[1] * len(qs))
+        evaluated = judge.stats["evaluated_tokens"] - before
+        # the trunk once plus every tail, never a whole query per variant
+        trunk = judge._lcp(prepared[0][0], prepared[-1][0])
+        assert evaluated == trunk + sum(len(p) - trunk for p, _ in prepared)
+        again = cached.score_many(qs, template=[f"test.v{i}" for i in range(len(qs))], version=[1] * len(qs))
+        assert cached.score_many(qs, template=[f"test.v{i}" for i in range(len(qs))], version=[1] * len(qs))[
+            0
+        ].cached
+        with pytest.raises(JudgeError, match="templates"):
+            cached.score_many(qs, template=["only.one"], version=1)
+    for q, a, b in zip(qs, out, again, strict=True):
+        judge.reset()
+        _close(a, judge.score(*q))
+        assert a.logprobs == b.logprobs  # the same calls in the same order: bit-identical
+        assert math.isclose(sum(a.probs), 1.0, rel_tol=1e-9)
+
+
 def test_generate_with_grammar_and_json_schema(judge):
     p = completion_prompt("Is the sun hot?", examples=[Example("Is ice hot?", "No")])
     a = judge.generate(p, grammar='root ::= " Yes" | " No"', max_tokens=4)
