@@ -96,6 +96,35 @@ def _session(path: Path, cfg: RuntimeConfig) -> Any:
     return ort.InferenceSession(str(path), sess_options=so, providers=["CPUExecutionProvider"])
 
 
+# Fixed cost of one encoder run, in tokens of work: ~2.4 ms of an fp32 MiniLM run on one thread streams the
+# weights whatever the batch, against ~0.22 ms per token (measured; BENCHMARKS.md "Serving").
+RUN_COST_TOKENS = 11
+
+
+def length_groups(lengths: list[int], max_group: int, *, allow_padding: bool = True) -> list[list[int]]:
+    """Partition text indices into encoder runs with least work: texts sorted by token count, cut where
+    padding everything to the group's longest would cost more than another run (RUN_COST_TOKENS).
+    ``allow_padding=False``: only texts of equal length share a run."""
+    order = sorted(range(len(lengths)), key=lambda i: lengths[i])
+    n = len(order)
+    best = [0.0] + [float("inf")] * n  # best[j]: cost of the first j sorted texts
+    cut = [0] * (n + 1)
+    for j in range(1, n + 1):
+        longest = lengths[order[j - 1]]
+        for i in range(j - 1, max(-1, j - 1 - max_group), -1):
+            if not allow_padding and lengths[order[i]] != longest:
+                break
+            cost = best[i] + RUN_COST_TOKENS + (j - i) * longest
+            if cost < best[j]:
+                best[j], cut[j] = cost, i
+    groups: list[list[int]] = []
+    j = n
+    while j > 0:
+        groups.append(order[cut[j] : j])
+        j = cut[j]
+    return groups[::-1]
+
+
 class Runtime:
     """A loaded, checked bundle. Build with :meth:`load`; :meth:`close` drops the sessions."""
 
@@ -129,6 +158,9 @@ class Runtime:
             raise BundleError(f"{self.bundle_dir}: tokenizer.json cannot be read ({e})") from None
         self.tokenizer.enable_truncation(max_length=self.manifest.max_length)
         self.tokenizer.no_padding()
+        # An int8 encoder (policy.encoder_opt) quantises activations per tensor: padding rows would shift
+        # the scales of the real tokens, so its texts are only batched with texts of the same length.
+        self._pad_ok = self.manifest.provenance.get("encoder_precision", "fp32") == "fp32"
         self.cache = LRU(self.cfg.cache_size)
         self._ones: dict[int, np.ndarray] = {}
         self.skills = list(self.manifest.skills)
@@ -170,22 +202,24 @@ class Runtime:
     # ------------------------------------------------------------------------------------------------ encoder
 
     def _encode_uncached(self, texts: list[str]) -> np.ndarray:
+        """One encoder run per group of similar-length texts (see :func:`length_groups`)."""
         out = np.empty((len(texts), self.dim), dtype=np.float32)
-        step = max(1, self.cfg.encode_chunk)
-        for start in range(0, len(texts), step):
-            chunk = texts[start : start + step]
-            encs = self.tokenizer.encode_batch(chunk)
-            length = max(1, max(len(e.ids) for e in encs))
-            ids = np.zeros((len(chunk), length), dtype=np.int64)
-            att = np.zeros_like(ids)
-            for i, e in enumerate(encs):
-                ids[i, : len(e.ids)] = e.ids
-                att[i, : len(e.ids)] = 1
-            feeds = {"input_ids": ids, "attention_mask": att}
+        # encode() per text: encode_batch would start tokenizers' thread pool for a handful of short texts.
+        ids = [self.tokenizer.encode(t).ids for t in texts]
+        for group in length_groups(
+            [len(i) for i in ids], max(1, self.cfg.encode_chunk), allow_padding=self._pad_ok
+        ):
+            length = max(1, max(len(ids[i]) for i in group))
+            batch = np.zeros((len(group), length), dtype=np.int64)
+            att = np.zeros_like(batch)
+            for row, i in enumerate(group):
+                batch[row, : len(ids[i])] = ids[i]
+                att[row, : len(ids[i])] = 1
+            feeds = {"input_ids": batch, "attention_mask": att}
             if "token_type_ids" in self._enc_inputs:
-                feeds["token_type_ids"] = np.zeros_like(ids)
+                feeds["token_type_ids"] = np.zeros_like(batch)
             (emb,) = self.encoder.run([ENCODER_OUTPUT], feeds)
-            out[start : start + len(chunk)] = emb
+            out[group] = emb
         return out
 
     def encode(self, texts: list[str], *, cache: bool = True) -> np.ndarray:

@@ -256,8 +256,15 @@ def encoder_parity(onnx_path: Path, tokenizer_path: Path, st_model, texts: list[
     return float(np.min(cos))
 
 
-def cached_encoder_onnx(enc: EncoderRef, *, st_model=None) -> tuple[Path, Path, float, bool]:
-    """(encoder.onnx, tokenizer.json, parity min cosine, was cached) for ``enc``, built once per cache key."""
+def cached_encoder_onnx(
+    enc: EncoderRef, *, st_model=None, precision: str = "fp32"
+) -> tuple[Path, Path, float, bool]:
+    """(encoder.onnx, tokenizer.json, parity min cosine, was cached) for ``enc``, built once per cache key.
+    ``precision="int8"``: the quantised graph of :mod:`policy.encoder_opt` (opt-in, lower parity floor)."""
+    if precision != "fp32":
+        from policy.encoder_opt import cached_quantized_encoder
+
+        return cached_quantized_encoder(enc, precision, st_model=st_model)
     root = cache_root()
     key = _encoder_cache_key(enc)
     folder = root / f"encoder-{key}"
@@ -324,8 +331,10 @@ def export_bundle(
     skills: list[str] | None = None,
     provenance: dict[str, Any] | None = None,
     overwrite: bool = True,
+    encoder_precision: str = "fp32",
 ) -> ExportReport:
-    """Write a checked bundle to ``out_dir``; raises :class:`ExportError` (nothing written) on failure."""
+    """Write a checked bundle to ``out_dir``; raises :class:`ExportError` (nothing written) on failure.
+    ``encoder_precision``: "fp32" (default, cosine >= 0.999) or "int8" (opt-in: policy.encoder_opt)."""
     if isinstance(model_or_checkpoint, CandidateScorer):
         model, meta = model_or_checkpoint.eval(), {}
     else:
@@ -343,7 +352,7 @@ def export_bundle(
         raise ExportError("skill texts must be unique")
 
     st_model = None
-    enc_onnx, tok_json, cos, cached = cached_encoder_onnx(enc)
+    enc_onnx, tok_json, cos, cached = cached_encoder_onnx(enc, precision=encoder_precision)
     with atomic_dir(out_dir, overwrite=overwrite) as tmp:
         shutil.copyfile(enc_onnx, tmp / "encoder.onnx")
         shutil.copyfile(tok_json, tmp / "tokenizer.json")
@@ -366,6 +375,7 @@ def export_bundle(
             else str(model_or_checkpoint),
             "encoder": enc.name,
             "encoder_sha256": enc.sha256,
+            "encoder_precision": encoder_precision,
             "exporter": f"torch.onnx TorchScript (dynamo=False), opset {OPSET}, torch {torch.__version__}",
             "parity": {
                 "policy_max_abs_diff_random": diff_random,

@@ -172,3 +172,22 @@ def test_inference_failure_is_an_internal_error_reply_and_serving_goes_on(tmp_pa
         t.join(timeout=10)
         server.close()
     assert server.metrics.snapshot()["errors"] == {"internal": 1}
+
+
+def test_length_groups_cover_every_text_once_and_respect_limits():
+    from edge.runtime import RUN_COST_TOKENS, length_groups
+
+    rng = np.random.default_rng(0)
+    for _ in range(50):
+        lengths = [int(x) for x in rng.integers(2, 60, size=int(rng.integers(0, 40)))]
+        for pad in (True, False):
+            groups = length_groups(lengths, 8, allow_padding=pad)
+            assert sorted(i for g in groups for i in g) == list(range(len(lengths)))
+            assert all(1 <= len(g) <= 8 for g in groups)
+            if not pad:
+                assert all(len({lengths[i] for i in g}) == 1 for g in groups)
+            cost = sum(RUN_COST_TOKENS + len(g) * max(lengths[i] for i in g) for g in groups)
+            one_each = sum(RUN_COST_TOKENS + n for n in lengths)
+            assert cost <= one_each  # never worse than one run per text
+    # a long observation is not padded together with short candidates
+    assert length_groups([47, 5, 6, 5], 64) == [[1, 3, 2], [0]]
