@@ -38,6 +38,8 @@ MAX_CANDIDATES = 256
 MAX_TEXT_CHARS = 8192
 MAX_ID_CHARS = 128
 ARRAY_KEYS = ("dtype", "shape", "data")
+_ARRAY_KEYSET = frozenset(ARRAY_KEYS)
+_F32 = np.dtype("<f4")
 
 
 class Code(str, Enum):
@@ -77,37 +79,46 @@ def encode_array(arr: Any) -> dict[str, Any]:
     return {"dtype": "float32", "shape": list(a.shape), "data": a.tobytes()}
 
 
+def _bad_array(name: str, msg: str, req_id: int | str | None) -> ProtocolError:
+    return ProtocolError(Code.BAD_ARRAY, f"{name}: {msg}", req_id)
+
+
 def decode_array(obj: Any, name: str, ndim: int, req_id: int | str | None = None) -> np.ndarray:
     """Read an ARRAY map; refuses any dtype but float32, inconsistent sizes and non-finite values."""
 
-    def bad(msg: str) -> ProtocolError:
-        return ProtocolError(Code.BAD_ARRAY, f"{name}: {msg}", req_id)
-
     if not isinstance(obj, dict):
-        raise bad(f"expected a map with {', '.join(ARRAY_KEYS)}, got {type(obj).__name__}")
-    if len(obj) != 3 or not all(k in obj for k in ARRAY_KEYS):
-        raise bad(f"expected exactly the keys {', '.join(ARRAY_KEYS)}, got {sorted(map(str, obj))}")
+        raise _bad_array(
+            name, f"expected a map with {', '.join(ARRAY_KEYS)}, got {type(obj).__name__}", req_id
+        )
+    if obj.keys() != _ARRAY_KEYSET:  # one set comparison: exactly dtype, shape, data
+        raise _bad_array(
+            name, f"expected exactly the keys {', '.join(ARRAY_KEYS)}, got {sorted(map(str, obj))}", req_id
+        )
     if obj["dtype"] not in ("float32", "<f4"):
-        raise bad(f"dtype {obj['dtype']!r} is not accepted (only float32)")
+        raise _bad_array(name, f"dtype {obj['dtype']!r} is not accepted (only float32)", req_id)
     shape = obj["shape"]
-    if (
-        not isinstance(shape, list)
-        or len(shape) != ndim
-        or not all(isinstance(s, int) and not isinstance(s, bool) and 0 <= s < (1 << 20) for s in shape)
-    ):
-        raise bad(f"shape must be a list of {ndim} non-negative integers, got {shape!r}")
+    n = 1
+    if type(shape) is list and len(shape) == ndim:
+        for s in shape:
+            if type(s) is not int or not 0 <= s < (1 << 20):  # type() is int: bool and subclasses refused
+                n = -1
+                break
+            n *= s
+    else:
+        n = -1
+    if n < 0:
+        raise _bad_array(name, f"shape must be a list of {ndim} non-negative integers, got {shape!r}", req_id)
     data = obj["data"]
     if not isinstance(data, bytes):
-        raise bad(f"data must be bytes (msgpack bin), got {type(data).__name__}")
-    n = math.prod(shape)
+        raise _bad_array(name, f"data must be bytes (msgpack bin), got {type(data).__name__}", req_id)
     if len(data) != 4 * n:
-        raise bad(f"shape {shape} needs {4 * n} bytes, got {len(data)}")
-    a = np.frombuffer(data, dtype="<f4").reshape(shape)
+        raise _bad_array(name, f"shape {shape} needs {4 * n} bytes, got {len(data)}", req_id)
+    flat = np.frombuffer(data, dtype=_F32)
     # One dot product is finite exactly when no element is NaN/inf (or absurdly large, |x| > 1e19): the
     # cheapest full check numpy offers (no temporary array).
-    flat = a.reshape(-1)
     if not math.isfinite(float(np.dot(flat, flat))):
-        raise bad("holds NaN or infinity (or values beyond 1e19)")
+        raise _bad_array(name, "holds NaN or infinity (or values beyond 1e19)", req_id)
+    a = flat if ndim == 1 else flat.reshape(shape)
     return a
 
 
@@ -146,6 +157,9 @@ _ALLOWED = {
     "reload": {"bundle"},
 }
 _COMMON = {"v", "op", "id"}
+_KNOWN = {op: frozenset(_COMMON | keys) for op, keys in _ALLOWED.items()}
+_EMB_KEYS = frozenset(("instruction_emb", "observation_emb", "candidates_emb"))
+_TEXT_KEYS = frozenset(("instruction", "observation"))
 
 
 def _unpack(payload: bytes, max_bytes: int) -> Any:
@@ -218,7 +232,7 @@ def parse_request(payload: bytes, max_bytes: int = DEFAULT_MAX_MESSAGE_BYTES) ->
     op = obj.get("op")
     if not isinstance(op, str) or op not in OPS:
         raise ProtocolError(Code.UNKNOWN_OP, f"unknown op {op!r}: expected one of {', '.join(OPS)}", req_id)
-    unknown = set(obj) - _COMMON - _ALLOWED[op]
+    unknown = obj.keys() - _KNOWN[op]
     if unknown:
         raise ProtocolError(
             Code.BAD_REQUEST, f"unknown keys for op {op!r}: {', '.join(sorted(map(str, unknown)))}", req_id
@@ -237,8 +251,8 @@ def parse_request(payload: bytes, max_bytes: int = DEFAULT_MAX_MESSAGE_BYTES) ->
         if len(cands) > MAX_CANDIDATES:
             raise ProtocolError(Code.BAD_FIELD, f"more than {MAX_CANDIDATES} candidates", req_id)
         req.candidates = [_text(c, "candidates[]", req_id) for c in cands]
-    emb_keys = {"instruction_emb", "observation_emb", "candidates_emb"} & set(obj)
-    text_keys = {"instruction", "observation"} & set(obj)
+    emb_keys = _EMB_KEYS & obj.keys()
+    text_keys = _TEXT_KEYS & obj.keys()
     if emb_keys and text_keys:
         raise ProtocolError(
             Code.BAD_REQUEST,
