@@ -23,6 +23,8 @@ def test_bench_serve_smoke(tmp_path):
             "tools/bench_serve.py",
             "--bundle",
             str(bundle),
+            "--int8-bundle",  # the rows' plumbing only: a tiny bundle stands in for the int8 one
+            str(bundle),
             "--out",
             str(out),
             "--n",
@@ -55,11 +57,14 @@ def test_bench_serve_smoke(tmp_path):
         ("zmq-echo", 2),
         ("edge-embedding", 2),
         ("edge-text", 2),
+        ("edge-text-int8", 1),
+        ("edge-text-int8", 2),
     } <= names
     for r in summary["rows"]:
         assert 0 < r["p50_us"] <= r["p99_us"] and r["rps"] > 0
     t = summary["targets"]
     assert t["floor_p50_us"] > 0 and t["embedding_p50_over_floor"] > 0 and t["text_p50_us"] > 0
+    assert t["text_int8_p50_us"] > 0 and t["text_fp32_p50_over_int8_p50"] > 0
     assert (out / "latency_cdf.png").stat().st_size > 10_000
     full = json.loads((out / "results.json").read_text())
     assert len(next(r for r in full["rows"] if r["name"] == "edge-embedding")["latencies_us"]) == 40

@@ -9,7 +9,8 @@ clients, each row runs on its own, 8 processes started together behind a barrier
   onnxruntime inference of the bundle's policy.onnx on it (in the client process); floor = echo p50 +
   inference p50;
 - edge-serve, embedding input (``act`` with float32 arrays) and text input (``act`` with texts; the daemon
-  runs the encoder), through :class:`edge.client.EdgeClient`;
+  runs the encoder), through :class:`edge.client.EdgeClient`; text input also on the same bundle with the
+  opt-in int8 encoder (``edge-text-int8``, a second daemon; ``--int8-bundle`` or exported here);
 - FastAPI + uvicorn HTTP JSON server (keep-alive http.client) serving the same policy session on embeddings;
 - a websocket msgpack server in openpi's style (metadata first, msgpack-numpy arrays, server timing) with the
   PyPI ``openpi-client`` ``WebsocketClientPolicy`` as its client, serving the same policy session;
@@ -280,7 +281,7 @@ def make_call(kind: str, target: str, instr: np.ndarray, state: np.ndarray, cand
             s.recv()
 
         return echo
-    if kind in ("edge-embedding", "edge-text"):
+    if kind in ("edge-embedding", "edge-text", "edge-text-int8"):
         from edge.client import EdgeClient
 
         c = EdgeClient(target, timeout=30, retries=0)
@@ -422,9 +423,19 @@ def wait_port(port: int, timeout: float = 120) -> None:
     raise RuntimeError(f"no server on 127.0.0.1:{port} after {timeout} s")
 
 
-def export_bundle(out: Path) -> Path:
+def export_bundle(out: Path, encoder_precision: str = "fp32") -> Path:
+    """A random-init bundle (seed 0): ``edgejudge export --random-init``, or with the int8 encoder through
+    ``policy.export.export_random_bundle(encoder_precision="int8")`` (same scorer weights)."""
+    if encoder_precision == "fp32":
+        cmd = [sys.executable, "-m", "edge.cli", "export", "--random-init", "--out", str(out)]
+    else:
+        code = (
+            "import sys; from policy.export import export_random_bundle; "
+            "export_random_bundle(sys.argv[1], encoder_precision=sys.argv[2])"
+        )
+        cmd = [sys.executable, "-c", code, str(out), encoder_precision]
     proc = subprocess.run(
-        [sys.executable, "-m", "edge.cli", "export", "--random-init", "--out", str(out)],
+        cmd,
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -432,7 +443,9 @@ def export_bundle(out: Path) -> Path:
         env={**os.environ, **ONE_THREAD_ENV, "HF_HUB_OFFLINE": "1"},
     )
     if proc.returncode != 0:
-        raise click.ClickException(f"edgejudge export --random-init failed:\n{proc.stderr[-2000:]}")
+        raise click.ClickException(
+            f"random-init export ({encoder_precision} encoder) failed:\n{proc.stderr[-2000:]}"
+        )
     return out
 
 
@@ -441,6 +454,7 @@ COLORS = {
     "zmq-echo": "tab:blue",
     "edge-embedding": "tab:green",
     "edge-text": "tab:olive",
+    "edge-text-int8": "tab:orange",
     "http": "tab:red",
     "websocket": "tab:purple",
 }
@@ -525,7 +539,15 @@ def plot_cdf(rows: list[dict[str, Any]], path: Path) -> None:
     help="1 client: requests per row before moving on to the next row (rows take turns).",
 )
 @click.option("--clients", "client_counts", default="1,8", show_default=True, help="Concurrency levels.")
-@click.option("--skip", default="", help="Comma-separated rows to leave out: http, websocket, text, cpp.")
+@click.option(
+    "--int8-bundle",
+    type=click.Path(file_okay=False, exists=True, path_type=Path),
+    help="Bundle with the int8 encoder for the edge-text-int8 rows (default: exported here without --bundle; "
+    "with --bundle and no --int8-bundle the rows are left out).",
+)
+@click.option(
+    "--skip", default="", help="Comma-separated rows to leave out: http, websocket, text, int8, cpp."
+)
 @click.option(
     "--cpp-build",
     type=click.Path(file_okay=False, exists=True, path_type=Path),
@@ -542,6 +564,7 @@ def main(
     block: int,
     client_counts: str,
     skip: str,
+    int8_bundle: Path | None,
     cpp_build: Path | None,
     as_json: bool,
 ) -> None:
@@ -554,7 +577,7 @@ def main(
     except ValueError:
         raise click.BadParameter(f"{client_counts!r}: expected e.g. 1,8", param_hint="--clients") from None
     skipped = {s.strip() for s in skip.split(",") if s.strip()}
-    unknown = skipped - {"http", "websocket", "text", "cpp"}
+    unknown = skipped - {"http", "websocket", "text", "int8", "cpp"}
     if unknown:
         raise click.BadParameter(f"unknown rows {sorted(unknown)}", param_hint="--skip")
     tmp = None
@@ -562,6 +585,11 @@ def main(
         tmp = tempfile.TemporaryDirectory(prefix="bench-serve-")
         click.echo("exporting a random-init bundle (edgejudge export --random-init) ...", err=True)
         bundle = export_bundle(Path(tmp.name) / "bundle")
+        if int8_bundle is None and not {"text", "int8"} & skipped:
+            click.echo("exporting the same scorer with the int8 encoder ...", err=True)
+            int8_bundle = export_bundle(Path(tmp.name) / "bundle-int8", "int8")
+    if {"text", "int8"} & skipped:
+        int8_bundle = None
     manifest = load_manifest(bundle)
     dim = manifest.embedding_dim
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -580,6 +608,10 @@ def main(
             proc, ep = start_edge_serve(bundle, [])
             servers.append(proc)
             targets["edge-embedding"] = ep
+            ep8 = None
+            if int8_bundle is not None:
+                proc8, ep8 = start_edge_serve(int8_bundle, [])
+                servers.append(proc8)
             if "http" not in skipped:
                 port = free_port()
                 hp = ctx.Process(target=serve_http, args=(str(bundle), port), daemon=True)
@@ -600,6 +632,8 @@ def main(
                 rows.extend(measure_interleaved(targets, n, warmup, dim, k, block))
                 if "text" not in skipped:
                     rows.append(measure("edge-text", ep, 1, n_text, min(warmup, 20), dim, k))
+                if ep8 is not None:
+                    rows.append(measure("edge-text-int8", ep8, 1, n_text, min(warmup, 20), dim, k))
                 if cpp_build is not None and "cpp" not in skipped:
                     rows.append(cpp_row(cpp_build, ep, n, k, warmup))
             bar.update()
@@ -610,6 +644,8 @@ def main(
                         rows.append(measure(kind, targets[kind], c, n, warmup, dim, k))
                 if "text" not in skipped:
                     rows.append(measure("edge-text", ep, c, n_text, min(warmup, 20), dim, k))
+                if ep8 is not None:
+                    rows.append(measure("edge-text-int8", ep8, c, n_text, min(warmup, 20), dim, k))
             bar.update()
     finally:
         for s in reversed(servers):
@@ -659,6 +695,12 @@ def summarize_targets(rows: list[dict[str, Any]]) -> dict[str, Any]:
     if text:
         out["text_p50_us"] = text["p50_us"]
         out["text_p50_ok (<= 5000 us)"] = text["p50_us"] <= 5000
+    text8 = row(rows, "edge-text-int8", 1)
+    if text8:
+        out["text_int8_p50_us"] = text8["p50_us"]
+        out["text_int8_p50_ok (<= 5000 us; opt-in encoder, cosine < 0.999)"] = text8["p50_us"] <= 5000
+        if text:
+            out["text_fp32_p50_over_int8_p50"] = text["p50_us"] / text8["p50_us"]
     for other in ("http", "websocket"):
         o = row(rows, other, 1)
         if o and emb:
