@@ -2,7 +2,9 @@
 
 It plugs the daemon into :func:`policy.evaluate.evaluate` (TextWorldExpress rollouts) exactly as a robot
 uses it: every step is one ``act`` request through :class:`edge.client.EdgeClient`. Round-trip and
-server-side times of every call are kept for latency percentiles.
+server-side times of every call are kept for latency percentiles. With ``loop_guard`` the agent keeps the
+episode's memory (:class:`edge.loop_guard.LoopGuard`) and picks from the reply's scores, as a robot client
+should: the daemon itself is stateless.
 """
 
 from __future__ import annotations
@@ -11,13 +13,18 @@ from collections.abc import Sequence
 from typing import Any
 
 from edge.client import EdgeClient
+from edge.loop_guard import LoopGuard
 
 
 class EdgeAgent:
     name = "edge-serve"
 
-    def __init__(self, client: EdgeClient):
+    def __init__(self, client: EdgeClient, *, loop_guard: bool = False):
         self.client = client
+        self.guard = LoopGuard() if loop_guard else None
+        self.overrides = 0
+        if loop_guard:
+            self.name = "edge-serve+guard"
         self.round_trip_ms: list[float] = []
         self.server_ms: list[float] = []
         self.model = ""
@@ -30,10 +37,16 @@ class EdgeAgent:
         self.round_trip_ms.append((time.perf_counter() - t) * 1000)
         self.server_ms.append(float(reply["timing"]["server_ms"]))
         self.model = str(reply["model"])
-        return int(reply["index"])
+        if self.guard is None:
+            return int(reply["index"])
+        before = self.guard.overrides
+        pick = self.guard.choose(observation, candidates, reply["scores"])
+        self.overrides += self.guard.overrides - before
+        return pick
 
     def reset(self) -> None:
-        pass
+        if self.guard is not None:
+            self.guard.reset()
 
     def close(self) -> None:
         pass

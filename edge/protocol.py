@@ -270,10 +270,12 @@ def parse_request(payload: bytes, max_bytes: int = DEFAULT_MAX_MESSAGE_BYTES) ->
         req.observation_emb = decode_array(obj["observation_emb"], "observation_emb", 1, req_id)
         req.candidates_emb = decode_array(obj["candidates_emb"], "candidates_emb", 2, req_id)
         d = req.instruction_emb.shape[0]
-        if req.observation_emb.shape[0] != d or req.candidates_emb.shape[1] != d:
+        # A candidate row is P embeddings side by side (P = 1, or 3 for action+object+target features).
+        if req.observation_emb.shape[0] != d or d == 0 or req.candidates_emb.shape[1] % d:
             raise ProtocolError(
                 Code.BAD_ARRAY,
-                "instruction_emb, observation_emb and candidates_emb must share the embedding dimension",
+                "instruction_emb and observation_emb must share the embedding dimension D, and candidates_emb"
+                " rows must be a multiple of D",
                 req_id,
             )
         k = req.candidates_emb.shape[0]

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from edge.actions import candidate_texts
 from models.bundle import (
     ENCODER_INPUTS,
     ENCODER_OUTPUT,
@@ -135,6 +136,7 @@ class Runtime:
         self.bundle_dir = Path(bundle_dir).resolve()
         self.manifest = load_manifest(self.bundle_dir, verify=True)
         self.dim = self.manifest.embedding_dim
+        self.cand_dim = self.manifest.candidate_dim
         try:
             self.policy = _session(self.bundle_dir / "policy.onnx", self.cfg)
             self.encoder = _session(self.bundle_dir / "encoder.onnx", self.cfg)
@@ -170,10 +172,10 @@ class Runtime:
                 arr = np.load(self.bundle_dir / "skills.npy", allow_pickle=False)
             except (ValueError, OSError) as e:
                 raise BundleError(f"{self.bundle_dir}: skills.npy cannot be read ({e})") from None
-            if arr.dtype != np.float32 or arr.shape != (len(self.skills), self.dim):
+            if arr.dtype != np.float32 or arr.shape != (len(self.skills), self.cand_dim):
                 raise BundleError(
                     f"{self.bundle_dir}: skills.npy is {arr.dtype}{list(arr.shape)}, expected "
-                    f"float32[{len(self.skills)}, {self.dim}]"
+                    f"float32[{len(self.skills)}, {self.cand_dim}]"
                 )
             self.skill_embs = np.ascontiguousarray(arr)
 
@@ -186,6 +188,7 @@ class Runtime:
             "model": self.model_sha256,
             "bundle": str(self.bundle_dir),
             "embedding_dim": self.dim,
+            "candidate_features": self.manifest.candidate_features,
             "max_length": self.manifest.max_length,
             "skills": self.skills,
             "provenance": self.manifest.provenance,
@@ -247,15 +250,19 @@ class Runtime:
     def items_from_text(self, reqs: list[tuple[str, str, list[str] | None]]) -> list[Item]:
         """Encode the texts of several requests together (one encoder pass for everything not cached).
 
-        Instructions and candidates go through the cache; observations (new every step) do not."""
+        Instructions and candidates (their texts per ``edge.actions``) go through the cache; observations
+        (new every step) do not."""
+        kind = self.manifest.candidate_features
         cached: list[str] = []
+        parts: list[list[str]] = []
         for instruction, _obs, cands in reqs:
             cached.append(instruction)
             if cands is not None:
-                cached.extend(cands)
+                parts.append(candidate_texts(kind, cands))
+                cached.extend(t for t in parts[-1] if t)
         cached_embs = self.encode(cached, cache=True)
         obs_embs = self.encode([obs for _i, obs, _c in reqs], cache=False)
-        items, pos = [], 0
+        items, pos, pi = [], 0, 0
         for n, (_instruction, _obs, cands) in enumerate(reqs):
             instr = cached_embs[pos]
             pos += 1
@@ -263,8 +270,13 @@ class Runtime:
                 assert self.skill_embs is not None
                 c_embs, texts = self.skill_embs, self.skills
             else:
-                c_embs, texts = cached_embs[pos : pos + len(cands)], cands
-                pos += len(cands)
+                texts, part_texts = cands, parts[pi]
+                pi += 1
+                present = [i for i, t in enumerate(part_texts) if t]
+                c_embs = np.zeros((len(part_texts), self.dim), dtype=np.float32)
+                c_embs[present] = cached_embs[pos : pos + len(present)]
+                pos += len(present)
+                c_embs = c_embs.reshape(len(cands), self.cand_dim)
             items.append(Item(instr, obs_embs[n], c_embs, texts))
         return items
 
@@ -290,7 +302,7 @@ class Runtime:
         b, kmax = len(items), max(len(it.candidates) for it in items)
         instr = np.stack([it.instruction for it in items]).astype(np.float32, copy=False)
         state = np.stack([it.state for it in items]).astype(np.float32, copy=False)
-        cands = np.zeros((b, kmax, self.dim), dtype=np.float32)
+        cands = np.zeros((b, kmax, self.cand_dim), dtype=np.float32)
         mask = np.zeros((b, kmax), dtype=bool)
         for i, it in enumerate(items):
             k = len(it.candidates)
@@ -309,7 +321,7 @@ class Runtime:
                     (
                         "self test instruction",
                         "self test observation",
-                        None if self.skills else ["self test a", "self test b"],
+                        None if self.skills else ["look around", "put self test cup in box"],
                     )
                 ]
             )

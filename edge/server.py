@@ -382,13 +382,15 @@ class Server:
                     and r.observation_emb is not None
                     and r.candidates_emb is not None
                 )
-                if r.instruction_emb.shape[0] != rt.dim:
+                if r.instruction_emb.shape[0] != rt.dim or r.candidates_emb.shape[1] != rt.cand_dim:
                     self._error(
                         p.envelope,
                         p.t0,
                         ProtocolError(
                             Code.BAD_ARRAY,
-                            f"embedding dimension {r.instruction_emb.shape[0]}, the bundle's is {rt.dim}",
+                            f"embedding dimension {r.instruction_emb.shape[0]} and candidate features "
+                            f"{r.candidates_emb.shape[1]}, the bundle's are {rt.dim} and {rt.cand_dim} "
+                            f"({rt.manifest.candidate_features})",
                             r.id,
                         ),
                         "act",

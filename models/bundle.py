@@ -4,14 +4,16 @@ Layout::
 
     bundle/
       manifest.json     this schema (format "edgejudge.bundle", format_version 1)
-      policy.onnx       scorer: instruction [B,D], state [B,D], candidates [B,K,D], mask [B,K] -> scores [B,K]
+      policy.onnx       scorer: instruction [B,D], state [B,D], candidates [B,K,C], mask [B,K] -> scores [B,K]
+                        (C = D for candidate_features "action", 3D for "action+arguments": see edge.actions)
       encoder.onnx      input_ids, attention_mask, token_type_ids [N,L] int64 -> embeddings [N,D]
                         (mean pooling and L2 normalisation are inside the graph)
       tokenizer.json    Hugging Face tokenizers file for the encoder
-      skills.npy        optional: float32 [S,D] embeddings of a fixed skill list (texts in the manifest)
+      skills.npy        optional: float32 [S,C] candidate features of a fixed skill list (texts: manifest)
 
 Readers call :func:`load_manifest`, which checks the format version and every file's sha256 and size before
-anything is loaded, and raises :class:`BundleError` with the reason. Stdlib only: edge/ imports this.
+anything is loaded, and raises :class:`BundleError` with the reason. Stdlib and ``edge.actions`` only: edge/
+imports this.
 """
 
 from __future__ import annotations
@@ -23,6 +25,8 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from edge.actions import DEFAULT_CANDIDATE_FEATURES, parts_of
 
 BUNDLE_FORMAT = "edgejudge.bundle"
 BUNDLE_FORMAT_VERSION = 1
@@ -55,8 +59,14 @@ class Manifest:
     skills: list[str] = field(default_factory=list)
     provenance: dict[str, Any] = field(default_factory=dict)
     policy: dict[str, Any] = field(default_factory=dict)  # model hyper-parameters (for information)
+    candidate_features: str = DEFAULT_CANDIDATE_FEATURES
     format: str = BUNDLE_FORMAT
     format_version: int = BUNDLE_FORMAT_VERSION
+
+    @property
+    def candidate_dim(self) -> int:
+        """Per-candidate input size C of policy.onnx."""
+        return parts_of(self.candidate_features) * self.embedding_dim
 
     @property
     def model_sha256(self) -> str:
@@ -72,7 +82,7 @@ class Manifest:
                 "inputs": {
                     "instruction": ["batch", self.embedding_dim],
                     "state": ["batch", self.embedding_dim],
-                    "candidates": ["batch", "candidates", self.embedding_dim],
+                    "candidates": ["batch", "candidates", self.candidate_dim],
                     "mask": ["batch", "candidates"],
                 },
                 "output": {POLICY_OUTPUT: ["batch", "candidates"]},
@@ -84,6 +94,7 @@ class Manifest:
                 "normalize": True,
             },
             "embedding_dim": self.embedding_dim,
+            "candidate_features": self.candidate_features,
             "max_length": self.max_length,
             "skills": self.skills,
             "policy": self.policy,
@@ -102,6 +113,7 @@ def write_manifest(
     skills: list[str] | None = None,
     provenance: dict[str, Any] | None = None,
     policy: dict[str, Any] | None = None,
+    candidate_features: str = DEFAULT_CANDIDATE_FEATURES,
 ) -> Manifest:
     """Checksum every file in ``bundle_dir`` (but the manifest) and write the manifest atomically."""
     d = Path(bundle_dir)
@@ -121,7 +133,9 @@ def write_manifest(
         skills=list(skills or []),
         provenance=dict(provenance or {}),
         policy=dict(policy or {}),
+        candidate_features=candidate_features,
     )
+    parts_of(candidate_features)  # ValueError on an unknown kind, before anything is written
     fd, tmp = tempfile.mkstemp(prefix=".manifest.", dir=d)
     with os.fdopen(fd, "w") as f:
         json.dump(m.to_dict(), f, indent=2, sort_keys=True)
@@ -158,7 +172,9 @@ def load_manifest(bundle_dir: str | os.PathLike[str], *, verify: bool = True) ->
             skills=[str(s) for s in raw.get("skills", [])],
             provenance=dict(raw.get("provenance", {})),
             policy=dict(raw.get("policy", {})),
+            candidate_features=str(raw.get("candidate_features", DEFAULT_CANDIDATE_FEATURES)),
         )
+        parts_of(m.candidate_features)
     except (KeyError, TypeError, ValueError, AttributeError) as e:
         raise BundleError(f"{mpath}: malformed manifest ({type(e).__name__}: {e})") from None
     for name in REQUIRED_FILES:

@@ -13,9 +13,9 @@ from dataclasses import asdict, dataclass
 import torch
 import torch.nn.functional as F
 
-from policy.buffer import TorchTable
+from policy.buffer import TRAIN_CANDIDATE_FEATURES, TorchTable, scorer_config
 from policy.common import TrainResult, train_loop
-from policy.model import CandidateScorer, ScorerConfig
+from policy.model import CandidateScorer
 
 
 @dataclass
@@ -35,6 +35,9 @@ class AWRConfig:
     """Standardise the stored advantages over the dataset first (scale-free temperature)."""
     hidden: int = 128
     """Scorer width."""
+    candidate_features: str = TRAIN_CANDIDATE_FEATURES
+    """Per-candidate input: 'action' (its sentence embedding) or 'action+arguments' (also its object and
+    target, see edge.actions)."""
     seed: int = 0
     """Seed for initialisation and batch sampling."""
     log_every: int = 50
@@ -49,7 +52,7 @@ def train(table: TorchTable, cfg: AWRConfig, *, dim: int, progress: bool | None 
     data = copy.copy(table)  # shallow: only the weight column is replaced
     data.weight = weights
     torch.manual_seed(cfg.seed)
-    actor = CandidateScorer(ScorerConfig(embedding_dim=dim, hidden=cfg.hidden))
+    actor = CandidateScorer(scorer_config(table, cfg, dim))
     opt = torch.optim.Adam(actor.parameters(), lr=cfg.lr)
 
     def update(b, _step: int) -> dict[str, float]:

@@ -12,9 +12,9 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from policy.buffer import TransitionTable
+from policy.buffer import TRAIN_CANDIDATE_FEATURES, TransitionTable, scorer_config
 from policy.common import TrainResult, train_loop
-from policy.model import CandidateScorer, ScorerConfig
+from policy.model import CandidateScorer
 
 FILTERS = ("all", "success")
 
@@ -32,6 +32,9 @@ class BCConfig:
     """'all' steps, or only steps of 'success'ful episodes."""
     hidden: int = 128
     """Scorer width."""
+    candidate_features: str = TRAIN_CANDIDATE_FEATURES
+    """Per-candidate input: 'action' (its sentence embedding) or 'action+arguments' (also its object and
+    target, see edge.actions)."""
     seed: int = 0
     """Seed for initialisation and batch sampling."""
     log_every: int = 50
@@ -52,7 +55,7 @@ def select(table: TransitionTable, filter: str) -> TransitionTable:
 def train(table: TransitionTable, cfg: BCConfig, *, dim: int, progress: bool | None = None) -> TrainResult:
     data = select(table, cfg.filter).to_torch()
     torch.manual_seed(cfg.seed)
-    actor = CandidateScorer(ScorerConfig(embedding_dim=dim, hidden=cfg.hidden))
+    actor = CandidateScorer(scorer_config(data, cfg, dim))
     opt = torch.optim.Adam(actor.parameters(), lr=cfg.lr)
 
     def update(b, _step: int) -> dict[str, float]:

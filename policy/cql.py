@@ -15,9 +15,9 @@ from dataclasses import asdict, dataclass
 import torch
 import torch.nn.functional as F
 
-from policy.buffer import TorchTable
+from policy.buffer import TRAIN_CANDIDATE_FEATURES, TorchTable, scorer_config
 from policy.common import TrainResult, train_loop
-from policy.model import CandidateScorer, ScorerConfig
+from policy.model import CandidateScorer
 
 
 @dataclass
@@ -36,6 +36,9 @@ class CQLConfig:
     """Polyak rate of the target network."""
     hidden: int = 128
     """Scorer width."""
+    candidate_features: str = TRAIN_CANDIDATE_FEATURES
+    """Per-candidate input: 'action' (its sentence embedding) or 'action+arguments' (also its object and
+    target, see edge.actions)."""
     seed: int = 0
     """Seed for initialisation and batch sampling."""
     log_every: int = 50
@@ -44,7 +47,7 @@ class CQLConfig:
 
 def train(table: TorchTable, cfg: CQLConfig, *, dim: int, progress: bool | None = None) -> TrainResult:
     torch.manual_seed(cfg.seed)
-    q = CandidateScorer(ScorerConfig(embedding_dim=dim, hidden=cfg.hidden))
+    q = CandidateScorer(scorer_config(table, cfg, dim))
     q_target = copy.deepcopy(q).requires_grad_(False)
     opt = torch.optim.Adam(q.parameters(), lr=cfg.lr)
 

@@ -81,6 +81,34 @@ class SampledAgent:
         self.agent.close()
 
 
+class GuardedAgent:
+    """Wraps an agent with ``scores()`` in an :class:`edge.loop_guard.LoopGuard`: the best-scored action not
+    yet taken in the same observation this episode (the argmax when all were). This is what a client that
+    keeps per-episode memory runs; the policy itself stays stateless."""
+
+    def __init__(self, agent):
+        from edge.loop_guard import LoopGuard
+
+        self.agent = agent
+        self.name = f"{agent.name}+guard"
+        self.guard = LoopGuard()
+        self.overrides = 0
+
+    def act(self, instruction: str, observation: str, candidates: Sequence[str]) -> int:
+        scores = self.agent.scores(instruction, observation, candidates)
+        before = self.guard.overrides
+        pick = self.guard.choose(observation, candidates, scores)
+        self.overrides += self.guard.overrides - before
+        return pick
+
+    def reset(self) -> None:
+        self.guard.reset()
+        self.agent.reset()
+
+    def close(self) -> None:
+        self.agent.close()
+
+
 def wilson_interval(successes: int, n: int, z: float = 1.959964) -> tuple[float, float]:
     """Wilson score interval for a binomial proportion (95 % by default)."""
     if n <= 0:

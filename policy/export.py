@@ -5,7 +5,7 @@
     policy.onnx     the scorer (models.bundle's fixed interface; dynamic batch and candidate count)
     encoder.onnx    MiniLM + mean pooling + L2 normalisation (one graph: the robot runs what was evaluated)
     tokenizer.json  the encoder's tokenizer: truncation at the manifest's max_length, pad to the batch longest
-    skills.npy      optional: float32 [S,D] embeddings of a fixed skill list (texts in the manifest)
+    skills.npy      optional: float32 [S,C] candidate features of a fixed skill list (texts in the manifest)
     manifest.json   sha256 of every file, shapes, provenance (dataset, reward, algorithm, judge, encoder)
 
 Exporter choice: the TorchScript exporter (``torch.onnx.export(..., dynamo=False)``), on purpose. torch 2.13
@@ -39,6 +39,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from edge.actions import candidate_matrix
 from models.bundle import write_manifest
 from models.encoder import DEFAULT_ENCODER, EncoderRef, load_sentence_encoder, resolve_encoder
 from policy.common import atomic_dir, load_checkpoint
@@ -98,8 +99,8 @@ def _ort_session(path: Path):
 
 def export_policy_onnx(model: CandidateScorer, path: Path) -> None:
     model = model.eval()
-    d = model.cfg.embedding_dim
-    example = (torch.zeros(2, d), torch.zeros(2, d), torch.zeros(2, 3, d), torch.ones(2, 3, dtype=torch.bool))
+    d, c = model.cfg.embedding_dim, model.cfg.candidate_dim
+    example = (torch.zeros(2, d), torch.zeros(2, d), torch.zeros(2, 3, c), torch.ones(2, 3, dtype=torch.bool))
     with torch.no_grad():
         torch.onnx.export(
             model,
@@ -130,31 +131,49 @@ def _policy_diff(model: CandidateScorer, sess, inputs: tuple[np.ndarray, ...]) -
     return float(np.max(np.abs(got - ref)))
 
 
-def random_policy_inputs(rng: np.random.Generator, b: int, k: int, d: int) -> tuple[np.ndarray, ...]:
+def random_policy_inputs(
+    rng: np.random.Generator, b: int, k: int, d: int, parts: int = 1
+) -> tuple[np.ndarray, ...]:
+    """Unit-vector inputs; candidates have ``parts`` unit parts, the last one zero at random (no target)."""
+
     def unit(*shape: int) -> np.ndarray:
         x = rng.standard_normal((*shape, d)).astype(np.float32)
         return x / np.linalg.norm(x, axis=-1, keepdims=True)
 
+    cands = np.concatenate([unit(b, k) for _ in range(parts)], axis=-1)
+    if parts > 1:
+        cands[..., (parts - 1) * d :] *= rng.integers(0, 2, size=(b, k, 1)).astype(np.float32)
     mask = np.ones((b, k), dtype=bool)
     lengths = rng.integers(1, k + 1, size=b)
     for i, n in enumerate(lengths):
         mask[i, n:] = False
-    return unit(b), unit(b), unit(b, k), mask
+    return unit(b), unit(b), cands, mask
 
 
-def check_policy_parity(model: CandidateScorer, onnx_path: Path, real: np.ndarray | None, seed: int = 0):
-    """Max abs diff (random inputs, real inputs) between policy.onnx and the torch scorer."""
+def check_policy_parity(
+    model: CandidateScorer,
+    onnx_path: Path,
+    real: np.ndarray | None,
+    seed: int = 0,
+    real_cands: np.ndarray | None = None,
+):
+    """Max abs diff (random inputs, real inputs) between policy.onnx and the torch scorer. ``real`` [n,D] are
+    real text embeddings, ``real_cands`` [n,C] real candidate features (default: ``real`` when C == D)."""
     sess = _ort_session(onnx_path)
     rng = np.random.default_rng(seed)
     d = model.cfg.embedding_dim
+    parts = model.cfg.candidate_dim // d
     diff_random = max(
-        _policy_diff(model, sess, random_policy_inputs(rng, b, k, d))
+        _policy_diff(model, sess, random_policy_inputs(rng, b, k, d, parts))
         for b, k in ((1, 1), (1, 7), (4, 12), (3, 40))
     )
     diff_real = float("nan")
-    if real is not None and len(real) >= 3:
+    if real_cands is None and real is not None and parts == 1:
+        real_cands = real
+    if real is not None and real_cands is not None and len(real) >= 3:
+        n = len(real_cands)
+        cands = np.stack([real_cands[(np.arange(n - 2) + i) % n] for i in range(3)], axis=0)  # [3, n-2, C]
         n = len(real)
-        cands = np.stack([real[(np.arange(n - 2) + i) % n] for i in range(3)], axis=0)  # [3, n-2, D]
         mask = np.ones(cands.shape[:2], dtype=bool)
         mask[0, -1] = False
         inputs = (real[:3].copy(), real[np.arange(1, 4) % n].copy(), cands, mask)
@@ -360,12 +379,17 @@ def export_bundle(
         # Real inputs for the policy parity check come from the exported encoder itself.
         from tokenizers import Tokenizer
 
-        real = _ort_session(tmp / "encoder.onnx").run(
-            ["embeddings"], tokenize(Tokenizer.from_file(str(tmp / "tokenizer.json")), PARITY_TEXTS + skills)
-        )[0]
-        diff_random, diff_real = check_policy_parity(model, tmp / "policy.onnx", real)
+        enc_sess, tok = _ort_session(tmp / "encoder.onnx"), Tokenizer.from_file(str(tmp / "tokenizer.json"))
+
+        def embed(texts: list[str]) -> np.ndarray:
+            return enc_sess.run(["embeddings"], tokenize(tok, texts))[0]
+
+        kind, d = model.cfg.candidate_features, enc.embedding_dim
+        real = embed(PARITY_TEXTS)
+        real_cands = candidate_matrix(kind, PARITY_TEXTS, embed, d)
+        diff_random, diff_real = check_policy_parity(model, tmp / "policy.onnx", real, real_cands=real_cands)
         if skills:
-            np.save(tmp / "skills.npy", real[len(PARITY_TEXTS) :].astype(np.float32))
+            np.save(tmp / "skills.npy", candidate_matrix(kind, skills, embed, d).astype(np.float32))
         prov = {
             **{k: v for k, v in meta.get("provenance", {}).items()},
             "algo": meta.get("algo", "random-init"),
@@ -391,16 +415,23 @@ def export_bundle(
             skills=skills,
             provenance=prov,
             policy=model.cfg.to_dict(),
+            candidate_features=model.cfg.candidate_features,
         )
     del st_model
     return ExportReport(Path(out_dir), diff_random, diff_real, cos, cached)
 
 
 def export_random_bundle(
-    out_dir: str | os.PathLike[str], *, seed: int = 0, hidden: int = 128, **kwargs: Any
+    out_dir: str | os.PathLike[str],
+    *,
+    seed: int = 0,
+    hidden: int = 128,
+    candidate_features: str = "action",
+    **kwargs: Any,
 ) -> ExportReport:
     """A bundle with a randomly initialised scorer: for testing the runtime before any training."""
     enc = resolve_encoder(kwargs.get("encoder", DEFAULT_ENCODER))
-    model = build_scorer(ScorerConfig(embedding_dim=enc.embedding_dim, hidden=hidden), seed=seed)
+    cfg = ScorerConfig(embedding_dim=enc.embedding_dim, hidden=hidden, candidate_features=candidate_features)
+    model = build_scorer(cfg, seed=seed)
     prov = {"algo": "random-init", "seed": seed, **kwargs.pop("provenance", {})}
     return export_bundle(model, out_dir, provenance=prov, **kwargs)

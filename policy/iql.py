@@ -18,9 +18,9 @@ from dataclasses import asdict, dataclass
 import torch
 import torch.nn.functional as F
 
-from policy.buffer import TorchTable
+from policy.buffer import TRAIN_CANDIDATE_FEATURES, TorchTable, scorer_config
 from policy.common import TrainResult, train_loop
-from policy.model import CandidateScorer, ScorerConfig, ValueHead
+from policy.model import CandidateScorer, ValueHead
 
 
 @dataclass
@@ -47,6 +47,9 @@ class IQLConfig:
     into BC on everything); scaled to 10, the advantage weights separate good from bad actions."""
     hidden: int = 128
     """Scorer width."""
+    candidate_features: str = TRAIN_CANDIDATE_FEATURES
+    """Per-candidate input: 'action' (its sentence embedding) or 'action+arguments' (also its object and
+    target, see edge.actions)."""
     seed: int = 0
     """Seed for initialisation and batch sampling."""
     log_every: int = 50
@@ -59,7 +62,7 @@ def expectile_loss(diff: torch.Tensor, tau: float) -> torch.Tensor:
 
 
 def train(table: TorchTable, cfg: IQLConfig, *, dim: int, progress: bool | None = None) -> TrainResult:
-    scfg = ScorerConfig(embedding_dim=dim, hidden=cfg.hidden)
+    scfg = scorer_config(table, cfg, dim)
     torch.manual_seed(cfg.seed)
     q = CandidateScorer(scfg)
     q_target = copy.deepcopy(q).requires_grad_(False)

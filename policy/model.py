@@ -20,6 +20,8 @@ from typing import Any
 import torch
 from torch import nn
 
+from edge.actions import DEFAULT_CANDIDATE_FEATURES, parts_of
+
 MASKED_SCORE = -1.0e9
 
 
@@ -31,6 +33,11 @@ class ScorerConfig:
     """Width of the context and per-candidate layers."""
     dropout: float = 0.0
     """Dropout in the hidden layers during training (off at eval and export)."""
+    candidate_features: str = DEFAULT_CANDIDATE_FEATURES
+    """``action`` (candidates [B,K,D]) or ``action+arguments`` ([B,K,3D]: action, object, target; see
+    ``edge.actions``)."""
+    affinity_rank: int = 8
+    """Rank of the learned object-target affinity (``action+arguments`` only)."""
 
     @classmethod
     def from_dict(cls, raw: dict[str, Any]) -> ScorerConfig:
@@ -38,7 +45,13 @@ class ScorerConfig:
         unknown = sorted(set(raw) - known)
         if unknown:
             raise ValueError(f"unknown scorer config key(s): {', '.join(unknown)}")
-        return cls(**raw)
+        cfg = cls(**raw)
+        parts_of(cfg.candidate_features)  # ValueError on an unknown kind
+        return cfg
+
+    @property
+    def candidate_dim(self) -> int:
+        return parts_of(self.candidate_features) * self.embedding_dim
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -68,6 +81,12 @@ class CandidateScorer(nn.Module):
     Per candidate: h = W_c c + W_i instruction; the context (instruction, state) modulates it FiLM-style,
     z = GELU(h * (1 + gamma(ctx)) + beta(ctx)), then a small MLP gives the score. The per-candidate cost is
     one D x H and one H x H product, so training on padded batches stays cheap on a CPU.
+
+    With ``action+arguments`` features, c = [action; object; target] and the score gains a gated affinity
+    term g(z) * (a * <o, t> + <U o, V t>): the raw cosine of the object and target embeddings (a pretrained
+    prior of "what goes where") plus a low-rank learned correction. It is bilinear in the two argument
+    embeddings, so it applies to objects never seen in training; the gate lets the verb decide whether
+    affinity is good ("put X in Y") or not.
     """
 
     def __init__(self, cfg: ScorerConfig | None = None):
@@ -76,10 +95,17 @@ class CandidateScorer(nn.Module):
         d, h = self.cfg.embedding_dim, self.cfg.hidden
         self.context = ContextEncoder(self.cfg)
         self.film = nn.Linear(h, 2 * h)
-        self.cand_proj = nn.Linear(d, h)
+        self.parts = parts_of(self.cfg.candidate_features)
+        self.cand_proj = nn.Linear(self.parts * d, h)
         # The instruction matters per candidate too ("put the apple in the fridge" vs "take the apple").
         self.instr_proj = nn.Linear(d, h, bias=False)
         self.head = nn.Sequential(nn.Linear(h, h), nn.GELU(), nn.Dropout(self.cfg.dropout), nn.Linear(h, 1))
+        if self.parts == 3:
+            r = self.cfg.affinity_rank
+            self.aff_u = nn.Linear(d, r, bias=False)
+            self.aff_v = nn.Linear(d, r, bias=False)
+            self.aff_scale = nn.Parameter(torch.tensor(1.0))
+            self.aff_gate = nn.Linear(h, 1)
 
     def forward(
         self, instruction: torch.Tensor, state: torch.Tensor, candidates: torch.Tensor, mask: torch.Tensor
@@ -89,6 +115,13 @@ class CandidateScorer(nn.Module):
         cand = self.cand_proj(candidates) + self.instr_proj(instruction).unsqueeze(1)  # [B,K,H]
         z = nn.functional.gelu(cand * (1 + gamma) + beta)
         scores = self.head(z).squeeze(-1)  # [B,K]
+        if self.parts == 3:
+            d = self.cfg.embedding_dim
+            obj, target = candidates[..., d : 2 * d], candidates[..., 2 * d :]
+            affinity = self.aff_scale * (obj * target).sum(-1) + (self.aff_u(obj) * self.aff_v(target)).sum(
+                -1
+            )
+            scores = scores + self.aff_gate(z).squeeze(-1) * affinity
         return torch.where(mask, scores, torch.full_like(scores, MASKED_SCORE))
 
 

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
+from edge.actions import candidate_matrix
 from models.bundle import BundleError, load_manifest
 
 
@@ -124,10 +125,15 @@ class BundlePolicy:
             start = end
         return out
 
+    def candidate_features(self, candidates: Sequence[str]) -> np.ndarray:
+        """float32 [K, C]: what the scorer takes per candidate (the bundle's ``candidate_features``)."""
+        m = self.manifest
+        return candidate_matrix(m.candidate_features, candidates, self.embed, m.embedding_dim)
+
     def scores_from_embeddings(
         self, instruction: np.ndarray, state: np.ndarray, candidates: np.ndarray
     ) -> np.ndarray:
-        """The scorer alone on pre-computed embeddings ([D], [D], [K,D]), as the daemon's embedding op."""
+        """The scorer alone on pre-computed features ([D], [D], [K,C]), as the daemon's embedding op."""
         feeds = {
             "instruction": instruction[None].astype(np.float32),
             "state": state[None].astype(np.float32),
@@ -146,8 +152,8 @@ class BundlePolicy:
         else:
             if not candidates:
                 raise ValueError("no candidate actions to choose from")
-            emb = self.embed([instruction, observation, *candidates])
-            cand = emb[2:]
+            emb = self.embed([instruction, observation])
+            cand = self.candidate_features(candidates)
         feeds = {
             "instruction": emb[0:1],
             "state": emb[1:2],

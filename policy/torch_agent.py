@@ -8,6 +8,7 @@ from collections.abc import Sequence
 import numpy as np
 import torch
 
+from edge.actions import candidate_matrix
 from policy.common import load_checkpoint, set_threads
 from policy.features import TextEmbedder
 
@@ -27,10 +28,15 @@ class TorchPolicy:
         self.name = f"{self.meta.get('algo', 'checkpoint')}:{self.meta.get('reward', '?')}"
 
     def scores(self, instruction: str, observation: str, candidates: Sequence[str]) -> np.ndarray:
-        emb = torch.from_numpy(self.embedder.embed([instruction, observation, *candidates]))
+        cfg = self.model.cfg
+        ctx = torch.from_numpy(self.embedder.embed([instruction, observation]))
+        cand = candidate_matrix(cfg.candidate_features, candidates, self.embedder.embed, cfg.embedding_dim)
         with torch.no_grad():
             s = self.model(
-                emb[0:1], emb[1:2], emb[2:][None], torch.ones(1, len(candidates), dtype=torch.bool)
+                ctx[0:1],
+                ctx[1:2],
+                torch.from_numpy(cand)[None],
+                torch.ones(1, len(candidates), dtype=torch.bool),
             )
         return s[0].numpy()
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from edge.actions import parts_of
 from labeler.dataset import read_trajectories
 from policy import awr, bc, cql, iql
 from policy.buffer import build_table
@@ -60,6 +61,10 @@ def make_config(algo: str, overrides: dict[str, Any]) -> Any:
     cfg = cls(**values)
     if algo == "bc" and cfg.filter not in bc.FILTERS:
         raise ConfigError(f"bc filter {cfg.filter!r}: expected one of {', '.join(bc.FILTERS)}")
+    try:
+        parts_of(cfg.candidate_features)
+    except ValueError as e:
+        raise ConfigError(str(e)) from None
     return cfg
 
 
@@ -103,7 +108,13 @@ def train_from_file(
     t0 = time.perf_counter()
     embedder = embedder or TextEmbedder(encoder, progress=progress)
     before = embedder.computed
-    table = build_table(trajs, embedder, spec, weight_channel=AWR_ADVANTAGE if algo == "awr" else None)
+    table = build_table(
+        trajs,
+        embedder,
+        spec,
+        weight_channel=AWR_ADVANTAGE if algo == "awr" else None,
+        candidate_features=cfg.candidate_features,
+    )
     t_embed = time.perf_counter() - t0
     module = ALGOS[algo][0]
     dim = embedder.dim

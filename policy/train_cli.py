@@ -239,6 +239,12 @@ def train(
     help="Sample from softmax(scores / T) instead of the argmax (an evaluation option; the bundle and "
     "the daemon return the argmax).",
 )
+@click.option(
+    "--loop-guard",
+    is_flag=True,
+    help="Never repeat an action in an observation where it was taken before this episode (the best-scored "
+    "untried one instead; edge.loop_guard). What a client with per-episode memory runs.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON (with per-episode records).")
 @click.option(
     "--progress/--no-progress",
@@ -248,6 +254,7 @@ def train(
 def eval_cmd(
     policy_path,
     temperature,
+    loop_guard,
     agent_kind,
     judge,
     env_name,
@@ -278,6 +285,8 @@ def eval_cmd(
         raise click.UsageError("--episodes must be >= 1")
     if temperature is not None and (kind == "random" or not temperature > 0):
         raise click.UsageError("--sample takes a temperature > 0 and a policy or --agent llm")
+    if loop_guard and (kind == "random" or temperature is not None):
+        raise click.UsageError("--loop-guard needs a policy or --agent llm, without --sample")
     try:
         spec = parse_env(env_name, params)
     except EnvSpecError as e:
@@ -315,10 +324,12 @@ def eval_cmd(
             raise
         _fail(str(e))
 
-    from policy.evaluate import SampledAgent, evaluate
+    from policy.evaluate import GuardedAgent, SampledAgent, evaluate
 
     if temperature is not None:
         agent = SampledAgent(agent, temperature, seed)
+    if loop_guard:
+        agent = GuardedAgent(agent)
     try:
         result = evaluate(agent, spec, split=split, episodes=episodes, max_steps=max_steps, progress=progress)
     finally:

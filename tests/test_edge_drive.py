@@ -40,6 +40,7 @@ def test_drive_twx_episodes_through_edge_serve():
     assert out["invalid_action_rate"] == 0.0  # the daemon's index is always one of the admissible actions
     assert 0 < out["latency"]["server_ms_p50"] <= out["latency"]["round_trip_ms_p50"]
     assert len(out["model"]) == 64
+    assert out["loop_guard"] is True and out["guard_overrides"] >= 0  # the default: the client keeps memory
 
 
 def test_drive_needs_exactly_one_target():

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 import torch
 
+from edge.actions import candidate_matrix
 from labeler.dataset import Step, Trajectory
 from policy import awr, bc, cql, iql
 from policy.buffer import build_table
@@ -81,9 +82,15 @@ def test_reward_sources():
 
 
 def test_table_layout():
-    table = build_table(DATA, HashEmbedder(), parse_reward("sparse"), weight_channel=("trca", "advantage"))
-    assert len(table) == 24 and table.cand.shape == (24, 3)
-    assert table.cand[1, 2] == -1  # second step has 2 candidates: padded
+    table = build_table(
+        DATA,
+        HashEmbedder(),
+        parse_reward("sparse"),
+        weight_channel=("trca", "advantage"),
+        candidate_features="action",
+    )
+    assert len(table) == 24 and table.cand.shape == (24, 3, 1)
+    assert table.cand[1, 2, 0] == -1  # second step has 2 candidates: padded
     assert table.done.tolist()[:2] == [0.0, 1.0]  # successful episode ends in a true terminal
     assert table.done[3] == 0.0  # a failed episode's end is a timeout: bootstrap
     assert (table.next_cand[0] >= 0).sum() == 2 and (table.next_cand[1] < 0).all()
@@ -104,10 +111,13 @@ def test_scorer_masks_and_is_deterministic():
     assert torch.equal(s, m2(x, x, c, mask))
 
 
+@pytest.mark.parametrize("features", ["action", "action+arguments"])
 @pytest.mark.parametrize("algo", ["iql", "cql", "bc", "awr"])
-def test_each_algorithm_learns_the_toy_task(algo):
+def test_each_algorithm_learns_the_toy_task(algo, features):
     reward = parse_reward("coren") if algo in ("iql", "cql") else parse_reward("sparse")
-    table = build_table(DATA, HashEmbedder(), reward, weight_channel=("trca", "advantage"))
+    table = build_table(
+        DATA, HashEmbedder(), reward, weight_channel=("trca", "advantage"), candidate_features=features
+    )
     cfg = make_config(
         algo,
         {
@@ -116,6 +126,7 @@ def test_each_algorithm_learns_the_toy_task(algo):
             "hidden": 32,
             "log_every": 10,
             "lr": 1e-3,
+            "candidate_features": features,
             **({"filter": "success"} if algo == "bc" else {}),
         },
     )
@@ -128,11 +139,10 @@ def test_each_algorithm_learns_the_toy_task(algo):
     emb = HashEmbedder()
     t = DATA[0]
     for s in t.steps:
-        e = torch.from_numpy(emb.embed([t.instruction, s.observation, *s.candidates]))
+        e = torch.from_numpy(emb.embed([t.instruction, s.observation]))
+        c = torch.from_numpy(candidate_matrix(features, s.candidates, emb.embed, D))
         with torch.no_grad():
-            scores = result.model(
-                e[0:1], e[1:2], e[2:][None], torch.ones(1, len(s.candidates), dtype=torch.bool)
-            )
+            scores = result.model(e[0:1], e[1:2], c[None], torch.ones(1, len(s.candidates), dtype=torch.bool))
         assert s.candidates[int(scores.argmax())] in ("take key", "open door"), (algo, s.candidates, scores)
 
 

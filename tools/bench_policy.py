@@ -314,11 +314,11 @@ def _latency(make, states, close=True):
 
 
 def _scorer_latency(bundle, states):
-    """The scorer graph alone on pre-computed embeddings (the daemon's embedding op)."""
+    """The scorer graph alone on pre-computed features (the daemon's embedding op)."""
     from policy.onnx_agent import BundlePolicy
 
     with BundlePolicy(bundle) as bp:
-        embs = [(bp.embed([i])[0], bp.embed([o])[0], bp.embed(c)) for i, o, c in states]
+        embs = [(bp.embed([i])[0], bp.embed([o])[0], bp.candidate_features(c)) for i, o, c in states]
         bp.scores_from_embeddings(*embs[0])
         ms = []
         for e in embs:

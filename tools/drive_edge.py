@@ -47,6 +47,13 @@ if str(ROOT) not in sys.path:
     type=click.FloatRange(0.01, 600),
     help="Client timeout per attempt, seconds.",
 )
+@click.option(
+    "--loop-guard/--no-loop-guard",
+    default=True,
+    show_default=True,
+    help="Keep per-episode memory in the client and never repeat an action in an observation where it was "
+    "taken before (edge.loop_guard); --no-loop-guard takes the daemon's argmax every step.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 def main(
     bundle: Path | None,
@@ -58,6 +65,7 @@ def main(
     max_steps: int,
     threads: int,
     timeout: float,
+    loop_guard: bool,
     as_json: bool,
 ) -> None:
     """Roll out TWX episodes with edge-serve choosing every action; success rate and latency."""
@@ -84,14 +92,21 @@ def main(
     assert connect is not None
     try:
         with EdgeClient(connect, timeout=timeout, retries=2) as client:
-            agent = EdgeAgent(client)
+            agent = EdgeAgent(client, loop_guard=loop_guard)
             result = evaluate(agent, spec, split=split, episodes=episodes, max_steps=max_steps)
     finally:
         if proc is not None:
             proc.terminate()
             proc.wait(timeout=30)
     lat = agent.latency()
-    out = {**result.to_dict(), "model": agent.model, "endpoint": connect, "latency": lat}
+    out = {
+        **result.to_dict(),
+        "model": agent.model,
+        "endpoint": connect,
+        "latency": lat,
+        "loop_guard": loop_guard,
+        "guard_overrides": agent.overrides,
+    }
     if as_json:
         click.echo(json.dumps(out, indent=1))
         return

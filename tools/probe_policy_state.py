@@ -525,14 +525,21 @@ def run(
             use = [t for t in trajs if t.success]
         else:
             use = trajs
-        table = build_table(use, embedder, parse_reward("sparse"))
+        # the probe predates argument features: it measures the single-sentence candidate features
+        table = build_table(use, embedder, parse_reward("sparse"), candidate_features="action")
         dim = embedder.dim
         if algo in ("bc-success", "bc-all"):
-            res = bc.train(table, bc.BCConfig(steps=steps, lr=lr, seed=seed, filter="all"), dim=dim)
+            res = bc.train(
+                table,
+                bc.BCConfig(steps=steps, lr=lr, seed=seed, filter="all", candidate_features="action"),
+                dim=dim,
+            )
         elif algo == "iql":
             res = iql.train(
                 table.to_torch(),
-                iql.IQLConfig(steps=steps, lr=lr, seed=seed, reward_scale=reward_scale),
+                iql.IQLConfig(
+                    steps=steps, lr=lr, seed=seed, reward_scale=reward_scale, candidate_features="action"
+                ),
                 dim=dim,
             )
         else:

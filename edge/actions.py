@@ -1,0 +1,83 @@
+"""Candidate features: how a candidate action's text becomes the scorer's per-candidate input.
+
+Two kinds, recorded in a bundle's manifest (``candidate_features``) and a checkpoint's scorer config:
+
+- ``action``: the sentence embedding of the whole action text, ``[D]`` per candidate.
+- ``action+arguments``: the sentence embedding of the action, of its object and of its target, ``[3D]`` per
+  candidate (zeros where the action has no such argument). Text commands are ``verb object [preposition
+  target]`` ("put dirty plate in dishwasher", "take apple", "open fridge"); embedding the object and the
+  target apart lets the scorer learn *which object goes with which target* from pretrained word knowledge,
+  so it transfers to objects it never saw in training. A single sentence embedding blurs the two together.
+
+This module is the single place both sides (training in ``policy/``, serving in ``edge/``) split actions and
+assemble the features, so they cannot drift apart. Stdlib and numpy only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+CANDIDATE_FEATURES: dict[str, int] = {"action": 1, "action+arguments": 3}
+"""Known kinds and how many D-sized parts each candidate vector has."""
+DEFAULT_CANDIDATE_FEATURES = "action"
+"""What a bundle or checkpoint that does not say uses (the format before argument features)."""
+
+# Prepositions that separate the object from the target in TextWorld-style commands. "of" is absent on
+# purpose: it is part of object names ("box of cereal", "pair of socks").
+PREPOSITIONS = ("in", "into", "on", "onto", "from", "with", "to", "at", "under")
+
+
+def parts_of(kind: str) -> int:
+    """How many D-sized parts a candidate vector of this kind has; ValueError for an unknown kind."""
+    try:
+        return CANDIDATE_FEATURES[kind]
+    except KeyError:
+        raise ValueError(
+            f"unknown candidate features {kind!r}: expected one of {', '.join(CANDIDATE_FEATURES)}"
+        ) from None
+
+
+def split_action(action: str) -> tuple[str, str]:
+    """``(object, target)`` of a ``verb object [preposition target]`` command; ``""`` where absent.
+
+    The first word is the verb; the object runs to the first preposition that is followed by more words.
+    """
+    words = action.split()
+    if len(words) < 2:
+        return "", ""
+    rest = words[1:]
+    for i in range(1, len(rest) - 1):
+        if rest[i] in PREPOSITIONS:
+            return " ".join(rest[:i]), " ".join(rest[i + 1 :])
+    return " ".join(rest), ""
+
+
+def candidate_texts(kind: str, candidates: Sequence[str]) -> list[str]:
+    """The texts to embed for these candidates, ``parts_of(kind)`` per candidate in order (``""`` = none)."""
+    p = parts_of(kind)
+    if p == 1:
+        return list(candidates)
+    out: list[str] = []
+    for c in candidates:
+        obj, target = split_action(c)
+        out.extend((c, obj, target))
+    return out
+
+
+def candidate_matrix(
+    kind: str, candidates: Sequence[str], embed: Callable[[list[str]], np.ndarray], dim: int
+) -> np.ndarray:
+    """float32 ``[K, parts*dim]`` features of ``candidates``; ``embed(texts) -> [N, dim]`` is called once with
+    the distinct non-empty texts. Empty parts are zero vectors."""
+    texts = candidate_texts(kind, candidates)
+    unique = list(dict.fromkeys(t for t in texts if t))
+    out = np.zeros((len(texts), dim), dtype=np.float32)
+    if unique:
+        vecs = embed(unique)
+        row = {t: i for i, t in enumerate(unique)}
+        for i, t in enumerate(texts):
+            if t:
+                out[i] = vecs[row[t]]
+    return out.reshape(len(candidates), parts_of(kind) * dim)

@@ -1,0 +1,197 @@
+"""Candidate features (edge.actions), the affinity scorer, the loop guard, and their agreement across
+training, export, the bundle runner and the daemon's runtime."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import given
+from hypothesis import strategies as st
+
+from edge.actions import PREPOSITIONS, candidate_matrix, candidate_texts, parts_of, split_action
+from edge.loop_guard import LoopGuard
+from policy.buffer import build_table, scorer_config
+from policy.model import ScorerConfig, build_scorer
+from policy.rewards import parse_reward
+from tests.test_policy_units import DATA, HashEmbedder
+
+D = HashEmbedder.dim
+
+# ------------------------------------------------------------------------------------------------ parsing
+
+
+@pytest.mark.parametrize(
+    "action, expected",
+    [
+        ("put dirty plate in dishwasher", ("dirty plate", "dishwasher")),
+        ("put box of cereal on shelf", ("box of cereal", "shelf")),
+        ("take paper towel from counter", ("paper towel", "counter")),
+        ("take apple", ("apple", "")),
+        ("open fridge", ("fridge", "")),
+        ("look around", ("around", "")),
+        ("inventory", ("", "")),
+        ("", ("", "")),
+        ("put in", ("in", "")),  # a preposition needs words after it to start a target
+    ],
+)
+def test_split_action(action, expected):
+    assert split_action(action) == expected
+
+
+words = st.text(alphabet="abcdefghijklmnopqrstuvwxyz", min_size=1, max_size=8).filter(
+    lambda w: w not in PREPOSITIONS
+)
+
+
+@given(
+    verb=words,
+    obj=st.lists(words, min_size=1, max_size=4),
+    prep=st.sampled_from(PREPOSITIONS),
+    target=st.lists(words, min_size=1, max_size=4),
+)
+def test_split_action_recovers_object_and_target(verb, obj, prep, target):
+    action = " ".join([verb, *obj, prep, *target])
+    assert split_action(action) == (" ".join(obj), " ".join(target))
+    assert split_action(" ".join([verb, *obj])) == (" ".join(obj), "")
+
+
+def test_candidate_matrix_layout_and_one_embed_call():
+    calls = []
+
+    def embed(texts):
+        calls.append(list(texts))
+        return np.stack([np.full(4, len(t), np.float32) for t in texts])
+
+    cands = ["put cup in box", "take cup", "inventory"]
+    m = candidate_matrix("action+arguments", cands, embed, 4)
+    assert m.shape == (3, 12) and m.dtype == np.float32
+    assert len(calls) == 1 and "" not in calls[0] and len(calls[0]) == len(set(calls[0]))
+    assert m[0, 4] == len("cup") and m[0, 8] == len("box")
+    assert not m[1, 8:].any() and not m[2, 4:].any()  # absent target / arguments are zeros
+    assert candidate_matrix("action", cands, embed, 4).shape == (3, 4)
+    assert candidate_texts("action", cands) == cands
+    with pytest.raises(ValueError, match="unknown candidate features"):
+        parts_of("words")
+
+
+# ------------------------------------------------------------------------------------------------ scorer
+
+
+def test_affinity_term_is_bilinear_in_object_and_target():
+    m = build_scorer(ScorerConfig(embedding_dim=D, hidden=8, candidate_features="action+arguments"), seed=0)
+    x = torch.randn(1, D)
+    c, o, t = torch.randn(3, D), torch.randn(3, D), torch.randn(3, D)
+    mask = torch.ones(1, 3, dtype=torch.bool)
+
+    def affinity(target):
+        """The score with the gate at 1 minus the score with the gate at 0."""
+        out = []
+        for g in (1.0, 0.0):
+            with torch.no_grad():
+                m.aff_gate.weight.zero_()
+                m.aff_gate.bias.fill_(g)
+                out.append(m(x, x, torch.cat([c, o, target], -1)[None], mask)[0])
+        return out[0] - out[1]
+
+    full = affinity(t)
+    assert torch.allclose(affinity(torch.zeros_like(t)), torch.zeros(3))  # no target, no affinity
+    assert torch.allclose(affinity(2 * t), 2 * full, atol=1e-4)  # linear in the target (and the object)
+    expected = m.aff_scale * (o * t).sum(-1) + (m.aff_u(o) * m.aff_v(t)).sum(-1)
+    assert torch.allclose(full, expected.detach(), atol=1e-4)
+
+
+def test_table_with_argument_features_and_config_mismatch():
+    table = build_table(DATA, HashEmbedder(), parse_reward("sparse"), candidate_features="action+arguments")
+    assert table.cand.ndim == 3 and table.cand.shape[2] == 3
+    b = table.to_torch().batch(torch.arange(4))
+    assert b.cands.shape == (4, table.cand.shape[1], 3 * D)
+    assert b.mask.shape == (4, table.cand.shape[1])
+
+    class Cfg:
+        hidden = 8
+        candidate_features = "action"
+
+    with pytest.raises(ValueError, match="candidate features"):
+        scorer_config(table, Cfg(), D)
+
+
+# ------------------------------------------------------------------------------------------------ loop guard
+
+
+def test_loop_guard_takes_best_untried_action_in_a_repeated_observation():
+    g = LoopGuard()
+    cands, scores = ["take x", "put x in y", "look"], [0.1, 0.9, 0.5]
+    assert g.choose("s0", cands, scores) == 1
+    assert g.choose("s1", cands, scores) == 1  # a different observation: no memory applies
+    assert g.choose("s0", cands, scores) == 2  # repeated: the next best
+    assert g.choose("s0", cands, scores) == 0
+    assert g.choose("s0", cands, scores) == 1  # all tried: the argmax
+    assert g.overrides == 2
+    g.reset()
+    assert g.choose("s0", cands, scores) == 1 and g.overrides == 0
+    with pytest.raises(ValueError):
+        g.choose("s0", cands, [1.0])
+
+
+def test_edge_agent_guard_picks_from_the_reply_scores():
+    from edge.agent import EdgeAgent
+
+    class StubClient:  # the reply fields EdgeAgent reads; the real daemon is driven in test_edge_drive.py
+        def act(self, instruction, observation, candidates):
+            return {"index": 0, "scores": [0.9, 0.5], "model": "m", "timing": {"server_ms": 0.1}}
+
+    plain, guarded = EdgeAgent(StubClient()), EdgeAgent(StubClient(), loop_guard=True)
+    assert [plain.act("i", "s", ["a", "b"]) for _ in range(3)] == [0, 0, 0]
+    assert [guarded.act("i", "s", ["a", "b"]) for _ in range(3)] == [0, 1, 0]
+    assert guarded.overrides == 1 and guarded.name == "edge-serve+guard"
+    guarded.reset()
+    assert guarded.act("i", "s", ["a", "b"]) == 0
+
+
+# ------------------------------------------------------------------------------------------------ real bundle
+
+
+def test_argument_bundle_agrees_across_torch_onnx_and_the_daemon_runtime(tmp_path):
+    """A real MiniLM encoder.onnx; the same scores from the torch scorer on sentence-transformers features,
+    the bundle runner, the daemon runtime from text and from features sent as arrays."""
+    from edge.runtime import load_runtime
+    from models.bundle import load_manifest
+    from policy.export import export_bundle
+    from policy.features import TextEmbedder
+    from policy.onnx_agent import BundlePolicy
+
+    model = build_scorer(ScorerConfig(embedding_dim=384, hidden=16, candidate_features="action+arguments"), 3)
+    rep = export_bundle(model, tmp_path / "b", skills=["put mug in dishwasher", "look around"])
+    assert rep.policy_max_abs_diff_real <= 1e-4
+    man = load_manifest(tmp_path / "b")
+    assert man.candidate_features == "action+arguments" and man.candidate_dim == 3 * 384
+    assert man.to_dict()["policy_io"]["inputs"]["candidates"][2] == 3 * 384
+
+    instr = "Your task is to put objects in their usual locations."
+    obs = "Inventory: dirty mug\nRoom: You are in the kitchen. You see a dishwasher and a fridge."
+    cands = ["put dirty mug in dishwasher", "put dirty mug in fridge", "look around"]
+    emb = TextEmbedder(progress=False)
+    ctx = torch.from_numpy(emb.embed([instr, obs]))
+    feats = candidate_matrix("action+arguments", cands, emb.embed, 384)
+    with torch.no_grad():
+        ref = model(ctx[:1], ctx[1:], torch.from_numpy(feats)[None], torch.ones(1, 3, dtype=torch.bool))[0]
+
+    with BundlePolicy(tmp_path / "b") as pol:
+        onnx_scores = pol.scores(instr, obs, cands)
+        skills_scores = pol.scores(instr, obs, None)
+    np.testing.assert_allclose(onnx_scores, ref.numpy(), atol=2e-3)
+    assert skills_scores.shape == (2,)
+
+    rt = load_runtime(tmp_path / "b")
+    try:
+        (item,) = rt.items_from_text([(instr, obs, cands)])
+        assert item.candidates.shape == (3, 3 * 384)
+        (from_text,) = rt.score([item])
+        np.testing.assert_allclose(from_text, onnx_scores, atol=1e-5)
+        from edge.runtime import Item
+
+        (from_arrays,) = rt.score([Item(ctx[0].numpy(), ctx[1].numpy(), feats, None)])
+        np.testing.assert_allclose(from_arrays, ref.numpy(), atol=2e-3)
+    finally:
+        rt.close()
