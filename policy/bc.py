@@ -16,7 +16,7 @@ from policy.buffer import TRAIN_CANDIDATE_FEATURES, TransitionTable, scorer_conf
 from policy.common import TrainResult, train_loop
 from policy.model import CandidateScorer
 
-FILTERS = ("all", "success")
+FILTERS = ("all", "success", "paths")
 
 
 @dataclass
@@ -29,7 +29,8 @@ class BCConfig:
     """Adam learning rate (BC on 8.5k TWC steps: 1,000 updates at 3e-4 underfit, 5 % test success; 3,000 at
     1e-3: 20 %)."""
     filter: str = "all"
-    """'all' steps, or only steps of 'success'ful episodes."""
+    """'all' steps; only steps of 'success'ful episodes; or 'paths': the loop-erased paths of the successful
+    episodes (policy.paths: detours that return to an earlier world state are dropped)."""
     hidden: int = 128
     """Scorer width."""
     candidate_features: str = TRAIN_CANDIDATE_FEATURES
@@ -46,6 +47,7 @@ def select(table: TransitionTable, filter: str) -> TransitionTable:
         raise ValueError(f"unknown BC filter {filter!r}: expected {', '.join(FILTERS)}")
     if filter == "all":
         return table
+    # 'paths' tables are built from loop-erased successful episodes (policy.train); keep their success rows
     rows = np.flatnonzero(table.success > 0)
     if len(rows) == 0:
         raise ValueError("BC on successful episodes: the dataset has no successful episode")

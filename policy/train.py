@@ -20,6 +20,7 @@ from policy import awr, bc, cql, iql
 from policy.buffer import build_table
 from policy.common import TrainResult, save_checkpoint, set_threads
 from policy.features import TextEmbedder
+from policy.paths import loop_erase
 from policy.rewards import RewardSpec, parse_reward
 
 ALGOS: dict[str, tuple[Any, type]] = {
@@ -104,7 +105,11 @@ def train_from_file(
     set_threads()
     cfg = make_config(algo, overrides or {})
     spec = parse_reward(reward) if isinstance(reward, str) else reward
-    trajs = read_trajectories(data, skip_invalid=skip_invalid)
+    trajs = all_trajs = read_trajectories(data, skip_invalid=skip_invalid)
+    if algo == "bc" and cfg.filter == "paths":
+        trajs = [loop_erase(t) for t in all_trajs if t.success]
+        if not trajs:
+            raise ConfigError("bc filter 'paths': the dataset has no successful episode")
     t0 = time.perf_counter()
     embedder = embedder or TextEmbedder(encoder, progress=progress)
     before = embedder.computed
@@ -127,8 +132,8 @@ def train_from_file(
     }
     provenance = {
         "dataset": str(data),
-        "dataset_trajectories": len(trajs),
-        "dataset_success_rate": sum(t.success for t in trajs) / len(trajs),
+        "dataset_trajectories": len(all_trajs),
+        "dataset_success_rate": sum(t.success for t in all_trajs) / len(all_trajs),
         "reward": spec.name,
         "terminal_bonus": None if spec.is_sparse else spec.terminal_bonus,
         "judge_sha256": judge or None,
@@ -150,7 +155,7 @@ def train_from_file(
         result=result,
         checkpoint=ckpt,
         transitions=len(table),
-        episodes=len(trajs),
+        episodes=len(all_trajs),
         seconds=time.perf_counter() - t0,
         embed_seconds=t_embed,
         texts_embedded=embedder.computed - before,

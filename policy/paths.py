@@ -1,0 +1,64 @@
+"""Hindsight loop erasure: the loop-free path inside a successful episode, for behaviour cloning.
+
+A successful but noisy episode (a scripted policy with noise, a teleoperator's hesitations, a random walk that
+happened to succeed) wanders: it looks around, opens and closes things, takes an object and puts it back.
+Cloning it teaches the wandering. Every such detour returns the world to a state it was in before, so it is a
+*loop* in the sequence of world states: erasing loops in order (as in a loop-erased random walk) leaves a path
+from the start to the goal in which no world state repeats, made only of actions the episode really took.
+
+The world state is the part of the composed state text that describes the world (:func:`world_key`): the
+``Inventory:`` and ``Room:`` lines of :func:`policy.twx_env.compose_state`, without the feedback and the
+recent-action list (which differ on every visit). Texts in another format are compared whole.
+
+The kept steps keep their own observations (history included), so consecutive kept steps need not chain
+exactly: this is for BC, not for temporal-difference learning.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+
+from labeler.dataset import Trajectory
+
+WORLD_PREFIXES = ("Inventory:", "Room:")
+
+
+def world_key(observation: str) -> str:
+    """The world part of a composed state text (inventory and room lines); the whole text if it has none.
+
+    The inventory is compared as a bag of words: environments list held items in the order they were taken,
+    which is not part of the world state."""
+    lines = []
+    for ln in observation.splitlines():
+        if ln.startswith("Inventory:"):
+            ln = "Inventory: " + " ".join(sorted(ln[len("Inventory:") :].split()))
+        if ln.startswith(WORLD_PREFIXES):
+            lines.append(ln)
+    return "\n".join(lines) if lines else observation
+
+
+def loop_erased_steps(keys: list[str]) -> list[int]:
+    """Indices of the steps on the loop-erased path. ``keys`` are the world states before each step and,
+    last, after the final step (``len(keys) == steps + 1``)."""
+    kept: list[int] = []
+    pos: dict[str, int] = {}
+    for t, k in enumerate(keys):
+        if k in pos:  # back in a state already on the path: everything since is a loop
+            p = pos[k]
+            for u in kept[p:]:
+                del pos[keys[u]]
+            kept = kept[:p]
+        if t < len(keys) - 1:
+            pos[k] = len(kept)
+            kept.append(t)
+    return kept
+
+
+def loop_erase(traj: Trajectory, key: Callable[[str], str] = world_key) -> Trajectory:
+    """A copy of ``traj`` with only the steps of its loop-erased path (see the module docstring)."""
+    if not traj.steps:
+        return traj
+    keys = [key(s.observation) for s in traj.steps] + [key(traj.steps[-1].next_observation)]
+    steps = [traj.steps[i] for i in loop_erased_steps(keys)]
+    return dataclasses.replace(traj, steps=steps, meta={**traj.meta, "loop_erased_from": len(traj.steps)})
