@@ -52,6 +52,7 @@ def test_bench_serve_smoke(tmp_path):
     assert {
         ("onnxruntime-inference", 1),
         ("zmq-echo", 1),
+        ("zmq-echo-infer", 1),
         ("edge-embedding", 1),
         ("edge-text", 1),
         ("zmq-echo", 2),
@@ -65,6 +66,7 @@ def test_bench_serve_smoke(tmp_path):
     t = summary["targets"]
     assert t["floor_p50_us"] > 0 and t["embedding_p50_over_floor"] > 0 and t["text_p50_us"] > 0
     assert t["text_int8_p50_us"] > 0 and t["text_fp32_p50_over_int8_p50"] > 0
+    assert t["echo_infer_p50_us"] > 0 and t["embedding_p50_over_echo_infer_p50"] > 0
     assert (out / "latency_cdf.png").stat().st_size > 10_000
     full = json.loads((out / "results.json").read_text())
     assert len(next(r for r in full["rows"] if r["name"] == "edge-embedding")["latencies_us"]) == 40

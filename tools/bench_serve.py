@@ -8,6 +8,9 @@ clients, each row runs on its own, 8 processes started together behind a barrier
 - floor: a raw pyzmq DEALER/ROUTER echo of the very payload edge-serve gets (embedding input), and raw
   onnxruntime inference of the bundle's policy.onnx on it (in the client process); floor = echo p50 +
   inference p50;
+- diagnostic: ``zmq-echo-infer``, the echo loop plus the policy inference and nothing else (1 client): the
+  least a Python ZeroMQ server running this model costs end to end (the sum-of-parts floor misses the
+  wake-ups of a client that sleeps through the inference);
 - edge-serve, embedding input (``act`` with float32 arrays) and text input (``act`` with texts; the daemon
   runs the encoder), through :class:`edge.client.EdgeClient`; text input also on the same bundle with the
   opt-in int8 encoder (``edge-text-int8``, a second daemon; ``--int8-bundle`` or exported here);
@@ -130,6 +133,39 @@ def serve_echo(q: Any) -> None:
                 except zmq.Again:
                     break
                 s.send_multipart(frames)
+
+
+def serve_echo_infer(bundle: str, q: Any) -> None:
+    """Diagnostic: the echo loop plus the policy inference and nothing else (no validation, no metrics): the
+    least any ZeroMQ server running this model in Python can cost; edge-serve's own overhead is the rest."""
+    import msgpack
+    import zmq
+
+    sess = policy_session(Path(bundle))
+    ctx = zmq.Context()
+    s = ctx.socket(zmq.ROUTER)
+    s.setsockopt(zmq.LINGER, 0)
+    s.bind("tcp://127.0.0.1:*")
+    q.put(s.getsockopt_string(zmq.LAST_ENDPOINT))
+    poller = zmq.Poller()
+    poller.register(s, zmq.POLLIN)
+
+    def arr(m: dict) -> np.ndarray:
+        return np.frombuffer(m["data"], np.float32).reshape(m["shape"])
+
+    while True:
+        if poller.poll(1000):
+            while True:
+                try:
+                    ident, payload = s.recv_multipart(zmq.NOBLOCK)
+                except zmq.Again:
+                    break
+                r = msgpack.unpackb(payload)
+                c = arr(r["candidates_emb"])
+                scores = run_policy(sess, arr(r["instruction_emb"]), arr(r["observation_emb"]), c)
+                reply = {"v": 1, "ok": True, "id": r.get("id"), "index": int(scores.argmax())}
+                reply["scores"] = scores.tolist()
+                s.send_multipart([ident, msgpack.packb(reply)])
 
 
 def serve_http(bundle: str, port: int) -> None:
@@ -265,7 +301,7 @@ def make_call(kind: str, target: str, instr: np.ndarray, state: np.ndarray, cand
     if kind == "onnxruntime-inference":  # target: the bundle folder; in-process, nothing on the wire
         sess = policy_session(Path(target))
         return lambda i: run_policy(sess, instr, state, cands)
-    if kind == "zmq-echo":
+    if kind in ("zmq-echo", "zmq-echo-infer"):
         import zmq
 
         from edge.protocol import act_embeddings, pack
@@ -452,6 +488,7 @@ def export_bundle(out: Path, encoder_precision: str = "fp32") -> Path:
 COLORS = {
     "onnxruntime-inference": "tab:gray",
     "zmq-echo": "tab:blue",
+    "zmq-echo-infer": "tab:cyan",
     "edge-embedding": "tab:green",
     "edge-text": "tab:olive",
     "edge-text-int8": "tab:orange",
@@ -605,6 +642,11 @@ def main(
             echo.start()
             servers.append(Proc(echo))
             targets = {"onnxruntime-inference": str(bundle), "zmq-echo": q.get(timeout=60)}
+            q2 = ctx.Queue()
+            echo_infer = ctx.Process(target=serve_echo_infer, args=(str(bundle), q2), daemon=True)
+            echo_infer.start()
+            servers.append(Proc(echo_infer))
+            targets["zmq-echo-infer"] = q2.get(timeout=120)
             proc, ep = start_edge_serve(bundle, [])
             servers.append(proc)
             targets["edge-embedding"] = ep
@@ -691,6 +733,10 @@ def summarize_targets(rows: list[dict[str, Any]]) -> dict[str, Any]:
         out["embedding_p50_over_floor_ok (<= 1.3)"] = emb["p50_us"] / floor <= 1.3
         out["embedding_p99_us"] = emb["p99_us"]
         out["embedding_p99_ok (<= 1000 us)"] = emb["p99_us"] <= 1000
+    echo_infer = row(rows, "zmq-echo-infer", 1)
+    if echo_infer and emb:
+        out["echo_infer_p50_us"] = echo_infer["p50_us"]
+        out["embedding_p50_over_echo_infer_p50"] = emb["p50_us"] / echo_infer["p50_us"]
     text = row(rows, "edge-text", 1)
     if text:
         out["text_p50_us"] = text["p50_us"]
