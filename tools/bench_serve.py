@@ -617,6 +617,7 @@ def main(
     unknown = skipped - {"http", "websocket", "text", "int8", "cpp"}
     if unknown:
         raise click.BadParameter(f"unknown rows {sorted(unknown)}", param_hint="--skip")
+    load_before = os.getloadavg()  # the machine is shared: the load says how far to trust absolute numbers
     tmp = None
     if bundle is None:
         tmp = tempfile.TemporaryDirectory(prefix="bench-serve-")
@@ -698,6 +699,7 @@ def main(
     result = {
         "machine": f"{platform.machine()} {os.cpu_count()}-core CPU, shared with other work "
         f"({platform.platform()})",
+        "load_average": {"before": list(load_before), "after": list(os.getloadavg())},
         "bundle": {"path": str(bundle), "model": manifest.model_sha256, "embedding_dim": dim, "k": k},
         "command": "python tools/bench_serve.py " + " ".join(sys.argv[1:]),
         "rows": rows,
