@@ -9,7 +9,7 @@ should: the daemon itself is stateless.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from edge.client import EdgeClient
@@ -19,9 +19,12 @@ from edge.loop_guard import LoopGuard
 class EdgeAgent:
     name = "edge-serve"
 
-    def __init__(self, client: EdgeClient, *, loop_guard: bool = False):
+    def __init__(
+        self, client: EdgeClient, *, loop_guard: bool = False, world_key: Callable[[str], str] | None = None
+    ):
+        """``world_key`` maps an observation to its world state for the guard (default: the whole text)."""
         self.client = client
-        self.guard = LoopGuard() if loop_guard else None
+        self.guard = LoopGuard(world_key) if loop_guard else None
         self.overrides = 0
         if loop_guard:
             self.name = "edge-serve+guard"

@@ -1,10 +1,21 @@
-"""Per-episode loop breaking on the client side: never repeat an action in a state where it was taken before.
+"""Per-episode loop breaking on the client side, from the policy's scores and the episode's own history.
 
 A greedy (argmax) policy is deterministic, and so are most text environments and many robot skills: once it
-returns to a state it has seen, it takes the same action and repeats the same cycle until the episode's
-step limit (the take/put loop seen on TextWorld Commonsense). The guard keeps the episode's (observation,
-action) pairs and, given the policy's scores, returns the best-scored candidate not yet taken in this exact
-observation; when every candidate has been tried it falls back to the argmax.
+returns to a world state it has seen, it takes the same action and repeats the same cycle until the step
+limit (on TextWorld Commonsense: put an object where it belongs, take it back, put it there again, ...).
+The guard keeps the episode's memory and, given the scores, returns the best-scored candidate that is not
+ruled out by two rules:
+
+1. **Loop-closing actions.** When an action leads back to a world state already visited this episode, it
+   closed a loop; it is never taken again from the world state it was taken in. (A no-op such as "look
+   around" closes a loop of length one.) The action that led *into* the loop stays allowed, so "put the
+   cup where it belongs" is repeated if needed, "take it back" is not.
+2. **Exact repeats.** An action is not taken twice in the very same observation (feedback and recent-action
+   history included).
+
+When every candidate is ruled out it falls back to rule 1 alone, then to the argmax. ``key`` maps an
+observation to its world state (e.g. :func:`policy.twx_env.world_key`, which drops the feedback and history
+lines); by default the whole observation is the key.
 
 It lives in the client because the daemon is stateless per request (one daemon serves many episodes and
 clients); an episode's memory belongs to whoever runs the episode. Stdlib only.
@@ -12,27 +23,45 @@ clients); an episode's memory belongs to whoever runs the episode. Stdlib only.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+
+
+def _identity(observation: str) -> str:
+    return observation
 
 
 class LoopGuard:
     """Usage per episode: ``reset()``, then ``choose(observation, candidates, scores)`` at every step."""
 
-    def __init__(self) -> None:
+    def __init__(self, key: Callable[[str], str] | None = None) -> None:
+        self.key = key or _identity
         self._taken: set[tuple[str, str]] = set()
+        self._closing: set[tuple[str, str]] = set()
+        self._visited: set[str] = set()
+        self._last: tuple[str, str] | None = None
         self.overrides = 0
         """How many times this episode the guard chose something other than the argmax."""
 
     def reset(self) -> None:
         self._taken.clear()
+        self._closing.clear()
+        self._visited.clear()
+        self._last = None
         self.overrides = 0
 
     def choose(self, observation: str, candidates: Sequence[str], scores: Sequence[float]) -> int:
         if len(candidates) != len(scores) or not candidates:
             raise ValueError(f"{len(candidates)} candidates but {len(scores)} scores")
+        world = self.key(observation)
+        if self._last is not None and world in self._visited:
+            self._closing.add(self._last)  # the previous action led back to a visited world state
+        self._visited.add(world)
         order = sorted(range(len(candidates)), key=lambda i: -float(scores[i]))
-        pick = next((i for i in order if (observation, candidates[i]) not in self._taken), order[0])
+        allowed = [i for i in order if (world, candidates[i]) not in self._closing]
+        fresh = [i for i in allowed if (observation, candidates[i]) not in self._taken]
+        pick = (fresh or allowed or order)[0]
         if pick != order[0]:
             self.overrides += 1
         self._taken.add((observation, candidates[pick]))
+        self._last = (world, candidates[pick])
         return pick

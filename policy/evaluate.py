@@ -82,16 +82,18 @@ class SampledAgent:
 
 
 class GuardedAgent:
-    """Wraps an agent with ``scores()`` in an :class:`edge.loop_guard.LoopGuard`: the best-scored action not
-    yet taken in the same observation this episode (the argmax when all were). This is what a client that
-    keeps per-episode memory runs; the policy itself stays stateless."""
+    """Wraps an agent with ``scores()`` in an :class:`edge.loop_guard.LoopGuard` keyed by the world part of
+    the state (:func:`policy.twx_env.world_key`): the best-scored action that neither closed a loop from
+    this world state nor was taken in this exact observation before. This is what a client that keeps
+    per-episode memory runs; the policy itself stays stateless."""
 
     def __init__(self, agent):
         from edge.loop_guard import LoopGuard
+        from policy.twx_env import world_key
 
         self.agent = agent
         self.name = f"{agent.name}+guard"
-        self.guard = LoopGuard()
+        self.guard = LoopGuard(world_key)
         self.overrides = 0
 
     def act(self, instruction: str, observation: str, candidates: Sequence[str]) -> int:

@@ -6,9 +6,9 @@ Cloning it teaches the wandering. Every such detour returns the world to a state
 *loop* in the sequence of world states: erasing loops in order (as in a loop-erased random walk) leaves a path
 from the start to the goal in which no world state repeats, made only of actions the episode really took.
 
-The world state is the part of the composed state text that describes the world (:func:`world_key`): the
-``Inventory:`` and ``Room:`` lines of :func:`policy.twx_env.compose_state`, without the feedback and the
-recent-action list (which differ on every visit). Texts in another format are compared whole.
+The world state is the part of the composed state text that describes the world
+(:func:`policy.twx_env.world_key`): the inventory and room lines, without the feedback and the recent-action
+list (which differ on every visit). Texts in another format are compared whole.
 
 The kept steps keep their own observations (history included), so consecutive kept steps need not chain
 exactly: this is for BC, not for temporal-difference learning.
@@ -20,22 +20,7 @@ import dataclasses
 from collections.abc import Callable
 
 from labeler.dataset import Trajectory
-
-WORLD_PREFIXES = ("Inventory:", "Room:")
-
-
-def world_key(observation: str) -> str:
-    """The world part of a composed state text (inventory and room lines); the whole text if it has none.
-
-    The inventory is compared as a bag of words: environments list held items in the order they were taken,
-    which is not part of the world state."""
-    lines = []
-    for ln in observation.splitlines():
-        if ln.startswith("Inventory:"):
-            ln = "Inventory: " + " ".join(sorted(ln[len("Inventory:") :].split()))
-        if ln.startswith(WORLD_PREFIXES):
-            lines.append(ln)
-    return "\n".join(lines) if lines else observation
+from policy.twx_env import world_key
 
 
 def loop_erased_steps(keys: list[str]) -> list[int]:

@@ -98,6 +98,24 @@ def compose_state(feedback: str, look: str, inventory: str, history: list[str] |
     return "\n".join(parts)
 
 
+WORLD_PREFIXES = ("Inventory:", "Room:")
+
+
+def world_key(observation: str) -> str:
+    """The world part of a :func:`compose_state` text (inventory and room lines), for telling whether two
+    observations show the same world state; the whole text if it has no such lines.
+
+    The inventory is compared as a bag of words: environments list held items in the order they were taken,
+    which is not part of the world state."""
+    lines = []
+    for ln in observation.splitlines():
+        if ln.startswith("Inventory:"):
+            ln = "Inventory: " + " ".join(sorted(ln[len("Inventory:") :].split()))
+        if ln.startswith(WORLD_PREFIXES):
+            lines.append(ln)
+    return "\n".join(lines) if lines else observation
+
+
 # ------------------------------------------------------------------------------------------------ environment
 
 

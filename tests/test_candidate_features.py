@@ -119,19 +119,28 @@ def test_table_with_argument_features_and_config_mismatch():
 # ------------------------------------------------------------------------------------------------ loop guard
 
 
-def test_loop_guard_takes_best_untried_action_in_a_repeated_observation():
-    g = LoopGuard()
-    cands, scores = ["take x", "put x in y", "look"], [0.1, 0.9, 0.5]
-    assert g.choose("s0", cands, scores) == 1
-    assert g.choose("s1", cands, scores) == 1  # a different observation: no memory applies
-    assert g.choose("s0", cands, scores) == 2  # repeated: the next best
-    assert g.choose("s0", cands, scores) == 0
-    assert g.choose("s0", cands, scores) == 1  # all tried: the argmax
-    assert g.overrides == 2
+def test_loop_guard_never_repeats_a_loop_closing_action():
+    g = LoopGuard(key=lambda obs: obs.split("|")[0])  # "world|history": the key drops the history
+    hold, placed = ["put x in y", "look"], ["take x", "put z in w"]
+    assert g.choose("H|1", hold, [0.9, 0.1]) == 0  # put x away
+    assert g.choose("P|2", placed, [0.9, 0.5]) == 0  # take it back (the policy's argmax) ...
+    assert g.choose("H|3", hold, [0.9, 0.1]) == 0  # ... back in H: 'take x' closed a loop; 'put' stays fine
+    assert g.choose("P|4", placed, [0.9, 0.5]) == 1  # 'take x' is not taken from P again
+    assert g.overrides == 1
     g.reset()
-    assert g.choose("s0", cands, scores) == 1 and g.overrides == 0
+    assert g.choose("P|4", placed, [0.9, 0.5]) == 0 and g.overrides == 0  # a new episode forgets
+
+
+def test_loop_guard_no_ops_exact_repeats_and_fallback():
+    g = LoopGuard()
+    cands = ["look", "go", "wait"]
+    assert g.choose("S", cands, [0.9, 0.5, 0.1]) == 0  # a no-op: S again ...
+    assert g.choose("S", cands, [0.9, 0.5, 0.1]) == 1  # ... so 'look' closed a loop of length one
+    assert g.choose("T", cands, [0.9, 0.5, 0.1]) == 0
+    g2 = LoopGuard()
+    assert [g2.choose("S", ["a"], [1.0]) for _ in range(3)] == [0, 0, 0]  # nothing else: the argmax
     with pytest.raises(ValueError):
-        g.choose("s0", cands, [1.0])
+        g.choose("S", cands, [1.0])
 
 
 def test_edge_agent_guard_picks_from_the_reply_scores():

@@ -28,7 +28,7 @@ import click
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-DEFAULT_ROWS = "random,bc-all,bc-success,iql-sparse,cql-sparse,iql-trca,awr-trca,iql-coren,llm"
+DEFAULT_ROWS = "random,bc-all,bc-success,bc-paths,iql-sparse,cql-sparse,iql-trca,iql-trcab,awr-trca,iql-coren,llm"
 ROW_SPECS = {
     # name: (algo, reward, extra config, needs labels)
     "bc-all": ("bc", "sparse", {"filter": "all"}, False),
@@ -36,6 +36,8 @@ ROW_SPECS = {
     "iql-sparse": ("iql", "sparse", {}, False),
     "cql-sparse": ("cql", "sparse", {}, False),
     "iql-trca": ("iql", "trca", {}, True),
+    "iql-trcab": ("iql", "trca.breakthrough", {}, True),
+    "bc-paths": ("bc", "sparse", {"filter": "paths"}, False),
     "awr-trca": ("awr", "sparse", {}, True),
     "iql-coren": ("iql", "coren", {}, True),
     "cql-trca": ("cql", "trca", {}, True),
@@ -105,6 +107,12 @@ def fmt_ci(r) -> str:
 @click.option("--judge", default="gemma3-270m", show_default=True)
 @click.option("--out-dir", required=True, type=click.Path(file_okay=False))
 @click.option("--reuse", is_flag=True, help="Reuse checkpoints already in OUT_DIR instead of retraining.")
+@click.option(
+    "--loop-guard/--no-loop-guard",
+    default=True,
+    show_default=True,
+    help="Also evaluate every trained row (and the LLM agent) with the client-side loop guard.",
+)
 def main(
     train_path,
     labeled_path,
@@ -121,11 +129,12 @@ def main(
     judge,
     out_dir,
     reuse,
+    loop_guard,
 ) -> None:
     """Train and evaluate every row; write the results table (JSON + Markdown)."""
     os.environ.setdefault("EDGEJUDGE_THREADS", "1")
     from labeler.dataset import read_trajectories, write_trajectories
-    from policy.evaluate import RandomAgent, evaluate
+    from policy.evaluate import GuardedAgent, RandomAgent, evaluate
     from policy.features import TextEmbedder
     from policy.torch_agent import TorchPolicy
     from policy.train import train_from_file
@@ -172,6 +181,7 @@ def main(
         algo, reward, extra, needs_labels = ROW_SPECS[name]
         label_need = {
             "iql-trca": ("trca", "total"),
+            "iql-trcab": ("trca", "breakthrough"),
             "cql-trca": ("trca", "total"),
             "awr-trca": ("trca", "advantage"),
             "iql-coren": ("coren", "ensemble"),
@@ -200,14 +210,30 @@ def main(
         with TorchPolicy(ckpt, embedder=embedder) as agent:
             agent.name = name
             r = evaluate(agent, spec, split=split, episodes=episodes, max_steps=max_steps, progress=True)
-        results[name] = {
-            "row": name,
-            "algo": algo,
-            "reward": reward,
-            "train_seconds": round(train_s, 1),
-            **r.to_dict(),
-        }
-        click.echo(r.summary(), err=True)
+            results[name] = {
+                "row": name,
+                "algo": algo,
+                "reward": reward,
+                "train_seconds": round(train_s, 1),
+                **r.to_dict(),
+            }
+            click.echo(r.summary(), err=True)
+            if loop_guard:
+                g = evaluate(
+                    GuardedAgent(agent),
+                    spec,
+                    split=split,
+                    episodes=episodes,
+                    max_steps=max_steps,
+                    progress=True,
+                )
+                results[f"{name}+guard"] = {
+                    "row": f"{name} + loop guard",
+                    "algo": algo,
+                    "reward": reward,
+                    **g.to_dict(),
+                }
+                click.echo(g.summary(), err=True)
 
     if "random" in row_names:
         r = evaluate(RandomAgent(0), spec, split=split, episodes=episodes, max_steps=max_steps)
@@ -216,7 +242,11 @@ def main(
 
     # Export the best trained row and measure latency on real test states.
     latency: dict = {}
-    best = max(trained, key=lambda n: results[n]["success_rate"], default=None)
+    best = max(
+        trained,
+        key=lambda n: max(results[n]["success_rate"], results.get(f"{n}+guard", {}).get("success_rate", 0)),
+        default=None,
+    )
     states = _sample_states(spec, split, latency_samples, max_steps)
     if best is not None:
         from policy.export import export_bundle
@@ -227,6 +257,14 @@ def main(
         with BundlePolicy(bundle) as bp:
             r = evaluate(bp, spec, split=split, episodes=episodes, max_steps=max_steps, progress=True)
             results[f"{best} (bundle)"] = {"row": f"{best} (bundle, onnxruntime)", **r.to_dict()}
+            if loop_guard:
+                r = evaluate(
+                    GuardedAgent(bp), spec, split=split, episodes=episodes, max_steps=max_steps, progress=True
+                )
+                results[f"{best}+guard (bundle)"] = {
+                    "row": f"{best} + loop guard (bundle, onnxruntime)",
+                    **r.to_dict(),
+                }
         latency["bundle"] = {
             "row": best,
             "parity": report.to_dict(),
@@ -242,6 +280,17 @@ def main(
             r = evaluate(agent, spec, split=split, episodes=llm_episodes, max_steps=max_steps, progress=True)
             results["llm"] = {"row": f"llm-agent ({judge})", **r.to_dict()}
             click.echo(r.summary(), err=True)
+            if loop_guard:
+                r = evaluate(
+                    GuardedAgent(agent),
+                    spec,
+                    split=split,
+                    episodes=llm_episodes,
+                    max_steps=max_steps,
+                    progress=True,
+                )
+                results["llm+guard"] = {"row": f"llm-agent ({judge}) + loop guard", **r.to_dict()}
+                click.echo(r.summary(), err=True)
             latency["llm"] = _latency(lambda: agent, states[: max(5, latency_samples // 5)], close=False)
         finally:
             agent.close()

@@ -73,7 +73,7 @@ def main(
     from edge.client import EdgeClient
     from edge.launch import LaunchError, start_daemon
     from policy.evaluate import evaluate
-    from policy.twx_env import EnvSpecError, parse_env
+    from policy.twx_env import EnvSpecError, parse_env, world_key
 
     if (bundle is None) == (connect is None):
         raise click.UsageError(
@@ -92,7 +92,7 @@ def main(
     assert connect is not None
     try:
         with EdgeClient(connect, timeout=timeout, retries=2) as client:
-            agent = EdgeAgent(client, loop_guard=loop_guard)
+            agent = EdgeAgent(client, loop_guard=loop_guard, world_key=world_key)
             result = evaluate(agent, spec, split=split, episodes=episodes, max_steps=max_steps)
     finally:
         if proc is not None:
