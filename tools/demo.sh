@@ -3,8 +3,9 @@
 # judge answers are cached, so a rerun is faster).
 #
 #   collect (TWC train, success-scarce) -> label (TRCA on all, COREN on a slice) -> train (AWR on TRCA
-#   advantages, and sparse BC as the baseline) -> export (ONNX bundle) -> evaluate the bundle (onnxruntime only)
-#   -> edge-serve + TWC test episodes driven through the daemon -> summary
+#   advantages, and sparse BC on successful episodes as the baseline) -> export (ONNX bundle) -> evaluate the
+#   bundle (onnxruntime only; argmax, and with the client-side loop guard) -> edge-serve + TWC test episodes
+#   driven through the daemon (the client keeps the loop guard) -> summary
 set -euo pipefail
 OUT="${DEMO_OUT:-demo-out}"
 PY="${PY:-.venv/bin/python}"
@@ -36,19 +37,23 @@ stage "3/7 label: TRCA (judge-built rubric shipped in labeler/rubrics/twc.toml; 
 "${EJ[@]}" label quality "$OUT/train.trca.jsonl.gz" --json > "$OUT/trca.quality.json"
 "${EJ[@]}" label quality "$OUT/train.trca.jsonl.gz"
 
-stage "4/7 train: AWR on TRCA advantages (dense), and BC on all data (sparse baseline)"
+stage "4/7 train: AWR on TRCA advantages (dense), and BC on successful episodes (sparse baseline)"
 "${EJ[@]}" train "$OUT/train.trca.jsonl.gz" --algo awr --reward trca --seed 0 --out "$OUT/ckpt-awr-trca"
-"${EJ[@]}" train "$OUT/train.trca.jsonl.gz" --algo bc --reward sparse --seed 0 --out "$OUT/ckpt-bc"
+"${EJ[@]}" train "$OUT/train.trca.jsonl.gz" --algo bc --set filter=success --reward sparse --seed 0 \
+  --out "$OUT/ckpt-bc"
 
 stage "5/7 export: ONNX bundle (policy + MiniLM encoder + tokenizer, checksummed manifest, parity checked)"
 "${EJ[@]}" export "$OUT/ckpt-awr-trca" --out "$OUT/bundle"
 
 stage "6/7 evaluate on the TWC test split (objects unseen in training): bundle via onnxruntime, and the baseline"
 "${EJ[@]}" eval "$OUT/bundle" --env twx:twc --split test --episodes "$TEST_EPISODES" --json > "$OUT/eval.bundle.json"
-"${EJ[@]}" eval "$OUT/ckpt-bc" --env twx:twc --split test --episodes "$TEST_EPISODES" --json > "$OUT/eval.bc.json"
+"${EJ[@]}" eval "$OUT/bundle" --env twx:twc --split test --episodes "$TEST_EPISODES" --loop-guard --json \
+  > "$OUT/eval.bundle.guard.json"
+"${EJ[@]}" eval "$OUT/ckpt-bc" --env twx:twc --split test --episodes "$TEST_EPISODES" --loop-guard --json \
+  > "$OUT/eval.bc.json"
 "${EJ[@]}" eval --agent random --env twx:twc --split test --episodes "$TEST_EPISODES" --json > "$OUT/eval.random.json"
 
-stage "7/7 serve: edge-serve on the bundle, TWC test episodes driven through it with the Python client"
+stage "7/7 serve: edge-serve on the bundle, TWC test episodes driven through it (Python client + loop guard)"
 "$PY" tools/drive_edge.py --bundle "$OUT/bundle" --split test --episodes "$TEST_EPISODES" --json > "$OUT/drive.json"
 
 stage "summary"

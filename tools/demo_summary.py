@@ -42,8 +42,9 @@ def main(out_dir: str) -> None:
     print()
     print(f"{'policy (TWC test split, unseen objects)':44s} {'success  [95% CI]':22s} {'ms/action p50':>14s}")
     rows = [
-        ("AWR on TRCA labels, ONNX bundle (onnxruntime)", out / "eval.bundle.json"),
-        ("BC on all data (sparse baseline, torch)", out / "eval.bc.json"),
+        ("AWR on TRCA labels, ONNX bundle, argmax", out / "eval.bundle.json"),
+        ("  same bundle + client loop guard", out / "eval.bundle.guard.json"),
+        ("BC on successes (sparse baseline) + guard", out / "eval.bc.json"),
         ("random admissible action", out / "eval.random.json"),
     ]
     for name, path in rows:
@@ -51,7 +52,8 @@ def main(out_dir: str) -> None:
         print(f"{name:44s} {_rate(r):22s} {r['latency_ms_p50']:14.2f}")
     d = _load(out / "drive.json")
     lat = d["latency"]
-    print(f"{'same bundle through edge-serve (ZeroMQ)':44s} {_rate(d):22s} {lat['round_trip_ms_p50']:14.2f}")
+    via = "edge-serve (ZeroMQ)" + (" + guard" if d.get("loop_guard") else "")
+    print(f"{'  same bundle through ' + via:44s} {_rate(d):22s} {lat['round_trip_ms_p50']:14.2f}")
     print(
         "(in-process rows keep an LRU of text embeddings, so a repeated state costs only the scorer;\n"
         " edge-serve caches instruction/candidate embeddings but encodes every observation:\n"
