@@ -150,3 +150,29 @@ def test_int8_bundle_is_opt_in_recorded_and_close_to_sentence_transformers(tmp_p
     with pytest.raises(ExportError, match="unknown encoder precision"):
         export_random_bundle(tmp_path / "bad", encoder_precision="int4")
     assert not (tmp_path / "bad").exists()
+
+
+@pytest.mark.real
+def test_edge_serve_answers_text_requests_with_an_int8_bundle(tmp_path, real_texts):
+    """The robot side needs nothing new: edge-serve loads an int8 bundle and acts on real TWC texts; the
+    scores stay close to the fp32 bundle's (same scorer, nearby embeddings)."""
+    from edge.client import EdgeClient
+    from policy.export import export_random_bundle
+    from tests.edge_support import Daemon
+
+    states = [t for t in real_texts if "Room:" in t or "Inventory:" in t][:6]
+    cands = [t for t in real_texts if len(t) < 40 and "\n" not in t][:6]
+    assert states and len(cands) >= 2
+    instruction = next(t for t in real_texts if t.startswith("Your task"))
+    chosen = {}
+    for precision in ("fp32", "int8"):
+        export_random_bundle(tmp_path / precision, encoder_precision=precision)
+        with Daemon(tmp_path / precision) as d, EdgeClient(d.endpoint, timeout=30, retries=0) as c:
+            info = c.info()
+            assert info["provenance"]["encoder_precision"] == precision
+            replies = [c.act(instruction, s, cands) for s in states]
+        assert all(r["ok"] and len(r["scores"]) == len(cands) and r["action"] in cands for r in replies)
+        chosen[precision] = np.array([r["scores"] for r in replies])
+    spread = chosen["fp32"].max(axis=1) - chosen["fp32"].min(axis=1)
+    drift = np.abs(chosen["int8"] - chosen["fp32"]).max(axis=1)
+    assert (drift < 0.25 * spread).all()
