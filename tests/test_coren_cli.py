@@ -61,5 +61,24 @@ def test_bad_options_and_inputs(cli, tmp_path):
         str(tmp_path / "none.safetensors"),
     )
     assert proc.returncode == 1 and "no such file" in proc.stderr
+    empty = tmp_path / "no-prompts"
+    empty.mkdir()
+    proc = cli("label", "coren", str(src), "--out", str(tmp_path / "o.jsonl"), "--prompt-dir", str(empty))
+    assert proc.returncode == 1 and "--prompts must be between 1 and 0" in proc.stderr
     help_text = cli("label", "coren", "--help", check=True).stdout
-    assert "--dry-run" in help_text and "--orchestrator" in help_text
+    assert "--dry-run" in help_text and "--orchestrator" in help_text and "--prompt-dir" in help_text
+
+
+def test_dry_run_with_either_prompt_layout(cli, tmp_path):
+    """The shipped layout (one shared preamble) and the first one (a header per variant) both load and plan
+    (the dry run tokenizes with the real judge); nothing is written."""
+    src = tmp_path / "in.jsonl"
+    _write(src)
+    est: dict[str, str] = {}
+    for name, extra in (("v2", []), ("v1", ["--prompt-dir", "labeler/prompts/coren/v1"])):
+        proc = cli("label", "coren", str(src), "--out", str(tmp_path / "o.jsonl"), "--prompts", "4",
+                   "--dry-run", *extra, check=True, timeout=300)  # fmt: skip
+        assert not (tmp_path / "o.jsonl").exists()
+        est[name] = proc.stdout + proc.stderr
+    assert "progress, progress_towards, task_progress, good_step" in est["v2"]
+    assert "plain, examples_kitchen, examples_bedroom, examples_bathroom" in est["v1"]

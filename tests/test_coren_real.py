@@ -44,7 +44,7 @@ def test_label_coren_real_judge_end_to_end(cli, tmp_path):
     out = tmp_path / "labeled.jsonl.gz"
     cache = tmp_path / "judge.sqlite"
     report = tmp_path / "report.json"
-    common = ["--prompts", "2", "--n-ctx", "1024", "--threads", "1", "--qa-size", "4", "--cache", str(cache)]
+    common = ["--prompts", "2", "--n-ctx", "2048", "--threads", "1", "--qa-size", "4", "--cache", str(cache)]
     proc = cli(
         "label",
         "coren",
@@ -74,8 +74,8 @@ def test_label_coren_real_judge_end_to_end(cli, tmp_path):
             assert len(lab["dist_p0"]) == 2 and math.isclose(sum(lab["dist_p0"]), 1.0, abs_tol=1e-3)
         prov = t.provenance["coren"]
         assert re.fullmatch(r"[0-9a-f]{64}", prov["judge_sha256"])
-        assert [p["name"] for p in prov["prompts"]] == ["plain", "examples_kitchen"]
-        assert all(p["version"] >= 1 for p in prov["prompts"])
+        assert [p["name"] for p in prov["prompts"]] == ["progress", "progress_towards"]
+        assert all(p["version"] == 2 for p in prov["prompts"]) and prov["templates"]["version"] == 2
         assert re.fullmatch(r"[0-9a-f]{64}", prov["qa_sha256"])
         assert re.fullmatch(r"[0-9a-f]{64}", prov["orchestrator_sha256"])
     first = json.loads(report.read_text())

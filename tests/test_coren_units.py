@@ -27,7 +27,7 @@ from labeler.coren.pipeline import (
     step_features,
     write_labels,
 )
-from labeler.coren.prompts import PromptError, load_prompt, load_prompts, load_templates
+from labeler.coren.prompts import PROMPT_DIR, PromptError, load_prompt, load_prompts, load_templates
 from labeler.coren.texts import fit_head, fit_plan, transition_text
 from labeler.dataset import Step, Trajectory
 
@@ -299,9 +299,18 @@ def test_orchestrator_checkpoint_roundtrip_and_errors(tmp_path):
 
 def test_prompt_files_load_and_validate(tmp_path):
     prompts = load_prompts(5)
-    assert [p.style for p in prompts] == ["plain", "few-shot", "few-shot", "few-shot", "cot"]
+    assert [p.style for p in prompts] == ["few-shot", "few-shot", "few-shot", "few-shot", "cot"]
     t = load_templates()
-    assert t.choices == (" No", " Yes") and t.values == (-1, 1)
+    assert t.choices == (" No", " Yes") and t.values == (-1, 1) and t.version == 2
+    # layout 2: one shared preamble, the variants differ only in their tails
+    assert "Progress: Yes" in t.preamble and all(p.header == "" for p in prompts)
+    assert len({p.rate_tail for p in prompts[:4]}) == 4 and all(all(p.tails()) for p in prompts)
+    # layout 1 stays loadable for comparison: a header per variant, the templates' own tails
+    old = load_prompts(5, PROMPT_DIR / "v1")
+    assert [p.style for p in old] == ["plain", "few-shot", "few-shot", "few-shot", "cot"]
+    assert all(p.header and not any(p.tails()) for p in old)
+    t1 = load_templates(PROMPT_DIR / "v1")
+    assert t1.version == 1 and t1.preamble == "" and t1.choose.endswith("option")
     with pytest.raises(PromptError, match="between 1 and 5"):
         load_prompts(6)
     bad = tmp_path / "p9_x.v1.toml"
@@ -332,9 +341,11 @@ class ScriptedJudge:
 
     def score_many(self, queries, *, template, version, **kw):
         out = []
-        for prefix, choices in queries:
+        templates = [template] * len(queries) if isinstance(template, str) else list(template)
+        assert len(templates) == len(queries)
+        for (prefix, choices), tid in zip(queries, templates, strict=True):
             self.stats["queries"] += 1
-            self.calls.append(template)
+            self.calls.append(tid)
             n = len(choices)
             p = np.full(n, 1.0)
             if choices[0] == " No":

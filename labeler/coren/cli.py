@@ -49,7 +49,15 @@ def _default_ckpt(out: str) -> str:
     default=5,
     show_default=True,
     type=int,
-    help="Prompt variants (first N of: plain, 3 in-context example sets, chain-of-thought).",
+    help="Prompt variants (first N in file order; shipped: four questions after one shared example "
+    "preamble, then chain-of-thought).",
+)
+@click.option(
+    "--prompt-dir",
+    default=None,
+    type=click.Path(file_okay=False, exists=True),
+    help="Folder of prompt and template TOML files [default: labeler/prompts/coren; the first layout, one "
+    "header per variant: labeler/prompts/coren/v1].",
 )
 @click.option(
     "--threads",
@@ -140,6 +148,7 @@ def coren(
     out: str,
     judge_ref: str,
     n_prompts: int,
+    prompt_dir: str | None,
     threads: int | None,
     n_ctx: int,
     limit: int | None,
@@ -164,14 +173,15 @@ def coren(
     high-value actions. All judge queries go through the cache: a rerun or a resumed run costs nothing for
     finished work. Ground truth under info is never read.
     """
-    from labeler.coren.prompts import PromptError, load_prompts, load_templates
+    from labeler.coren.prompts import PROMPT_DIR, PromptError, load_prompts, load_templates
     from labeler.coren.structural import QAError, load_qa
     from labeler.dataset import DatasetError, read_trajectories
 
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     try:
-        prompts = load_prompts(n_prompts)
-        templates = load_templates()
+        folder = Path(prompt_dir) if prompt_dir else PROMPT_DIR
+        prompts = load_prompts(n_prompts, folder)
+        templates = load_templates(folder)
         trajs = read_trajectories(in_path)
         qa = load_qa(qa_path) if qa_path else None
     except (PromptError, DatasetError, QAError) as e:

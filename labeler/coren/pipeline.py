@@ -1,6 +1,8 @@
 """The COREN labeling pipeline: judge queries in prefix-sharing order, votes, orchestrator, labels.
 
-Query kinds (per prompt n; the prompt header is the shared KV prefix of all its queries):
+Query kinds (per prompt n). A query is ``header + preamble + body + tail`` (labeler/coren/prompts.py); all
+prompts' queries of a trajectory go to the judge in one call, so with the shipped layout (one shared preamble,
+variants differ in their tails) a step's text is evaluated once for every prompt:
 
 * ``rate``  — the taken action *with its result* (the transition) at every step: the prompt's distribution
   over the template's answers (Yes/No; the cot prompt first generates one line of reasoning). These give the
@@ -51,7 +53,12 @@ class JudgeLike(Protocol):
     def n_ctx(self) -> int: ...
     def count_tokens(self, text: str) -> int: ...
     def score_many(
-        self, queries: Sequence[tuple[str, Sequence[str]]], *, template: str, version: int, **kw: Any
+        self,
+        queries: Sequence[tuple[str, Sequence[str]]],
+        *,
+        template: str | Sequence[str],
+        version: int | Sequence[int],
+        **kw: Any,
     ) -> list[Any]: ...
     def generate(
         self,
@@ -163,12 +170,12 @@ class Budgets:
             count(templates.step.format(instruction="", observation="", action="", result="")),
             count(templates.qa.format(instruction="", observation="")),
         )
-        header = max(count(p.header) for p in prompts)
+        header = max(count(p.header) for p in prompts) + count(templates.preamble)
         reasoning = max((p.reasoning_tokens for p in prompts), default=0)
         tail = (
             count(templates.reasoning)
             + reasoning
-            + count(templates.rating)
+            + max(count(x) for p in prompts for x in (templates.rating, *p.tails()))
             + max(count(c) for c in templates.choices)
         )
         self.avail = n_ctx - header - scaffold - tail - SAFETY_TOKENS - 1
@@ -262,53 +269,72 @@ class CorenLabeler:
         self.report.queries[kind] = self.report.queries.get(kind, 0) + n
         self.progress(n, {"kind": kind, "cache_hits": int(self.judge.stats.get("cache_hits", 0))})
 
+    def _lead(self, prompt: CorenPrompt) -> str:
+        return prompt.header + self.t.preamble
+
+    def _rating(self, prompt: CorenPrompt) -> str:
+        return prompt.rate_tail or self.t.rating
+
     def _queries(
         self, prompt: CorenPrompt, instruction: str, texts: list[StepText]
     ) -> tuple[list, list[str]]:
         """One candidate query per step (multiple choice over its ranked candidates) and the taken actions'
         rating prefixes (with result; for the cot prompt, the text the reasoning is generated after)."""
         t = self.t
+        lead = self._lead(prompt)
         cand = []
         for st in texts:
             ranked = ranked_candidates(st, len(t.letters))
             options = "\n".join(f"{t.letters[i]}. {st.candidates[c]}" for i, c in enumerate(ranked))
             body = t.choose.format(instruction=instruction, observation=st.observation, options=options)
-            cand.append((prompt.header + body, [" " + t.letters[i] for i in range(len(ranked))]))
-        tail = t.reasoning if prompt.cot else t.rating
-        rate = [prompt.header + self._body(instruction, st, st.action, st.result) + tail for st in texts]
+            cand.append((lead + body + prompt.choose_tail, [" " + t.letters[i] for i in range(len(ranked))]))
+        tail = t.reasoning if prompt.cot else self._rating(prompt)
+        rate = [lead + self._body(instruction, st, st.action, st.result) + tail for st in texts]
         return cand, rate
 
-    def rate_steps(
-        self, prompt: CorenPrompt, instruction: str, texts: list[StepText]
-    ) -> tuple[np.ndarray, list]:
-        """(steps, K) distributions of the taken action with its result; per step the distribution over its
-        ranked candidates (see :func:`ranked_candidates`).
+    def rate_trajectory(self, instruction: str, texts: list[StepText]) -> tuple[np.ndarray, list[list]]:
+        """Every prompt's (steps, K) distributions of the taken action with its result, shape (prompts,
+        steps, K); per prompt and step the distribution over its ranked candidates (see
+        :func:`ranked_candidates`).
 
-        Candidate and rating queries of a trajectory go to the judge in one call: it orders them by prefix, so
-        one observation's text is evaluated once for its candidate query and its rating."""
+        All prompts' candidate and rating queries of a trajectory go to the judge in one call: it orders them
+        by prefix and decodes the tails after a shared text together, so one step's text is evaluated once for
+        its candidate and rating queries of every prompt that shares the preamble."""
         t = self.t
-        queries, bases = self._queries(prompt, instruction, texts)
-        n_cand = len(queries)
-        if prompt.cot:
-            for base in bases:
-                why = self._generate(prompt, base, prompt.reasoning_tokens, "reason", stop=["\n"])
-                why = " " + " ".join(why.split()) if why.strip() else ""
-                queries.append((base + why + "\n" + t.rating, t.choices))
-        else:
-            queries += [(b, t.choices) for b in bases]
-        res = self.judge.score_many(queries, template=prompt.template_id, version=prompt.version)
-        self._tick("cand", n_cand)
-        self._tick("rate", len(queries) - n_cand)
-        cand_dists = [np.asarray(r.probs, dtype=np.float64) for r in res[:n_cand]]
-        rate = np.array([r.probs for r in res[n_cand:]])
-        return rate, cand_dists
+        queries: list[tuple[str, Sequence[str]]] = []
+        tids: list[str] = []
+        versions: list[int] = []
+        spans = []
+        for prompt in self.prompts:
+            cand, bases = self._queries(prompt, instruction, texts)
+            if prompt.cot:
+                rate = []
+                for base in bases:
+                    why = self._generate(prompt, base, prompt.reasoning_tokens, "reason", stop=["\n"])
+                    why = " " + " ".join(why.split()) if why.strip() else ""
+                    rate.append((base + why + "\n" + self._rating(prompt), t.choices))
+            else:
+                rate = [(b, t.choices) for b in bases]
+            spans.append((len(queries), len(cand), len(rate)))
+            queries += cand + rate
+            tids += [prompt.template_id] * (len(cand) + len(rate))
+            versions += [prompt.version] * (len(cand) + len(rate))
+        res = self.judge.score_many(queries, template=tids, version=versions)
+        rate_out = np.zeros((len(self.prompts), len(texts), len(t.values)))
+        cand_out: list[list] = []
+        for n, (start, n_cand, n_rate) in enumerate(spans):
+            self._tick("cand", n_cand)
+            self._tick("rate", n_rate)
+            cand_out.append([np.asarray(r.probs, dtype=np.float64) for r in res[start : start + n_cand]])
+            if n_rate:
+                rate_out[n] = np.array([r.probs for r in res[start + n_cand : start + n_cand + n_rate]])
+        return rate_out, cand_out
 
     def plan(self, trajectories: Sequence[Trajectory]) -> dict[str, Any]:
         """Query counts and a token estimate, without running the judge (``--dry-run``).
 
         ``prompt_tokens``: all query text; ``new_tokens``: what is left after the prefix shared with the
-        previous
-        query in the judge's order (what llama.cpp actually evaluates; estimated from characters)."""
+        previous query in the judge's order (what llama.cpp actually evaluates; estimated from characters)."""
         check_candidates(trajectories)
         counts: dict[str, int] = {}
         chars = new_chars = 0
@@ -316,27 +342,30 @@ class CorenLabeler:
         sample: list[str] = []
         texts = [self.step_texts(t) for t in trajectories]
         n_qa = min(self.cfg.qa_size, len(structural.candidate_entries(trajectories)))
-        for prompt in self.prompts:
-            prev = prompt.header
-            for instruction, sts in texts:
+        prev = ""
+        for instruction, sts in texts:
+            qs = []
+            for prompt in self.prompts:
                 cand, rate = self._queries(prompt, instruction, sts)
-                qs = sorted([q for q, _ in cand] + rate)
-                for q in qs:
-                    lcp = 0
-                    for a, b in zip(prev, q, strict=False):
-                        if a != b:
-                            break
-                        lcp += 1
-                    chars += len(q)
-                    new_chars += len(q) - lcp
-                    prev = q
-                sample.extend(qs[:1])
+                qs += [q for q, _ in cand] + rate
                 counts["cand"] = counts.get("cand", 0) + len(cand)
                 counts["rate"] = counts.get("rate", 0) + len(rate)
                 if prompt.cot:
                     counts["reason"] = counts.get("reason", 0) + len(rate)
                     gen_tokens += len(rate) * prompt.reasoning_tokens
                 counts["back"] = counts.get("back", 0) + 1
+            qs.sort()
+            for q in qs:
+                lcp = 0
+                for a, b in zip(prev, q, strict=False):
+                    if a != b:
+                        break
+                    lcp += 1
+                chars += len(q)
+                new_chars += len(q) - lcp
+                prev = q
+            sample.extend(qs[:1])
+        for _prompt in self.prompts:
             counts["qa"] = counts.get("qa", 0) + n_qa
             gen_tokens += n_qa * self.cfg.qa_answer_tokens
         ratio = (
@@ -358,7 +387,8 @@ class CorenLabeler:
         text, cut = fit_plan(plan, PLAN_TOKENS, self._count)
         if cut:
             self.trunc.add("plan")
-        q = prompt.header + self.t.backward.format(instruction=instruction, plan=text)
+        body = self.t.backward.format(instruction=instruction, plan=text)
+        q = self._lead(prompt) + body + prompt.backward_tail
         res = self._score(prompt, [(q, self.t.backward_choices)], "back")[0]
         return float(res.probs[0])
 
@@ -366,7 +396,7 @@ class CorenLabeler:
         b = self.budgets
         instruction = self._fit(entry.instruction, b.instruction, "qa_instruction")
         obs = self._fit(entry.observation, b.avail - self._count(instruction), "qa_observation")
-        q = prompt.header + self.t.qa.format(instruction=instruction, observation=obs)
+        q = self._lead(prompt) + self.t.qa.format(instruction=instruction, observation=obs) + prompt.qa_tail
         return structural.clean_answer(
             self._generate(prompt, q, self.cfg.qa_answer_tokens, "qa", stop=["\n"])
         )
@@ -420,17 +450,18 @@ class CorenLabeler:
         retrieved = structural.retrieve(obs_emb, self.embed([e.observation for e in qa])) if qa else None
         used_qa = sorted(set(retrieved.tolist())) if retrieved is not None else []
 
-        # --- judge queries, one prompt at a time (its header stays in the KV cache)
+        # --- judge queries: all prompts' step queries per trajectory, then QA answers per prompt
         rate = np.zeros((n_p, n_s, len(vals)))
         cand: list[list[np.ndarray]] = [[] for _ in range(n_p)]
         p_yes = np.zeros((n_p, len(trajs)))
         answers: list[dict[int, str]] = [{} for _ in range(n_p)]
-        for n, prompt in enumerate(self.prompts):
-            for j, (instruction, sts) in enumerate(texts):
-                r, c = self.rate_steps(prompt, instruction, sts)
-                rate[n, offsets[j] : offsets[j + 1]] = r
-                cand[n].extend(c)
-            for q in used_qa:
+        for j, (instruction, sts) in enumerate(texts):
+            r, c = self.rate_trajectory(instruction, sts)
+            rate[:, offsets[j] : offsets[j + 1]] = r
+            for n in range(n_p):
+                cand[n].extend(c[n])
+        for q in used_qa:  # one QA entry's text, then every prompt's tail: the judge reuses the text
+            for n, prompt in enumerate(self.prompts):
                 answers[n][q] = self.answer(prompt, qa[q])
         # high-value actions need every prompt's candidate calibration: done after all candidate queries
         high = np.zeros((n_p, n_s), dtype=bool)  # taken action == the prompt's high-value action

@@ -1,10 +1,18 @@
 """COREN prompt variants and query templates: versioned TOML files under ``labeler/prompts/coren/``.
 
+A query is ``variant header + templates preamble + body + variant tail``:
+
+* ``templates.v{version}.toml`` — what all variants share: the ``preamble`` (instructions and in-context
+  examples), the query bodies (step rating, the multiple-choice candidate query, structural question, backward
+  verification), the default rating tail and the scale.
 * ``p{k}_{name}.v{version}.toml`` — one prompt variant: ``name``, ``version``, ``style`` (plain | few-shot |
-  cot) and its ``header`` (instructions and in-context examples). The paper's five: plain, three sets of
-  in-context examples, one chain-of-thought style. ``--prompts N`` uses the first N in file order.
-* ``templates.v{version}.toml`` — the query bodies shared by all variants (step rating, the multiple-choice
-  candidate query, structural question, backward verification) and the rating scale.
+  cot), an optional ``header`` and its tails (``rate_tail``, ``choose_tail``, ``qa_tail``, ``backward_tail``).
+  ``--prompts N`` uses the first N in file order.
+
+Layout 2 (the shipped files): one shared preamble, variants differ only in their short tails, so a step's text
+is evaluated once per trajectory for all variants (the judge's prefix reuse and parallel tails). Layout 1
+(``v1/``: a header with its own examples per variant, empty tails) evaluated every step once per variant; it
+stays loadable (``load_prompts(n, PROMPT_DIR / "v1")``) for comparison.
 
 Every judge query carries ``template="coren.<name>"`` / ``"coren.templates"`` and the file's version, so the
 judge cache never mixes answers of different prompt texts; bump the version whenever a file's text changes.
@@ -36,6 +44,10 @@ class CorenPrompt:
     sha256: str
     path: Path
     reasoning_tokens: int = 0  # cot only: the most tokens of generated reasoning
+    rate_tail: str = ""  # after the step (empty: the templates' ``rating``)
+    choose_tail: str = ""  # after the candidate list
+    qa_tail: str = ""  # after the structural question's observation
+    backward_tail: str = ""  # after the plan
 
     @property
     def template_id(self) -> str:
@@ -44,6 +56,9 @@ class CorenPrompt:
     @property
     def cot(self) -> bool:
         return self.style == "cot"
+
+    def tails(self) -> tuple[str, ...]:
+        return (self.rate_tail, self.choose_tail, self.qa_tail, self.backward_tail)
 
 
 @dataclass(frozen=True)
@@ -61,6 +76,7 @@ class Templates:
     backward_choices: tuple[str, ...]
     sha256: str
     path: Path
+    preamble: str = ""  # shared by every variant, before the query body
 
     template_id = "coren.templates"
 
@@ -97,16 +113,25 @@ def load_prompt(path: Path, index: int) -> CorenPrompt:
     version = _field(data, "version", int, path)
     if version < 1:
         raise PromptError(f"{path}: version: must be >= 1, got {version}")
+    tails = {k: _optional(data, k, path) for k in ("rate_tail", "choose_tail", "qa_tail", "backward_tail")}
+    header = _optional(data, "header", path)
+    if not header and not any(tails.values()):
+        raise PromptError(f"{path}: header: missing (a variant needs a header or its tails)")
     return CorenPrompt(
         index=index,
         name=_field(data, "name", str, path),
         version=version,
         style=style,
-        header=_field(data, "header", str, path),
+        header=header,
         sha256=sha,
         path=path,
         reasoning_tokens=reasoning,
+        **tails,
     )
+
+
+def _optional(data: dict, key: str, path: Path) -> str:
+    return _field(data, key, str, path) if key in data else ""
 
 
 def prompt_files(folder: Path = PROMPT_DIR) -> list[Path]:
@@ -126,7 +151,7 @@ def load_prompts(n: int, folder: Path = PROMPT_DIR) -> list[CorenPrompt]:
 
 
 def load_templates(folder: Path = PROMPT_DIR) -> Templates:
-    files = sorted(folder.glob("templates.v*.toml"))
+    files = sorted(folder.glob("templates.v*.toml"), key=lambda f: int(f.name.split(".v")[1].split(".")[0]))
     if not files:
         raise PromptError(f"{folder}: no templates.v*.toml")
     path = files[-1]
@@ -154,4 +179,5 @@ def load_templates(folder: Path = PROMPT_DIR) -> Templates:
         backward_choices=back,
         sha256=sha,
         path=path,
+        preamble=_optional(data, "preamble", path),
     )
