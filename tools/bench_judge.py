@@ -1,23 +1,27 @@
 """Judge benchmark: how fast the local GGUF judge answers the queries the labelers issue, in one run.
 
 Queries are built from real TextWorldExpress steps (TWC, dev split, collected here with ``policy.collect``,
-seeded), in the shapes the two labelers send (mirroring labeler/prompts/coren/templates.v1.toml and
-labeler/trca/pipeline.py as of 2026-11-30, with this script's own example texts):
+seeded), in the shapes the two labelers send:
 
-- ``coren``: per step and prompt variant (two variants: instruction + five solved examples each), a *rate*
-  query (task, observation head, action, result, ``Progress:`` -> ``" No"``/``" Yes"``) and a *choose* query
-  (task, observation head, the candidate actions as lettered options -> ``" A"``, ``" B"``, ...); one
-  ``score_many`` call per (trajectory, variant), as COREN makes.
+- ``coren``: COREN's shipped prompts (``labeler/prompts/coren/``, read from the files; layout 2: one shared
+  preamble of in-context examples, the step, then each prompt variant's short tail), per step and variant a
+  *rate* query (task, observation head, action, result, the variant's rating tail -> ``" No"``/``" Yes"``)
+  and a *choose* query (task, observation head, the candidate actions as lettered options, the variant's
+  choose tail -> ``" A"``, ``" B"``, ...); one ``score_many`` call per trajectory with every variant's
+  queries, as COREN makes (``--coren-prompts`` variants, default 4).
+- ``coren1``: the same with COREN's first layout (``labeler/prompts/coren/v1/``: a header with its own
+  examples per variant before the step; one ``score_many`` per trajectory and variant, as COREN made).
 - ``trca``: the transition (task, action, game response) and one of four rubric statements -> ``" yes"``/
-  ``" no"``; one ``score`` call per (step, statement), as TRCA's judge items make.
+  ``" no"``; one ``score`` call per (step, statement), as TRCA's judge items make (labeler/trca/pipeline.py).
+- ``cand``: COREN's very first design (every candidate rated -2..2 after the full observation; own texts).
 
 Measured on the same queries, one thread, interleaved trajectory by trajectory:
 
 - (a) ceiling: llama.cpp's raw prompt evaluation (``Llama.eval`` of whole prompts from an empty KV cache, in
   batches of ``n_batch``), tokens/s;
 - (b) naive: every query evaluated from scratch (KV cache cleared before each), no label cache, no dedup;
-- (c) edgejudge: the labelers' calls with prefix reuse, dedup and a cold label cache (then a warm rerun,
-  reported separately).
+- (c) edgejudge: the labelers' calls with prefix reuse, parallel tails, dedup and a cold label cache (then a
+  warm rerun, reported separately).
 
 Reported per CPU-second of this process and per wall-second (the box is shared): queries/s, evaluated
 tokens/s, "effective" tokens/s (the tokens (b) had to evaluate, divided by the time (c) took), the ratios
@@ -31,6 +35,7 @@ from __future__ import annotations
 import json
 import os
 import platform
+import re
 import sys
 import tempfile
 import time
@@ -43,28 +48,6 @@ sys.path.insert(0, str(ROOT))
 import click  # noqa: E402
 
 TASK = "Pick up objects, then place them in their usual locations."
-# (action, result, progress) examples of the two prompt variants' headers
-_EXAMPLES = (
-    (
-        ("take wet towel", "Feedback: You take the wet towel.", "Yes"),
-        ("look around", "Recent actions: take wet towel, look around", "No"),
-        ("open cabinet", "Feedback: You open the cabinet. It's empty inside.", "No"),
-        ("put wet towel in towel rack", "Feedback: You put the wet towel in the towel rack.", "Yes"),
-        ("put soap in bath mat", "Feedback: You put the soap in the bath mat.", "No"),
-    ),
-    (
-        ("inventory", "Feedback: Inventory: a novel", "No"),
-        ("take novel", "Feedback: You take the novel.", "Yes"),
-        ("put novel in sofa", "Feedback: You put the novel in the sofa.", "No"),
-        ("take novel", "Feedback: You take the novel.", "Yes"),
-        ("put novel in bookcase", "Feedback: You put the novel in the bookcase.", "Yes"),
-    ),
-)
-COREN_HEADERS = tuple(
-    "Say whether each action of a household robot made progress on its task.\n\n"
-    + "".join(f"Task: {TASK}\nAction: {a}\nResult: {r}\nProgress: {v}\n\n" for a, r, v in ex)
-    for ex in _EXAMPLES
-)
 CAND_RATE = (
     "Rate each action of a household robot from -2 (wrong for the task) to 2 (completes part of the task)."
 )
@@ -141,12 +124,54 @@ def _one_line(text: str) -> str:
     return " ".join(text.split())
 
 
+def _head(text: str, words: int) -> str:
+    """The first ``words`` words of ``text`` with its line breaks (COREN's observation head, by words)."""
+    parts = re.split(r"(\s+)", text.strip())
+    kept = parts[: 2 * words - 1]
+    return "".join(kept) + (" ..." if len(parts) > len(kept) else "")
+
+
+def _coren_queries(
+    pattern: str, folder: Path, n_prompts: int, ins: str, obs: str, s: Any, result: str
+) -> list:
+    """One step's COREN queries built from the prompt files exactly as labeler.coren.pipeline composes them
+    (header + preamble + body + tail)."""
+    from labeler.coren.pipeline import StepText, ranked_candidates
+    from labeler.coren.prompts import load_prompts, load_templates
+
+    t = load_templates(folder)
+    st = StepText(obs, s.action, result, list(s.candidates))
+    ranked = ranked_candidates(st, len(t.letters))
+    options = "\n".join(f"{t.letters[i]}. {st.candidates[c]}" for i, c in enumerate(ranked))
+    out = []
+    for v, p in enumerate(p for p in load_prompts(n_prompts, folder) if not p.cot):
+        lead = p.header + t.preamble
+        rate = t.step.format(instruction=ins, observation=obs, action=s.action, result=result)
+        choose = t.choose.format(instruction=ins, observation=obs, options=options)
+        base = {"pattern": pattern, "variant": v, "template": p.template_id, "version": p.version}
+        out.append({**base, "choices": list(t.choices), "prefix": lead + rate + (p.rate_tail or t.rating)})
+        out.append(
+            {
+                **base,
+                "choices": [" " + t.letters[i] for i in range(len(ranked))],
+                "prefix": lead + choose + p.choose_tail,
+            }
+        )
+    return out
+
+
 def build_queries(
-    n_steps: int, seed: int, patterns: tuple[str, ...] = ("coren", "trca"), n_candidates: int = 5
+    n_steps: int,
+    seed: int,
+    patterns: tuple[str, ...] = ("coren", "trca"),
+    n_candidates: int = 5,
+    coren_prompts: int = 4,
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """Real TWC dev steps -> judge queries ``{"pattern", "traj", "variant", "prefix", "choices"}``."""
     import random
 
+    from labeler.coren.prompts import PROMPT_DIR
+    from labeler.coren.texts import transition_text
     from policy.collect import CollectConfig, collect
     from policy.twx_env import parse_env
 
@@ -171,30 +196,12 @@ def build_queries(
     queries: list[dict[str, Any]] = []
     for traj, ins, s in steps:
         result = _one_line((s.info.get("feedback") or "(nothing new)").strip().splitlines()[0])
-        obs = " ".join(_one_line(s.observation).split()[:OBS_WORDS])
-        cands = s.candidates[: len(LETTERS)]
-        options = "\n".join(f"{LETTERS[i]}. {c}" for i, c in enumerate(cands))
-        if "coren" in patterns:
-            for v, head in enumerate(COREN_HEADERS):
-                stem = f"{head}Task: {ins}\nObservation: {obs}\n"
-                queries.append(
-                    {
-                        "pattern": "coren",
-                        "traj": traj,
-                        "variant": v,
-                        "choices": [" No", " Yes"],
-                        "prefix": f"{stem}Action: {s.action}\nResult: {result}\nProgress:",
-                    }
-                )
-                queries.append(
-                    {
-                        "pattern": "coren",
-                        "traj": traj,
-                        "variant": v,
-                        "choices": [" " + LETTERS[i] for i in range(len(cands))],
-                        "prefix": f"{stem}Possible actions:\n{options}\nThe most useful action is option",
-                    }
-                )
+        obs = _head(s.observation, OBS_WORDS)
+        coren_result = transition_text(s.observation, s.next_observation)
+        for pattern, folder in (("coren", PROMPT_DIR), ("coren1", PROMPT_DIR / "v1")):
+            if pattern in patterns:
+                for q in _coren_queries(pattern, folder, coren_prompts, ins, obs, s, coren_result):
+                    queries.append({**q, "traj": traj})
         if "cand" in patterns:
             others = [c for c in s.candidates if c != s.action]
             picked = rng.sample(others, min(n_candidates, len(others)))
@@ -236,7 +243,7 @@ def build_queries(
         "env": "twx:twc",
         "split": "dev",
         "seed": seed,
-        "coren_variants": len(COREN_HEADERS),
+        "coren_variants": len({q["variant"] for q in queries if q["pattern"] == "coren"}),
         "trca_statements": len(TRCA_STATEMENTS),
     }
 
@@ -259,21 +266,33 @@ class _Clock:
 
 
 def _groups(queries: list[dict[str, Any]]) -> list[tuple[int, str, list[int]]]:
-    """The labelers' call pattern, per trajectory: COREN sends one prompt variant's queries of a trajectory in
-    one ``score_many`` call (shapes coren and cand); TRCA asks ``score`` once per (step, statement)."""
+    """The labelers' call pattern, per trajectory: COREN sends all prompt variants' queries of a trajectory
+    in one ``score_many`` call (shape coren); its first layout sent one call per variant (coren1, cand);
+    TRCA asks ``score`` once per (step, statement)."""
     out: list[tuple[int, str, list[int]]] = []
     patterns = sorted({q["pattern"] for q in queries})
     for traj in sorted({q["traj"] for q in queries}):
         for p in patterns:
-            for v in sorted({q["variant"] for q in queries if q["pattern"] == p}):
+            per_variant = p in ("coren1", "cand")
+            for v in sorted({q["variant"] for q in queries if q["pattern"] == p}) if per_variant else [None]:
                 idx = [
                     i
                     for i, q in enumerate(queries)
-                    if q["traj"] == traj and q["pattern"] == p and q["variant"] == v
+                    if q["traj"] == traj and q["pattern"] == p and (v is None or q["variant"] == v)
                 ]
                 if idx:
                     out.append((traj, p, idx))
     return out
+
+
+def _keys(queries: list[dict[str, Any]], idx: list[int], pattern: str) -> dict[str, Any]:
+    """The cache keys the labeler uses: COREN's per-prompt template ids and versions, else the bench's."""
+    if pattern.startswith("coren"):
+        return {
+            "template": [queries[i]["template"] for i in idx],
+            "version": [queries[i]["version"] for i in idx],
+        }
+    return {"template": f"bench.{pattern}", "version": 1}
 
 
 def _ceiling(judge: Any, prompts: list[str], clock: _Clock) -> int:
@@ -303,6 +322,7 @@ def run(
     progress: bool | None,
     patterns: tuple[str, ...] = ("coren", "trca"),
     candidates: int = 5,
+    coren_prompts: int = 4,
 ) -> dict:
     """(a), (b) and (c) interleaved trajectory by trajectory, so that load from other jobs on the box hits all
     three alike; ratios are reported on process CPU time and on wall time."""
@@ -310,7 +330,7 @@ def run(
     from labeler.progress import progress as bar
 
     t0 = time.perf_counter()
-    queries, data = build_queries(steps, seed, patterns, candidates)
+    queries, data = build_queries(steps, seed, patterns, candidates, coren_prompts)
     collect_s = time.perf_counter() - t0
     groups = _groups(queries)
     unique = len({(q["prefix"], tuple(q["choices"])) for q in queries})
@@ -354,8 +374,7 @@ def run(
                 if pattern != "trca":
                     out = jc.score_many(
                         [(queries[i]["prefix"], queries[i]["choices"]) for i in idx],
-                        template=f"bench.{pattern}",
-                        version=1,
+                        **_keys(queries, idx, pattern),
                     )
                     for i, r in zip(idx, out, strict=True):
                         res_c[i] = r.logprobs
@@ -375,8 +394,7 @@ def run(
             for _, pattern, idx in groups:
                 jc.score_many(
                     [(queries[i]["prefix"], queries[i]["choices"]) for i in idx],
-                    template=f"bench.{pattern}",
-                    version=1,
+                    **_keys(queries, idx, pattern),
                 )
         warm_hits = int(jc.stats["cache_hits"] - h0)
         sha = jc.model_sha256
@@ -517,14 +535,22 @@ def _fmt(r: dict) -> str:
     type=click.IntRange(min=1),
     default=10,
     show_default=True,
-    help="Real TWC dev steps; each gives 4 coren queries (2 variants x rate, choose) and 4 trca queries.",
+    help="Real TWC dev steps; each gives 2 coren queries per variant (rate, choose) and 4 trca queries.",
 )
 @click.option(
     "--patterns",
     default="coren,trca",
     show_default=True,
-    help="Query shapes, comma-separated: coren, trca (the labelers' current shapes) and cand (every "
+    help="Query shapes, comma-separated: coren, trca (the labelers' current shapes), coren1 (COREN's first "
+    "prompt layout: a header per variant) and cand (every "
     "candidate action rated -2..2 with the full observation: COREN's first design).",
+)
+@click.option(
+    "--coren-prompts",
+    type=click.IntRange(min=1, max=4),
+    default=4,
+    show_default=True,
+    help="COREN prompt variants per step (the first N prompt files; the cot prompt is never used here).",
 )
 @click.option(
     "--candidates",
@@ -555,6 +581,7 @@ def main(
     steps: int,
     patterns: str,
     candidates: int,
+    coren_prompts: int,
     seed: int,
     threads: int | None,
     ceiling_prompts: int,
@@ -567,13 +594,23 @@ def main(
     from labeler.judge import default_threads
 
     names = tuple(p.strip() for p in patterns.split(",") if p.strip())
-    unknown = sorted(set(names) - {"coren", "trca", "cand"})
+    unknown = sorted(set(names) - {"coren", "coren1", "trca", "cand"})
     if unknown or not names:
         raise click.BadParameter(
-            f"unknown shape(s) {', '.join(unknown) or '(none)'}: use coren, trca, cand",
+            f"unknown shape(s) {', '.join(unknown) or '(none)'}: use coren, coren1, trca, cand",
             param_hint="--patterns",
         )
-    r = run(model, steps, seed, threads or default_threads(), ceiling_prompts, progress, names, candidates)
+    r = run(
+        model,
+        steps,
+        seed,
+        threads or default_threads(),
+        ceiling_prompts,
+        progress,
+        names,
+        candidates,
+        coren_prompts,
+    )
     if out:
         tmp = Path(out).with_suffix(".tmp")
         tmp.write_text(json.dumps(r, indent=2) + "\n")
