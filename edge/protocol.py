@@ -9,9 +9,14 @@ Request (a msgpack map)::
      "instruction": "...", "observation": "...",           # text input ...
      "candidates": ["take apple", "look around"]}          # ... omitted when the bundle has a skill list
     {"v": 1, "op": "act", "id": 8,                         # embedding input: float32 arrays
-     "instruction_emb": ARRAY[D], "observation_emb": ARRAY[D], "candidates_emb": ARRAY[K, D],
+     "instruction_emb": ARRAY[D], "observation_emb": ARRAY[D], "candidates_emb": ARRAY[K, C],
      "candidates": [...]}                                  # optional texts, to get the chosen action back
+
     {"v": 1, "op": "info"} / {"v": 1, "op": "health"} / {"v": 1, "op": "reload", "bundle": "/path"}
+
+``C`` is the bundle's candidate feature size (``info`` reports ``candidate_features``): ``D`` for ``action``,
+``3D`` for ``action+arguments`` (action, object and target embeddings side by side, zeros for an absent
+argument; :mod:`edge.actions` builds them).
 
 An ARRAY is ``{"dtype": "float32", "shape": [..], "data": <raw little-endian bytes>}``; only float32 is
 accepted (object dtypes and pickle are never read). Replies carry ``"v"``, ``"ok"``, the echoed ``"id"``; an
