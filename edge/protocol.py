@@ -11,7 +11,6 @@ Request (a msgpack map)::
     {"v": 1, "op": "act", "id": 8,                         # embedding input: float32 arrays
      "instruction_emb": ARRAY[D], "observation_emb": ARRAY[D], "candidates_emb": ARRAY[K, C],
      "candidates": [...]}                                  # optional texts, to get the chosen action back
-
     {"v": 1, "op": "info"} / {"v": 1, "op": "health"} / {"v": 1, "op": "reload", "bundle": "/path"}
 
 ``C`` is the bundle's candidate feature size (``info`` reports ``candidate_features``): ``D`` for ``action``,
