@@ -52,8 +52,8 @@ def main(out_dir: str) -> None:
         print(f"{name:44s} {_rate(r):22s} {r['latency_ms_p50']:14.2f}")
     d = _load(out / "drive.json")
     lat = d["latency"]
-    via = "edge-serve (ZeroMQ)" + (" + guard" if d.get("loop_guard") else "")
-    print(f"{'  same bundle through ' + via:44s} {_rate(d):22s} {lat['round_trip_ms_p50']:14.2f}")
+    via = "  same bundle via edge-serve" + (" + guard" if d.get("loop_guard") else "")
+    print(f"{via:44s} {_rate(d):22s} {lat['round_trip_ms_p50']:14.2f}")
     print(
         "(in-process rows keep an LRU of text embeddings, so a repeated state costs only the scorer;\n"
         " edge-serve caches instruction/candidate embeddings but encodes every observation:\n"
