@@ -2,8 +2,8 @@
 # make demo: the whole pipeline on embedded defaults, sized for a 2-core laptop (about 10 minutes the first time;
 # judge answers are cached, so a rerun is faster).
 #
-#   collect (TWC train, success-scarce) -> label (TRCA on all, COREN on a slice) -> train (AWR on TRCA
-#   advantages, and sparse BC on successful episodes as the baseline) -> export (ONNX bundle) -> evaluate the
+#   collect (TWC train, success-scarce) -> label (TRCA on all, COREN on a slice) -> train (IQL on TRCA
+#   rewards, and sparse BC on successful episodes as the baseline) -> export (ONNX bundle) -> evaluate the
 #   bundle (onnxruntime only; argmax, and with the client-side loop guard) -> edge-serve + TWC test episodes
 #   driven through the daemon (the client keeps the loop guard) -> summary
 set -euo pipefail
@@ -37,13 +37,14 @@ stage "3/7 label: TRCA (judge-built rubric shipped in labeler/rubrics/twc.toml; 
 "${EJ[@]}" label quality "$OUT/train.trca.jsonl.gz" --json > "$OUT/trca.quality.json"
 "${EJ[@]}" label quality "$OUT/train.trca.jsonl.gz"
 
-stage "4/7 train: AWR on TRCA advantages (dense), and BC on successful episodes (sparse baseline)"
-"${EJ[@]}" train "$OUT/train.trca.jsonl.gz" --algo awr --reward trca --seed 0 --out "$OUT/ckpt-awr-trca"
+stage "4/7 train: IQL on TRCA rewards (dense), and BC on successful episodes (sparse baseline)"
+"${EJ[@]}" train "$OUT/train.trca.jsonl.gz" --algo iql --reward trca --set steps=2000 --seed 0 \
+  --out "$OUT/ckpt-iql-trca"
 "${EJ[@]}" train "$OUT/train.trca.jsonl.gz" --algo bc --set filter=success --reward sparse --seed 0 \
   --out "$OUT/ckpt-bc"
 
 stage "5/7 export: ONNX bundle (policy + MiniLM encoder + tokenizer, checksummed manifest, parity checked)"
-"${EJ[@]}" export "$OUT/ckpt-awr-trca" --out "$OUT/bundle"
+"${EJ[@]}" export "$OUT/ckpt-iql-trca" --out "$OUT/bundle"
 
 stage "6/7 evaluate on the TWC test split (objects unseen in training): bundle via onnxruntime, and the baseline"
 "${EJ[@]}" eval "$OUT/bundle" --env twx:twc --split test --episodes "$TEST_EPISODES" --json > "$OUT/eval.bundle.json"

@@ -42,7 +42,7 @@ def main(out_dir: str) -> None:
     print()
     print(f"{'policy (TWC test split, unseen objects)':44s} {'success  [95% CI]':22s} {'ms/action p50':>14s}")
     rows = [
-        ("AWR on TRCA labels, ONNX bundle, argmax", out / "eval.bundle.json"),
+        ("IQL on TRCA labels, ONNX bundle, argmax", out / "eval.bundle.json"),
         ("  same bundle + client loop guard", out / "eval.bundle.guard.json"),
         ("BC on successes (sparse baseline) + guard", out / "eval.bc.json"),
         ("random admissible action", out / "eval.random.json"),
