@@ -47,14 +47,24 @@ def _fail(msg: str) -> None:
     show_default=True,
     help="Replace an existing bundle directory.",
 )
+@click.option(
+    "--encoder-precision",
+    type=click.Choice(["fp32", "int8"]),
+    default="fp32",
+    show_default=True,
+    help="fp32: parity cosine >= 0.999 with sentence-transformers. int8 (opt-in): ~2.4x faster on a CPU, "
+    "cosine >= 0.995 (measured 0.9976 min on real TWX texts); recorded in the manifest.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the export report as JSON.")
-def export(checkpoint, out, random_init, seed, encoder, skills_file, overwrite, as_json) -> None:
+def export(
+    checkpoint, out, random_init, seed, encoder, skills_file, overwrite, encoder_precision, as_json
+) -> None:
     """Export CHECKPOINT (a folder written by 'edgejudge train') as an ONNX bundle in OUT.
 
     Writes policy.onnx, encoder.onnx (mean pooling + normalisation inside), tokenizer.json, optional
     skills.npy and manifest.json (sha256 of every file, shapes, provenance). Parity is checked before the
     bundle is written: policy ONNX vs torch max abs diff <= 1e-4, encoder ONNX vs sentence-transformers
-    cosine >= 0.999.
+    cosine >= 0.999 (>= 0.995 for the opt-in --encoder-precision int8).
     """
     if bool(checkpoint) == bool(random_init):
         raise click.UsageError("give either CHECKPOINT or --random-init (exactly one)")
@@ -72,9 +82,23 @@ def export(checkpoint, out, random_init, seed, encoder, skills_file, overwrite, 
 
     try:
         if random_init:
-            report = export_random_bundle(out, seed=seed, encoder=encoder, skills=skills, overwrite=overwrite)
+            report = export_random_bundle(
+                out,
+                seed=seed,
+                encoder=encoder,
+                skills=skills,
+                overwrite=overwrite,
+                encoder_precision=encoder_precision,
+            )
         else:
-            report = export_bundle(checkpoint, out, encoder=encoder, skills=skills, overwrite=overwrite)
+            report = export_bundle(
+                checkpoint,
+                out,
+                encoder=encoder,
+                skills=skills,
+                overwrite=overwrite,
+                encoder_precision=encoder_precision,
+            )
     except (CheckpointError, EncoderError, ExportError, BundleError, FileExistsError) as e:
         _fail(str(e))
     if as_json:

@@ -140,3 +140,16 @@ def test_export_cli_random_init_json(cli, tmp_path):
     report = json.loads(proc.stdout)
     assert report["policy_max_abs_diff_random"] <= 1e-4
     assert load_manifest(tmp_path / "b").provenance["algo"] == "random-init"
+
+
+@pytest.mark.real
+def test_export_cli_int8_encoder_is_opt_in_and_recorded(cli, tmp_path):
+    proc = cli(
+        "export", "--random-init", "--out", str(tmp_path / "b"), "--encoder-precision", "int8", check=True
+    )
+    man = load_manifest(tmp_path / "b")
+    assert man.provenance["encoder_precision"] == "int8"
+    assert man.provenance["parity"]["encoder_min_cosine"] >= 0.995
+    assert "encoder min cosine" in proc.stdout
+    proc = cli("export", "--random-init", "--out", str(tmp_path / "c"), "--encoder-precision", "fp16")
+    assert proc.returncode == 2 and "fp16" in proc.stderr and not (tmp_path / "c").exists()
