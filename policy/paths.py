@@ -47,3 +47,12 @@ def loop_erase(traj: Trajectory, key: Callable[[str], str] = world_key) -> Traje
     keys = [key(s.observation) for s in traj.steps] + [key(traj.steps[-1].next_observation)]
     steps = [traj.steps[i] for i in loop_erased_steps(keys)]
     return dataclasses.replace(traj, steps=steps, meta={**traj.meta, "loop_erased_from": len(traj.steps)})
+
+
+def detour_steps(traj: Trajectory, key: Callable[[str], str] = world_key) -> list[int]:
+    """Indices of the steps that are *not* on the loop-erased path (their effect was undone later)."""
+    if not traj.steps:
+        return []
+    keys = [key(s.observation) for s in traj.steps] + [key(traj.steps[-1].next_observation)]
+    kept = set(loop_erased_steps(keys))
+    return [i for i in range(len(traj.steps)) if i not in kept]

@@ -7,6 +7,12 @@
 
 Dense sources add the terminal success reward (``terminal_bonus``, default 1.0), as TRCA's returns do, so the
 sparse outcome is never lost. A step without the asked channel is an error naming the trajectory and step.
+
+``detour_penalty`` > 0 (any source): a step that is part of a loop in the episode's world states (it is not
+on the loop-erased path of :mod:`policy.paths`: whatever it did was undone before the episode ended, e.g.
+taking an object back from where it belongs) gets ``-detour_penalty`` instead of its reward. A dense labeler
+that pays every completed sub-goal pays a take/put cycle again and again; the cycle's net effect on the
+world is nil, so what was paid for it is spurious.
 """
 
 from __future__ import annotations
@@ -29,26 +35,31 @@ class RewardSpec:
     channel: str | None
     terminal_bonus: float = 1.0
     scale: float = 1.0
+    detour_penalty: float = 0.0
 
     @property
     def is_sparse(self) -> bool:
         return self.method is None
 
 
-def parse_reward(text: str, *, terminal_bonus: float = 1.0, scale: float = 1.0) -> RewardSpec:
+def parse_reward(
+    text: str, *, terminal_bonus: float = 1.0, scale: float = 1.0, detour_penalty: float = 0.0
+) -> RewardSpec:
+    if not detour_penalty >= 0:
+        raise RewardError(f"detour penalty must be >= 0, got {detour_penalty}")
     t = text.strip()
     if t == "sparse":
-        return RewardSpec("sparse", None, None, terminal_bonus, scale)
+        return RewardSpec("sparse", None, None, terminal_bonus, scale, detour_penalty)
     if t in ALIASES:
         m, c = ALIASES[t]
-        return RewardSpec(t, m, c, terminal_bonus, scale)
+        return RewardSpec(t, m, c, terminal_bonus, scale, detour_penalty)
     method, dot, channel = t.partition(".")
     if not dot or not method or not channel:
         raise RewardError(
             f"unknown reward {text!r}: expected sparse, coren, trca or METHOD.CHANNEL "
             "(e.g. coren.contextual, trca.breakthrough)"
         )
-    return RewardSpec(t, method, channel, terminal_bonus, scale)
+    return RewardSpec(t, method, channel, terminal_bonus, scale, detour_penalty)
 
 
 def label_value(step: Step, method: str, channel: str, where: str) -> float:
@@ -70,12 +81,18 @@ def step_rewards(traj: Trajectory, spec: RewardSpec) -> list[float]:
     n = len(traj.steps)
     terminal = [1.0 if (traj.success and i == n - 1) else 0.0 for i in range(n)]
     if spec.is_sparse:
-        return terminal
-    assert spec.method is not None and spec.channel is not None
-    out = []
-    for i, s in enumerate(traj.steps):
-        dense = label_value(s, spec.method, spec.channel, f"trajectory {traj.id} step {i}")
-        out.append(spec.scale * dense + spec.terminal_bonus * terminal[i])
+        out = terminal
+    else:
+        assert spec.method is not None and spec.channel is not None
+        out = []
+        for i, s in enumerate(traj.steps):
+            dense = label_value(s, spec.method, spec.channel, f"trajectory {traj.id} step {i}")
+            out.append(spec.scale * dense + spec.terminal_bonus * terminal[i])
+    if spec.detour_penalty > 0 and n:
+        from policy.paths import detour_steps
+
+        for i in detour_steps(traj):
+            out[i] = -spec.detour_penalty + out[i] * terminal[i]  # a final step keeps its success reward
     return out
 
 

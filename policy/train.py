@@ -135,6 +135,7 @@ def train_from_file(
         "dataset_trajectories": len(all_trajs),
         "dataset_success_rate": sum(t.success for t in all_trajs) / len(all_trajs),
         "reward": spec.name,
+        "detour_penalty": spec.detour_penalty,
         "terminal_bonus": None if spec.is_sparse else spec.terminal_bonus,
         "judge_sha256": judge or None,
         "encoder": embedder.encoder.name,

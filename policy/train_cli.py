@@ -136,6 +136,14 @@ def export(
     type=float,
     help="Dense rewards: reward added on the last step of a successful episode.",
 )
+@click.option(
+    "--detour-penalty",
+    default=0.0,
+    show_default=True,
+    type=click.FloatRange(min=0.0),
+    help="Reward of a step whose effect the episode undid later (it lies on a loop of world states, "
+    "policy.paths), instead of its label: -PENALTY. 0 keeps the labels as they are.",
+)
 @click.option("--out", required=True, type=click.Path(file_okay=False), help="Checkpoint directory to write.")
 @click.option("--steps", type=int, default=None, help="Gradient updates (default: the algorithm's).")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed (initialisation and batches).")
@@ -162,7 +170,19 @@ def export(
     help="Progress bars on stderr (default: when stderr is a terminal).",
 )
 def train(
-    data, algo, reward, terminal_bonus, out, steps, seed, overrides, encoder, skip_invalid, as_json, progress
+    data,
+    algo,
+    reward,
+    terminal_bonus,
+    detour_penalty,
+    out,
+    steps,
+    seed,
+    overrides,
+    encoder,
+    skip_invalid,
+    as_json,
+    progress,
 ) -> None:
     """Train a candidate-action policy on DATA (.jsonl / .jsonl.gz) with offline RL and write a checkpoint.
 
@@ -175,7 +195,7 @@ def train(
     from policy.train import ConfigError, make_config, parse_overrides, train_from_file
 
     try:
-        spec = parse_reward(reward, terminal_bonus=terminal_bonus)
+        spec = parse_reward(reward, terminal_bonus=terminal_bonus, detour_penalty=detour_penalty)
         ov = parse_overrides(overrides)
         if steps is not None:
             ov["steps"] = str(steps)

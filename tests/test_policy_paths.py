@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -97,3 +98,24 @@ def test_bc_paths_filter_trains_on_the_erased_successful_episodes(tmp_path):
     )
     assert run.episodes == len(DATA)  # provenance counts the dataset, not the filtered episodes
     assert run.transitions == sum(len(loop_erase(t).steps) for t in DATA if t.success)
+
+
+def test_detour_penalty_replaces_the_reward_of_undone_steps():
+    from policy.paths import detour_steps
+    from policy.rewards import RewardError, parse_reward, step_rewards
+
+    room = "You are in the kitchen. The cup is {}."
+    inv = ["empty", "a cup", "empty", "empty"]
+    where = ["on the floor", "held", "on the floor", "in the cupboard"]
+    s = [compose_state("", room.format(w), "Inventory: " + i, []) for w, i in zip(where, inv, strict=True)]
+    steps = [_step(s[0], "take cup", s[1]), _step(s[1], "drop cup", s[2]), _step(s[2], "take cup", s[1])]
+    steps.append(_step(s[1], "put cup in cupboard", s[3]))
+    for step, r in zip(steps, [0.5, 0.0, 0.5, 1.0], strict=True):
+        step.labels = {"trca": {"total": r}}
+    t = Trajectory(id="t", instruction="tidy up", task_type="twc", success=True, steps=steps)
+    assert detour_steps(t) == [0, 1]  # take + drop returned to the start: a loop
+    assert step_rewards(t, parse_reward("trca")) == [0.5, 0.0, 0.5, 2.0]
+    assert step_rewards(t, parse_reward("trca", detour_penalty=0.1)) == [-0.1, -0.1, 0.5, 2.0]
+    assert step_rewards(t, parse_reward("sparse", detour_penalty=0.1)) == [-0.1, -0.1, 0.0, 1.0]
+    with pytest.raises(RewardError, match=">= 0"):
+        parse_reward("trca", detour_penalty=-1)
