@@ -28,7 +28,10 @@ import click
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-DEFAULT_ROWS = "random,bc-all,bc-success,bc-paths,iql-sparse,cql-sparse,iql-trca,iql-trcab,awr-trca,iql-coren,llm"
+DEFAULT_ROWS = (
+    "random,bc-all,bc-success,bc-paths,iql-sparse,cql-sparse,iql-trca,iql-trca-detour,iql-trcab,awr-trca,"
+    "iql-coren,llm"
+)
 ROW_SPECS = {
     # name: (algo, reward, extra config, needs labels)
     "bc-all": ("bc", "sparse", {"filter": "all"}, False),
@@ -37,11 +40,16 @@ ROW_SPECS = {
     "cql-sparse": ("cql", "sparse", {}, False),
     "iql-trca": ("iql", "trca", {}, True),
     "iql-trcab": ("iql", "trca.breakthrough", {}, True),
+    "iql-trca-detour": ("iql", "trca", {}, True),
     "bc-paths": ("bc", "sparse", {"filter": "paths"}, False),
     "awr-trca": ("awr", "sparse", {}, True),
     "iql-coren": ("iql", "coren", {}, True),
     "cql-trca": ("cql", "trca", {}, True),
 }
+
+
+DETOUR_PENALTY = {"iql-trca-detour": 0.05}
+"""Rows trained with ``--detour-penalty`` (policy.rewards)."""
 
 
 def success_scarce(trajs, max_rate: float):
@@ -136,6 +144,7 @@ def main(
     from labeler.dataset import read_trajectories, write_trajectories
     from policy.evaluate import GuardedAgent, RandomAgent, evaluate
     from policy.features import TextEmbedder
+    from policy.rewards import parse_reward
     from policy.torch_agent import TorchPolicy
     from policy.train import train_from_file
     from policy.twx_env import parse_env
@@ -182,6 +191,7 @@ def main(
         label_need = {
             "iql-trca": ("trca", "total"),
             "iql-trcab": ("trca", "breakthrough"),
+            "iql-trca-detour": ("trca", "total"),
             "cql-trca": ("trca", "total"),
             "awr-trca": ("trca", "advantage"),
             "iql-coren": ("coren", "ensemble"),
@@ -199,7 +209,7 @@ def main(
             train_from_file(
                 data,
                 algo=algo,
-                reward=reward,
+                reward=parse_reward(reward, detour_penalty=DETOUR_PENALTY.get(name, 0.0)),
                 out=ckpt,
                 overrides={"steps": steps, **extra},
                 embedder=embedder,

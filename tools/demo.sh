@@ -37,9 +37,9 @@ stage "3/7 label: TRCA (judge-built rubric shipped in labeler/rubrics/twc.toml; 
 "${EJ[@]}" label quality "$OUT/train.trca.jsonl.gz" --json > "$OUT/trca.quality.json"
 "${EJ[@]}" label quality "$OUT/train.trca.jsonl.gz"
 
-stage "4/7 train: IQL on TRCA rewards (dense), and BC on successful episodes (sparse baseline)"
-"${EJ[@]}" train "$OUT/train.trca.jsonl.gz" --algo iql --reward trca --set steps=2000 --seed 0 \
-  --out "$OUT/ckpt-iql-trca"
+stage "4/7 train: IQL on TRCA rewards (dense; undone detours penalised), and BC on successes (sparse baseline)"
+"${EJ[@]}" train "$OUT/train.trca.jsonl.gz" --algo iql --reward trca --detour-penalty 0.05 --set steps=2000 \
+  --seed 0 --out "$OUT/ckpt-iql-trca"
 "${EJ[@]}" train "$OUT/train.trca.jsonl.gz" --algo bc --set filter=success --reward sparse --seed 0 \
   --out "$OUT/ckpt-bc"
 
