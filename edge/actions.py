@@ -66,6 +66,14 @@ def candidate_texts(kind: str, candidates: Sequence[str]) -> list[str]:
     return out
 
 
+def assemble(texts: Sequence[str], present: np.ndarray, parts: int, dim: int) -> np.ndarray:
+    """float32 ``[K, parts*dim]`` from :func:`candidate_texts`' output and the vectors of its non-empty texts,
+    in order (``present`` [number of non-empty texts, dim]); empty parts are zero vectors."""
+    out = np.zeros((len(texts), dim), dtype=np.float32)
+    out[[i for i, t in enumerate(texts) if t]] = present
+    return out.reshape(len(texts) // parts, parts * dim)
+
+
 def candidate_matrix(
     kind: str, candidates: Sequence[str], embed: Callable[[list[str]], np.ndarray], dim: int
 ) -> np.ndarray:
@@ -73,11 +81,9 @@ def candidate_matrix(
     the distinct non-empty texts. Empty parts are zero vectors."""
     texts = candidate_texts(kind, candidates)
     unique = list(dict.fromkeys(t for t in texts if t))
-    out = np.zeros((len(texts), dim), dtype=np.float32)
+    present = np.zeros((0, dim), dtype=np.float32)
     if unique:
         vecs = embed(unique)
         row = {t: i for i, t in enumerate(unique)}
-        for i, t in enumerate(texts):
-            if t:
-                out[i] = vecs[row[t]]
-    return out.reshape(len(candidates), parts_of(kind) * dim)
+        present = vecs[[row[t] for t in texts if t]]
+    return assemble(texts, present, parts_of(kind), dim)

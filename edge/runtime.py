@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from edge.actions import candidate_texts
+from edge.actions import assemble, candidate_texts
 from models.bundle import (
     ENCODER_INPUTS,
     ENCODER_OUTPUT,
@@ -272,11 +272,11 @@ class Runtime:
             else:
                 texts, part_texts = cands, parts[pi]
                 pi += 1
-                present = [i for i, t in enumerate(part_texts) if t]
-                c_embs = np.zeros((len(part_texts), self.dim), dtype=np.float32)
-                c_embs[present] = cached_embs[pos : pos + len(present)]
-                pos += len(present)
-                c_embs = c_embs.reshape(len(cands), self.cand_dim)
+                n_present = sum(1 for t in part_texts if t)
+                c_embs = assemble(
+                    part_texts, cached_embs[pos : pos + n_present], self.cand_dim // self.dim, self.dim
+                )
+                pos += n_present
             items.append(Item(instr, obs_embs[n], c_embs, texts))
         return items
 
