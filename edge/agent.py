@@ -25,7 +25,6 @@ class EdgeAgent:
         """``world_key`` maps an observation to its world state for the guard (default: the whole text)."""
         self.client = client
         self.guard = LoopGuard(world_key) if loop_guard else None
-        self.overrides = 0
         if loop_guard:
             self.name = "edge-serve+guard"
         self.round_trip_ms: list[float] = []
@@ -42,10 +41,12 @@ class EdgeAgent:
         self.model = str(reply["model"])
         if self.guard is None:
             return int(reply["index"])
-        before = self.guard.overrides
-        pick = self.guard.choose(observation, candidates, reply["scores"])
-        self.overrides += self.guard.overrides - before
-        return pick
+        return self.guard.choose(observation, candidates, reply["scores"])
+
+    @property
+    def overrides(self) -> int:
+        """Actions the loop guard chose over the daemon's argmax, over all episodes."""
+        return self.guard.total_overrides if self.guard is not None else 0
 
     def reset(self) -> None:
         if self.guard is not None:

@@ -41,6 +41,8 @@ class LoopGuard:
         self._last: tuple[str, str] | None = None
         self.overrides = 0
         """How many times this episode the guard chose something other than the argmax."""
+        self.total_overrides = 0
+        """The same over every episode since the guard was made (``reset`` keeps it)."""
 
     def reset(self) -> None:
         self._taken.clear()
@@ -62,6 +64,7 @@ class LoopGuard:
         pick = (fresh or allowed or order)[0]
         if pick != order[0]:
             self.overrides += 1
+            self.total_overrides += 1
         self._taken.add((observation, candidates[pick]))
         self._last = (world, candidates[pick])
         return pick

@@ -2,14 +2,13 @@
 actions.
 
 An agent is anything with ``act(instruction, observation, candidates) -> index`` (and ``reset()``,
-``close()``):
-a bundle (:class:`policy.onnx_agent.BundlePolicy`, torch-free), a checkpoint (:class:`policy.torch_agent.
-TorchPolicy`), the LLM-as-agent baseline (:mod:`policy.llm_agent`) or the uniform random baseline here. The
-observations are the adapter's composed state texts, exactly what the training data holds.
+``close()``): a bundle (:class:`policy.onnx_agent.BundlePolicy`, torch-free), a checkpoint
+(:class:`policy.torch_agent.TorchPolicy`), the LLM-as-agent baseline (:mod:`policy.llm_agent`) or the uniform
+random baseline here. The observations are the adapter's composed state texts, exactly what the training
+data holds.
 
 Episodes use the first N seeds of the split in the environment's own order, so every agent meets the same
-games.
-This module imports neither torch nor the LLM.
+games. This module imports neither torch nor the LLM.
 """
 
 from __future__ import annotations
@@ -94,14 +93,11 @@ class GuardedAgent:
         self.agent = agent
         self.name = f"{agent.name}+guard"
         self.guard = LoopGuard(world_key)
-        self.overrides = 0
 
     def act(self, instruction: str, observation: str, candidates: Sequence[str]) -> int:
-        scores = self.agent.scores(instruction, observation, candidates)
-        before = self.guard.overrides
-        pick = self.guard.choose(observation, candidates, scores)
-        self.overrides += self.guard.overrides - before
-        return pick
+        return self.guard.choose(
+            observation, candidates, self.agent.scores(instruction, observation, candidates)
+        )
 
     def reset(self) -> None:
         self.guard.reset()

@@ -2,8 +2,8 @@
 
 :class:`BundlePolicy` loads a bundle (manifest checked: format version and every file's sha256), tokenizes
 with ``tokenizers``, embeds with ``encoder.onnx`` and scores with ``policy.onnx``. Imports: numpy,
-onnxruntime,
-tokenizers, models.bundle (stdlib). A test asserts that using it leaves torch out of ``sys.modules``.
+onnxruntime, tokenizers, models.bundle (stdlib) and edge.actions. A test asserts that using it leaves torch
+out of ``sys.modules``.
 """
 
 from __future__ import annotations

@@ -40,19 +40,23 @@ def loop_erased_steps(keys: list[str]) -> list[int]:
     return kept
 
 
+def path_steps(traj: Trajectory, key: Callable[[str], str] = world_key) -> list[int]:
+    """Indices of ``traj``'s steps on its loop-erased path."""
+    if not traj.steps:
+        return []
+    keys = [key(s.observation) for s in traj.steps] + [key(traj.steps[-1].next_observation)]
+    return loop_erased_steps(keys)
+
+
 def loop_erase(traj: Trajectory, key: Callable[[str], str] = world_key) -> Trajectory:
     """A copy of ``traj`` with only the steps of its loop-erased path (see the module docstring)."""
     if not traj.steps:
         return traj
-    keys = [key(s.observation) for s in traj.steps] + [key(traj.steps[-1].next_observation)]
-    steps = [traj.steps[i] for i in loop_erased_steps(keys)]
+    steps = [traj.steps[i] for i in path_steps(traj, key)]
     return dataclasses.replace(traj, steps=steps, meta={**traj.meta, "loop_erased_from": len(traj.steps)})
 
 
 def detour_steps(traj: Trajectory, key: Callable[[str], str] = world_key) -> list[int]:
     """Indices of the steps that are *not* on the loop-erased path (their effect was undone later)."""
-    if not traj.steps:
-        return []
-    keys = [key(s.observation) for s in traj.steps] + [key(traj.steps[-1].next_observation)]
-    kept = set(loop_erased_steps(keys))
+    kept = set(path_steps(traj, key))
     return [i for i in range(len(traj.steps)) if i not in kept]

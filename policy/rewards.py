@@ -20,6 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from labeler.dataset import Step, Trajectory
+from policy.paths import detour_steps
 
 ALIASES = {"coren": ("coren", "ensemble"), "trca": ("trca", "total")}
 
@@ -88,9 +89,7 @@ def step_rewards(traj: Trajectory, spec: RewardSpec) -> list[float]:
         for i, s in enumerate(traj.steps):
             dense = label_value(s, spec.method, spec.channel, f"trajectory {traj.id} step {i}")
             out.append(spec.scale * dense + spec.terminal_bonus * terminal[i])
-    if spec.detour_penalty > 0 and n:
-        from policy.paths import detour_steps
-
+    if spec.detour_penalty > 0:
         for i in detour_steps(traj):
             out[i] = -spec.detour_penalty + out[i] * terminal[i]  # a final step keeps its success reward
     return out
