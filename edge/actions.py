@@ -1,6 +1,6 @@
 """Candidate features: how a candidate action's text becomes the scorer's per-candidate input.
 
-Two kinds, recorded in a bundle's manifest (``candidate_features``) and a checkpoint's scorer config:
+Three kinds, recorded in a bundle's manifest (``candidate_features``) and a checkpoint's scorer config:
 
 - ``action``: the sentence embedding of the whole action text, ``[D]`` per candidate.
 - ``action+arguments``: the sentence embedding of the action, of its object and of its target, ``[3D]`` per
@@ -8,6 +8,11 @@ Two kinds, recorded in a bundle's manifest (``candidate_features``) and a checkp
   target]`` ("put dirty plate in dishwasher", "take apple", "open fridge"); embedding the object and the
   target apart lets the scorer learn *which object goes with which target* from pretrained word knowledge,
   so it transfers to objects it never saw in training. A single sentence embedding blurs the two together.
+- ``action+arguments+location``: the same ``[3D]``, but an action without a target ("take notebook", "examine
+  cookbook") gets, as its target, *where the observation says its object is* (:func:`locate`: "a desk that has
+  a notebook on it" -> "desk"). The object-target affinity then also scores taking an object from where it
+  belongs, which a policy should not do, and taking it from where it does not belong, which it should: a
+  sentence embedding of a 150-token room text does not say where each object lies.
 
 This module is the single place both sides (training in ``policy/``, serving in ``edge/``) split actions and
 assemble the features, so they cannot drift apart. Stdlib and numpy only.
@@ -15,14 +20,17 @@ assemble the features, so they cannot drift apart. Stdlib and numpy only.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 
 import numpy as np
 
-CANDIDATE_FEATURES: dict[str, int] = {"action": 1, "action+arguments": 3}
+CANDIDATE_FEATURES: dict[str, int] = {"action": 1, "action+arguments": 3, "action+arguments+location": 3}
 """Known kinds and how many D-sized parts each candidate vector has."""
 DEFAULT_CANDIDATE_FEATURES = "action"
 """What a bundle or checkpoint that does not say uses (the format before argument features)."""
+LOCATION_FEATURES = "action+arguments+location"
+"""The kind whose target-less candidates read their object's place from the observation."""
 
 # Prepositions that separate the object from the target in TextWorld-style commands. "of" is absent on
 # purpose: it is part of object names ("box of cereal", "pair of socks").
@@ -54,14 +62,48 @@ def split_action(action: str) -> tuple[str, str]:
     return " ".join(rest), ""
 
 
-def candidate_texts(kind: str, candidates: Sequence[str]) -> list[str]:
-    """The texts to embed for these candidates, ``parts_of(kind)`` per candidate in order (``""`` = none)."""
+# "a desk that has a notebook, and a pen on it", "An open fridge, that contains a pie": TextWorld's room text.
+_RECEPTACLE = re.compile(r"^(?P<before>.*?),?\s+that\s+(?:has|contains)\s+(?P<contents>.+)$", re.IGNORECASE)
+_ARTICLES = frozenset({"a", "an", "the"})
+_STATES = frozenset({"open", "closed"})
+
+
+def locate(obj: str, observation: str) -> str:
+    """Where ``observation`` says ``obj`` is: the receptacle of the first sentence of the form "... a
+    RECEPTACLE[,] that has|contains ... OBJ ..." (TextWorld's room descriptions), without its article or an
+    open/closed state word; ``""`` when no sentence says (an object on the floor, an unknown text format)."""
+    if not obj:
+        return ""
+    named = re.compile(r"(?<![\w-])" + re.escape(obj) + r"(?![\w-])", re.IGNORECASE)
+    for sentence in re.split(r"[.\n]", observation):
+        m = _RECEPTACLE.match(sentence.strip())
+        if m is None or not named.search(m.group("contents")):
+            continue
+        words = m.group("before").split()
+        starts = [i for i, w in enumerate(words) if w.lower() in _ARTICLES]
+        if not starts:
+            continue
+        holder = words[starts[-1] + 1 :]
+        if holder and holder[0].lower() in _STATES:
+            holder = holder[1:]
+        return " ".join(holder)
+    return ""
+
+
+def candidate_texts(kind: str, candidates: Sequence[str], observation: str = "") -> list[str]:
+    """The texts to embed for these candidates, ``parts_of(kind)`` per candidate in order (``""`` = none).
+
+    ``observation`` is the state text the candidates were offered in; only ``action+arguments+location``
+    reads it."""
     p = parts_of(kind)
     if p == 1:
         return list(candidates)
+    where = kind == LOCATION_FEATURES
     out: list[str] = []
     for c in candidates:
         obj, target = split_action(c)
+        if where and not target:
+            target = locate(obj, observation)
         out.extend((c, obj, target))
     return out
 
@@ -75,11 +117,15 @@ def assemble(texts: Sequence[str], present: np.ndarray, parts: int, dim: int) ->
 
 
 def candidate_matrix(
-    kind: str, candidates: Sequence[str], embed: Callable[[list[str]], np.ndarray], dim: int
+    kind: str,
+    candidates: Sequence[str],
+    embed: Callable[[list[str]], np.ndarray],
+    dim: int,
+    observation: str = "",
 ) -> np.ndarray:
-    """float32 ``[K, parts*dim]`` features of ``candidates``; ``embed(texts) -> [N, dim]`` is called once with
-    the distinct non-empty texts. Empty parts are zero vectors."""
-    texts = candidate_texts(kind, candidates)
+    """float32 ``[K, parts*dim]`` features of ``candidates`` (offered in ``observation``); ``embed(texts) ->
+    [N, dim]`` is called once with the distinct non-empty texts. Empty parts are zero vectors."""
+    texts = candidate_texts(kind, candidates, observation)
     unique = list(dict.fromkeys(t for t in texts if t))
     present = np.zeros((0, dim), dtype=np.float32)
     if unique:

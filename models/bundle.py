@@ -5,7 +5,8 @@ Layout::
     bundle/
       manifest.json     this schema (format "edgejudge.bundle", format_version 1)
       policy.onnx       scorer: instruction [B,D], state [B,D], candidates [B,K,C], mask [B,K] -> scores [B,K]
-                        (C = D for candidate_features "action", 3D for "action+arguments": see edge.actions)
+                        (C = D for candidate_features "action", 3D for "action+arguments" and
+                        "action+arguments+location": see edge.actions)
       encoder.onnx      input_ids, attention_mask, token_type_ids [N,L] int64 -> embeddings [N,D]
                         (mean pooling and L2 normalisation are inside the graph)
       tokenizer.json    Hugging Face tokenizers file for the encoder

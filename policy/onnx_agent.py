@@ -125,10 +125,11 @@ class BundlePolicy:
             start = end
         return out
 
-    def candidate_features(self, candidates: Sequence[str]) -> np.ndarray:
-        """float32 [K, C]: what the scorer takes per candidate (the bundle's ``candidate_features``)."""
+    def candidate_features(self, candidates: Sequence[str], observation: str = "") -> np.ndarray:
+        """float32 [K, C]: what the scorer takes per candidate (the bundle's ``candidate_features``), offered
+        in ``observation``."""
         m = self.manifest
-        return candidate_matrix(m.candidate_features, candidates, self.embed, m.embedding_dim)
+        return candidate_matrix(m.candidate_features, candidates, self.embed, m.embedding_dim, observation)
 
     def scores_from_embeddings(
         self, instruction: np.ndarray, state: np.ndarray, candidates: np.ndarray
@@ -153,7 +154,7 @@ class BundlePolicy:
             if not candidates:
                 raise ValueError("no candidate actions to choose from")
             emb = self.embed([instruction, observation])
-            cand = self.candidate_features(candidates)
+            cand = self.candidate_features(candidates, observation)
         feeds = {
             "instruction": emb[0:1],
             "state": emb[1:2],

@@ -286,8 +286,9 @@ def train(
 @click.option(
     "--loop-guard",
     is_flag=True,
-    help="Never repeat an action in an observation where it was taken before this episode (the best-scored "
-    "untried one instead; edge.loop_guard). What a client with per-episode memory runs.",
+    help="Per-episode memory (edge.loop_guard): an action that led back to a world state already visited is "
+    "not taken again from where it was taken, nor any action twice in the same observation; the best-scored "
+    "allowed one instead. What a client with per-episode memory runs (tools/drive_edge.py does).",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON (with per-episode records).")
 @click.option(

@@ -9,7 +9,15 @@ import torch
 from hypothesis import given
 from hypothesis import strategies as st
 
-from edge.actions import PREPOSITIONS, candidate_matrix, candidate_texts, parts_of, split_action
+from edge.actions import (
+    LOCATION_FEATURES,
+    PREPOSITIONS,
+    candidate_matrix,
+    candidate_texts,
+    locate,
+    parts_of,
+    split_action,
+)
 from edge.loop_guard import LoopGuard
 from policy.buffer import build_table, scorer_config
 from policy.model import ScorerConfig, build_scorer
@@ -73,6 +81,50 @@ def test_candidate_matrix_layout_and_one_embed_call():
     assert candidate_texts("action", cands) == cands
     with pytest.raises(ValueError, match="unknown candidate features"):
         parts_of("words")
+
+
+ROOM = (
+    "Feedback: You put the clean whisk in the counter.\nInventory: a pen\nRecent actions: take pen\n"
+    "Room: You are in the kitchen. In one part of the room you see a stove. You also see An open fridge, "
+    "that contains a dirty pie plate. In another part of the room you see a counter that has a clean whisk, "
+    "and a cookbook on it. There is also a chest of drawers that is closed. You also see a clean spoon."
+)
+
+
+@pytest.mark.parametrize(
+    "obj, place",
+    [
+        ("dirty pie plate", "fridge"),  # "An open fridge, that contains ...": no article or state word
+        ("clean whisk", "counter"),  # first of a list
+        ("cookbook", "counter"),  # last of a list
+        ("clean spoon", ""),  # on the floor
+        ("stove", ""),  # a receptacle is not inside anything
+        ("whisk", "counter"),  # a whole-word part of a name still matches
+        ("pen", ""),  # held: the inventory line is not a room sentence
+        ("", ""),
+    ],
+)
+def test_locate_reads_the_receptacle_from_textworld_room_text(obj, place):
+    assert locate(obj, ROOM) == place
+
+
+@given(obj=st.text(max_size=20), observation=st.text(max_size=200))
+def test_locate_never_fails_and_returns_words_of_the_observation(obj, observation):
+    place = locate(obj, observation)
+    assert place == "" or all(w in observation for w in place.split())
+
+
+def test_location_features_fill_only_missing_targets():
+    cands = ["take cookbook", "put pen in fridge", "open chest of drawers", "take clean spoon"]
+    assert candidate_texts(LOCATION_FEATURES, cands, ROOM) == [
+        "take cookbook", "cookbook", "counter",
+        "put pen in fridge", "pen", "fridge",
+        "open chest of drawers", "chest of drawers", "",
+        "take clean spoon", "clean spoon", "",
+    ]  # fmt: skip
+    assert candidate_texts("action+arguments", cands, ROOM)[2] == ""  # the older kind ignores the text
+    assert candidate_texts(LOCATION_FEATURES, cands) == candidate_texts("action+arguments", cands)
+    assert parts_of(LOCATION_FEATURES) == 3
 
 
 # ------------------------------------------------------------------------------------------------ scorer
@@ -161,7 +213,8 @@ def test_edge_agent_guard_picks_from_the_reply_scores():
 # ------------------------------------------------------------------------------------------------ real bundle
 
 
-def test_argument_bundle_agrees_across_torch_onnx_and_the_daemon_runtime(tmp_path):
+@pytest.mark.parametrize("kind", ["action+arguments", LOCATION_FEATURES])
+def test_argument_bundle_agrees_across_torch_onnx_and_the_daemon_runtime(tmp_path, kind):
     """A real MiniLM encoder.onnx; the same scores from the torch scorer on sentence-transformers features,
     the bundle runner, the daemon runtime from text and from features sent as arrays."""
     from edge.runtime import load_runtime
@@ -170,19 +223,20 @@ def test_argument_bundle_agrees_across_torch_onnx_and_the_daemon_runtime(tmp_pat
     from policy.features import TextEmbedder
     from policy.onnx_agent import BundlePolicy
 
-    model = build_scorer(ScorerConfig(embedding_dim=384, hidden=16, candidate_features="action+arguments"), 3)
+    model = build_scorer(ScorerConfig(embedding_dim=384, hidden=16, candidate_features=kind), 3)
     rep = export_bundle(model, tmp_path / "b", skills=["put mug in dishwasher", "look around"])
     assert rep.policy_max_abs_diff_real <= 1e-4
     man = load_manifest(tmp_path / "b")
-    assert man.candidate_features == "action+arguments" and man.candidate_dim == 3 * 384
+    assert man.candidate_features == kind and man.candidate_dim == 3 * 384
     assert man.to_dict()["policy_io"]["inputs"]["candidates"][2] == 3 * 384
 
     instr = "Your task is to put objects in their usual locations."
-    obs = "Inventory: dirty mug\nRoom: You are in the kitchen. You see a dishwasher and a fridge."
-    cands = ["put dirty mug in dishwasher", "put dirty mug in fridge", "look around"]
+    obs = "Inventory: dirty mug\nRoom: You are in the kitchen. You see a dishwasher that has a fork on it."
+    cands = ["put dirty mug in dishwasher", "put dirty mug in fridge", "take fork"]
     emb = TextEmbedder(progress=False)
     ctx = torch.from_numpy(emb.embed([instr, obs]))
-    feats = candidate_matrix("action+arguments", cands, emb.embed, 384)
+    feats = candidate_matrix(kind, cands, emb.embed, 384, obs)
+    assert feats[2, 2 * 384 :].any() == (kind == LOCATION_FEATURES)  # "take fork": from the dishwasher
     with torch.no_grad():
         ref = model(ctx[:1], ctx[1:], torch.from_numpy(feats)[None], torch.ones(1, 3, dtype=torch.bool))[0]
 

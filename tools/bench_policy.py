@@ -41,6 +41,8 @@ ROW_SPECS = {
     "iql-trca": ("iql", "trca", {}, True),
     "iql-trcab": ("iql", "trca.breakthrough", {}, True),
     "iql-trca-detour": ("iql", "trca", {}, True),
+    # the opt-in location features (edge.actions.locate): target-less actions get their object's place
+    "iql-trca-detour-loc": ("iql", "trca", {"candidate_features": "action+arguments+location"}, True),
     "bc-paths": ("bc", "sparse", {"filter": "paths"}, False),
     "awr-trca": ("awr", "sparse", {}, True),
     "iql-coren": ("iql", "coren", {}, True),
@@ -48,7 +50,7 @@ ROW_SPECS = {
 }
 
 
-DETOUR_PENALTY = {"iql-trca-detour": 0.05}
+DETOUR_PENALTY = {"iql-trca-detour": 0.05, "iql-trca-detour-loc": 0.05}
 """Rows trained with ``--detour-penalty`` (policy.rewards)."""
 
 
@@ -192,6 +194,7 @@ def main(
             "iql-trca": ("trca", "total"),
             "iql-trcab": ("trca", "breakthrough"),
             "iql-trca-detour": ("trca", "total"),
+            "iql-trca-detour-loc": ("trca", "total"),
             "cql-trca": ("trca", "total"),
             "awr-trca": ("trca", "advantage"),
             "iql-coren": ("coren", "ensemble"),
@@ -377,7 +380,7 @@ def _scorer_latency(bundle, states):
     from policy.onnx_agent import BundlePolicy
 
     with BundlePolicy(bundle) as bp:
-        embs = [(bp.embed([i])[0], bp.embed([o])[0], bp.candidate_features(c)) for i, o, c in states]
+        embs = [(bp.embed([i])[0], bp.embed([o])[0], bp.candidate_features(c, o)) for i, o, c in states]
         bp.scores_from_embeddings(*embs[0])
         ms = []
         for e in embs:

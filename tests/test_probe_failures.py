@@ -1,0 +1,59 @@
+"""tools/probe_policy_failures.py: hand-computed episode statistics, and a real rollout on a tiny bundle."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from tests.edge_support import ROOT, build_tiny_bundle
+
+sys.path.insert(0, str(ROOT / "tools"))
+from probe_policy_failures import episode_stats, placements  # noqa: E402
+
+
+def test_placements_and_episode_stats_by_hand():
+    gold = placements(["look around", "take cup", "open cupboard", "put cup in cupboard", "put pen in desk"])
+    assert gold == {"cup": "cupboard", "pen": "desk"}
+    actions = [
+        "take cup",
+        "put cup in sink",  # first put of cup: wrong
+        "take cup",  # from a wrong place: not a take-back
+        "put cup in cupboard",  # right
+        "take pen",
+        "put pen in desk",  # first put of pen: right
+        "take pen",  # a take-back from the right place
+        "put pen in bed",
+    ]
+    assert episode_stats(actions, gold) == {
+        "objects": 2,
+        "first_put_correct": 1,
+        "ever_correct": 2,
+        "takebacks_from_correct_place": 1,
+    }
+    assert episode_stats([], gold)["first_put_correct"] == 0
+
+
+@pytest.mark.real
+def test_probe_runs_real_twc_episodes_on_a_bundle(tmp_path):
+    bundle = build_tiny_bundle(tmp_path / "b")
+    out = tmp_path / "probe.json"
+    cmd = [sys.executable, "tools/probe_policy_failures.py", str(bundle), "--episodes", "2"]
+    cmd += ["--max-steps", "6"]
+    p = subprocess.run(
+        [*cmd, "--loop-guard", "--oracle-no-takeback", "--out", str(out)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert p.returncode == 0, p.stderr[-2000:]
+    rep = json.loads(out.read_text())
+    s = rep["summary"]
+    assert s["episodes"] == 2 and s["loop_guard"] and s["oracle_no_takeback"]
+    assert 0.0 <= s["first_put_correct"] <= s["ever_correct"] <= 1.0
+    for ep in rep["episodes"]:
+        assert ep["objects"] == len(ep["gold"]) == 2  # the default TWC configuration puts away two objects
+        assert 1 <= len(ep["actions"]) <= 6

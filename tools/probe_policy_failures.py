@@ -1,0 +1,180 @@
+"""Why a TWC policy fails: per-object placement accuracy and take-backs, from real rollouts with gold paths.
+
+Rolls a checkpoint or bundle out on TextWorld Commonsense (with or without the loop guard) and compares what
+it did with each game's gold path (ground truth used only here, for the diagnosis, never by the policy):
+
+- **first put correct**: the first place the policy put each object is where the game wants it,
+- **ever correct**: the object was put in its place at some step,
+- **take-backs**: the policy took an object out of its correct place (undoing progress),
+- with ``--oracle-no-takeback``, an upper bound: take-backs from correct places are forbidden, so what is left
+  is placement knowledge and search.
+
+``--split train --exclude-data DATA`` uses train-split games that are not in DATA (objects seen in training,
+games not): the same numbers there tell generalisation to unseen objects apart from decision-making.
+
+    python tools/probe_policy_failures.py CKPT --episodes 40 --loop-guard --out probe.json
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+
+def placements(gold: list[str]) -> dict[str, str]:
+    """object -> place from a gold path's ``put OBJECT in PLACE`` steps."""
+    out = {}
+    for a in gold:
+        if a.startswith("put ") and " in " in a:
+            obj, place = a[4:].split(" in ", 1)
+            out[obj] = place
+    return out
+
+
+def episode_stats(actions: list[str], gold: dict[str, str]) -> dict[str, Any]:
+    first: dict[str, str] = {}
+    ever: set[str] = set()
+    where: dict[str, str] = {}
+    takebacks = 0
+    for a in actions:
+        if a.startswith("put ") and " in " in a:
+            obj, place = a[4:].split(" in ", 1)
+            first.setdefault(obj, place)
+            where[obj] = place
+            if gold.get(obj) == place:
+                ever.add(obj)
+        elif a.startswith("take "):
+            obj = a[5:]
+            if obj in where and gold.get(obj) == where[obj]:
+                takebacks += 1
+            where.pop(obj, None)
+    return {
+        "objects": len(gold),
+        "first_put_correct": sum(1 for o, p in gold.items() if first.get(o) == p),
+        "ever_correct": sum(1 for o in gold if o in ever),
+        "takebacks_from_correct_place": takebacks,
+    }
+
+
+def data_seeds(path: str) -> set[int]:
+    opener = gzip.open if path.endswith(".gz") else open
+    with opener(path, "rt") as f:
+        return {int(json.loads(line)["meta"]["env_seed"]) for line in f if line.strip()}
+
+
+def load_agent(path: str) -> Any:
+    if (Path(path) / "manifest.json").is_file():
+        from policy.onnx_agent import BundlePolicy
+
+        return BundlePolicy(path)
+    from policy.torch_agent import TorchPolicy
+
+    return TorchPolicy(path)
+
+
+class NoTakeback:
+    """Oracle wrapper: ``take X`` is scored -inf while X sits in its gold place (an upper bound only)."""
+
+    def __init__(self, agent: Any):
+        self.agent, self.name = agent, f"{agent.name}+oracle-no-takeback"
+        self.placed: set[str] = set()
+
+    def scores(self, instruction: str, observation: str, candidates: list[str]) -> Any:
+        s = self.agent.scores(instruction, observation, candidates).copy()
+        for i, c in enumerate(candidates):
+            if c.startswith("take ") and c[5:] in self.placed:
+                s[i] = -1e9
+        return s
+
+    def act(self, instruction: str, observation: str, candidates: list[str]) -> int:
+        return int(self.scores(instruction, observation, candidates).argmax())
+
+    def reset(self) -> None:
+        self.placed.clear()
+        self.agent.reset()
+
+    def close(self) -> None:
+        self.agent.close()
+
+
+@click.command(context_settings={"help_option_names": ["-h", "--help"]})
+@click.argument("policy_path", type=click.Path(exists=True, file_okay=False))
+@click.option("--split", type=click.Choice(["train", "dev", "test"]), default="test", show_default=True)
+@click.option("--episodes", type=click.IntRange(1), default=40, show_default=True)
+@click.option("--max-steps", type=click.IntRange(1), default=40, show_default=True)
+@click.option("--exclude-data", type=click.Path(exists=True, dir_okay=False), help="Skip games in this file.")
+@click.option("--loop-guard", is_flag=True, help="Run the policy inside edge.loop_guard (as eval does).")
+@click.option("--oracle-no-takeback", is_flag=True, help="Upper bound: no take-back from a correct place.")
+@click.option("--out", type=click.Path(dir_okay=False), help="JSON with the summary and every episode.")
+def main(
+    policy_path: str,
+    split: str,
+    episodes: int,
+    max_steps: int,
+    exclude_data: str | None,
+    loop_guard: bool,
+    oracle_no_takeback: bool,
+    out: str | None,
+) -> None:
+    """Roll POLICY_PATH (checkpoint or bundle) out on TWC and say where its failures come from."""
+    from policy.common import set_threads
+    from policy.evaluate import GuardedAgent, wilson_interval
+    from policy.twx_env import TWXEnv, parse_env
+
+    set_threads()
+    base = load_agent(policy_path)
+    oracle = NoTakeback(base) if oracle_no_takeback else None
+    agent = oracle or base
+    agent = GuardedAgent(agent) if loop_guard else agent
+    skip = data_seeds(exclude_data) if exclude_data else set()
+    records = []
+    with TWXEnv(parse_env("twx:twc"), step_limit=max_steps) as env:
+        seeds = [s for s in env.seeds(split) if s not in skip][:episodes]
+        for seed in seeds:
+            agent.reset()
+            state = env.reset(seed, split, gold=True)
+            gold = placements(env.gold_path())
+            actions: list[str] = []
+            while not state.done:
+                action = state.candidates[agent.act(state.instruction, state.observation, state.candidates)]
+                actions.append(action)
+                state = env.step(action)
+                if oracle is not None and action.startswith("put "):
+                    obj, place = action[4:].split(" in ", 1)
+                    if gold.get(obj) == place:
+                        oracle.placed.add(obj)
+            rec = {"seed": seed, "success": state.success, "gold": gold, "actions": actions}
+            rec.update(episode_stats(actions, gold))
+            records.append(rec)
+    agent.close()
+    n = len(records)
+    succ = sum(r["success"] for r in records)
+    objects = sum(r["objects"] for r in records)
+    summary = {
+        "policy": policy_path,
+        "split": split,
+        "excluded_data": exclude_data,
+        "loop_guard": loop_guard,
+        "oracle_no_takeback": oracle_no_takeback,
+        "episodes": n,
+        "success_rate": succ / n,
+        "ci95": list(wilson_interval(succ, n)),
+        "first_put_correct": sum(r["first_put_correct"] for r in records) / objects,
+        "ever_correct": sum(r["ever_correct"] for r in records) / objects,
+        "takebacks_per_episode": sum(r["takebacks_from_correct_place"] for r in records) / n,
+        "mean_steps": sum(len(r["actions"]) for r in records) / n,
+    }
+    click.echo(json.dumps(summary, indent=1))
+    if out:
+        Path(out).write_text(json.dumps({"summary": summary, "episodes": records}, indent=1))
+
+
+if __name__ == "__main__":
+    main()
