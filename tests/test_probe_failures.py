@@ -17,23 +17,26 @@ from probe_policy_failures import episode_stats, placements  # noqa: E402
 def test_placements_and_episode_stats_by_hand():
     gold = placements(["look around", "take cup", "open cupboard", "put cup in cupboard", "put pen in desk"])
     assert gold == {"cup": "cupboard", "pen": "desk"}
-    actions = [
-        "take cup",
-        "put cup in sink",  # first put of cup: wrong
-        "take cup",  # from a wrong place: not a take-back
-        "put cup in cupboard",  # right
-        "take pen",
-        "put pen in desk",  # first put of pen: right
-        "take pen",  # a take-back from the right place
-        "put pen in bed",
+    steps = [  # (action, the game's score after it): TWC scores a take and an accepted put 0.25 each
+        ("take cup", 0.25),
+        ("put cup in sink", 0.25),  # first put of cup: not accepted
+        ("take cup", 0.25),  # from a place the game does not accept: not a take-back
+        ("put cup in shelf", 0.5),  # accepted, though the gold path says cupboard
+        ("take pen", 0.75),
+        ("put pen in desk", 1.0),  # first put of pen: accepted
+        ("take pen", 0.75),  # a take-back from an accepted place
+        ("put pen in bed", 0.75),
     ]
-    assert episode_stats(actions, gold) == {
+    actions, scores = [a for a, _ in steps], [s for _, s in steps]
+    assert episode_stats(actions, scores, list(gold)) == {
         "objects": 2,
         "first_put_correct": 1,
         "ever_correct": 2,
         "takebacks_from_correct_place": 1,
     }
-    assert episode_stats([], gold)["first_put_correct"] == 0
+    assert episode_stats([], [], list(gold))["first_put_correct"] == 0
+    with pytest.raises(ValueError):
+        episode_stats(["take cup"], [], list(gold))
 
 
 @pytest.mark.real
@@ -56,4 +59,4 @@ def test_probe_runs_real_twc_episodes_on_a_bundle(tmp_path):
     assert 0.0 <= s["first_put_correct"] <= s["ever_correct"] <= 1.0
     for ep in rep["episodes"]:
         assert ep["objects"] == len(ep["gold"]) == 2  # the default TWC configuration puts away two objects
-        assert 1 <= len(ep["actions"]) <= 6
+        assert 1 <= len(ep["actions"]) == len(ep["scores"]) <= 6

@@ -1,11 +1,14 @@
-"""Why a TWC policy fails: per-object placement accuracy and take-backs, from real rollouts with gold paths.
+"""Why a TWC policy fails: per-object placement accuracy and take-backs, from real rollouts.
 
-Rolls a checkpoint or bundle out on TextWorld Commonsense (with or without the loop guard) and compares what
-it did with each game's gold path (ground truth used only here, for the diagnosis, never by the policy):
+Rolls a checkpoint or bundle out on TextWorld Commonsense (with or without the loop guard) and reads the
+game's score after every step (ground truth used only here, for the diagnosis, never by the policy). TWC's
+score rises when an object is put in a place the game accepts (some objects have several: a kettle goes on
+the counter or in the kitchen cupboard, so the gold path's one place is not the test) and falls when it is
+taken out again:
 
-- **first put correct**: the first place the policy put each object is where the game wants it,
-- **ever correct**: the object was put in its place at some step,
-- **take-backs**: the policy took an object out of its correct place (undoing progress),
+- **first put correct**: the first place the policy put each object is one the game accepts,
+- **ever correct**: the object was put in an accepted place at some step,
+- **take-backs**: the policy took an object out of an accepted place (undoing progress),
 - with ``--oracle-no-takeback``, an upper bound: take-backs from correct places are forbidden, so what is left
   is placement knowledge and search.
 
@@ -29,7 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 
 def placements(gold: list[str]) -> dict[str, str]:
-    """object -> place from a gold path's ``put OBJECT in PLACE`` steps."""
+    """object -> place from a gold path's ``put OBJECT in PLACE`` steps (the objects to put away)."""
     out = {}
     for a in gold:
         if a.startswith("put ") and " in " in a:
@@ -38,27 +41,25 @@ def placements(gold: list[str]) -> dict[str, str]:
     return out
 
 
-def episode_stats(actions: list[str], gold: dict[str, str]) -> dict[str, Any]:
-    first: dict[str, str] = {}
+def episode_stats(actions: list[str], scores: list[float], objects: list[str]) -> dict[str, Any]:
+    """``scores[i]``: the game's score after ``actions[i]``; the score before the first action is 0."""
+    first: dict[str, bool] = {}
     ever: set[str] = set()
-    where: dict[str, str] = {}
     takebacks = 0
-    for a in actions:
+    before = 0.0
+    for a, after in zip(actions, scores, strict=True):
         if a.startswith("put ") and " in " in a:
-            obj, place = a[4:].split(" in ", 1)
-            first.setdefault(obj, place)
-            where[obj] = place
-            if gold.get(obj) == place:
+            obj = a[4:].split(" in ", 1)[0]
+            first.setdefault(obj, after > before)
+            if after > before:
                 ever.add(obj)
-        elif a.startswith("take "):
-            obj = a[5:]
-            if obj in where and gold.get(obj) == where[obj]:
-                takebacks += 1
-            where.pop(obj, None)
+        elif a.startswith("take ") and after < before:
+            takebacks += 1
+        before = after
     return {
-        "objects": len(gold),
-        "first_put_correct": sum(1 for o, p in gold.items() if first.get(o) == p),
-        "ever_correct": sum(1 for o in gold if o in ever),
+        "objects": len(objects),
+        "first_put_correct": sum(1 for o in objects if first.get(o, False)),
+        "ever_correct": sum(1 for o in objects if o in ever),
         "takebacks_from_correct_place": takebacks,
     }
 
@@ -80,7 +81,7 @@ def load_agent(path: str) -> Any:
 
 
 class NoTakeback:
-    """Oracle wrapper: ``take X`` is scored -inf while X sits in its gold place (an upper bound only)."""
+    """Oracle wrapper: ``take X`` scores -inf while X sits in a place the game accepts (an upper bound)."""
 
     def __init__(self, agent: Any):
         self.agent, self.name = agent, f"{agent.name}+oracle-no-takeback"
@@ -142,16 +143,17 @@ def main(
             state = env.reset(seed, split, gold=True)
             gold = placements(env.gold_path())
             actions: list[str] = []
+            scores: list[float] = []
             while not state.done:
                 action = state.candidates[agent.act(state.instruction, state.observation, state.candidates)]
+                before = state.score
                 actions.append(action)
                 state = env.step(action)
-                if oracle is not None and action.startswith("put "):
-                    obj, place = action[4:].split(" in ", 1)
-                    if gold.get(obj) == place:
-                        oracle.placed.add(obj)
-            rec = {"seed": seed, "success": state.success, "gold": gold, "actions": actions}
-            rec.update(episode_stats(actions, gold))
+                scores.append(state.score)
+                if oracle is not None and action.startswith("put ") and state.score > before:
+                    oracle.placed.add(action[4:].split(" in ", 1)[0])
+            rec = {"seed": seed, "success": state.success, "gold": gold, "actions": actions, "scores": scores}
+            rec.update(episode_stats(actions, scores, list(gold)))
             records.append(rec)
     agent.close()
     n = len(records)
