@@ -68,16 +68,13 @@ _ARTICLES = frozenset({"a", "an", "the"})
 _STATES = frozenset({"open", "closed"})
 
 
-def locate(obj: str, observation: str) -> str:
-    """Where ``observation`` says ``obj`` is: the receptacle of the first sentence of the form "... a
-    RECEPTACLE[,] that has|contains ... OBJ ..." (TextWorld's room descriptions), without its article or an
-    open/closed state word; ``""`` when no sentence says (an object on the floor, an unknown text format)."""
-    if not obj:
-        return ""
-    named = re.compile(r"(?<![\w-])" + re.escape(obj) + r"(?![\w-])", re.IGNORECASE)
+def receptacles(observation: str) -> list[tuple[str, str]]:
+    """``(receptacle, contents)`` of every sentence of the form "... a RECEPTACLE[,] that has|contains
+    CONTENTS" (TextWorld's room descriptions); the receptacle without its article or an open/closed word."""
+    out = []
     for sentence in re.split(r"[.\n]", observation):
         m = _RECEPTACLE.match(sentence.strip())
-        if m is None or not named.search(m.group("contents")):
+        if m is None:
             continue
         words = m.group("before").split()
         starts = [i for i, w in enumerate(words) if w.lower() in _ARTICLES]
@@ -86,8 +83,18 @@ def locate(obj: str, observation: str) -> str:
         holder = words[starts[-1] + 1 :]
         if holder and holder[0].lower() in _STATES:
             holder = holder[1:]
-        return " ".join(holder)
-    return ""
+        out.append((" ".join(holder), m.group("contents")))
+    return out
+
+
+def locate(obj: str, observation: str | list[tuple[str, str]]) -> str:
+    """Where ``observation`` (or its :func:`receptacles`) says ``obj`` is: the first receptacle whose contents
+    name it; ``""`` when none does (an object on the floor, an unknown text format)."""
+    if not obj:
+        return ""
+    named = re.compile(r"(?<![\w-])" + re.escape(obj) + r"(?![\w-])", re.IGNORECASE)
+    found = receptacles(observation) if isinstance(observation, str) else observation
+    return next((holder for holder, contents in found if named.search(contents)), "")
 
 
 def candidate_texts(kind: str, candidates: Sequence[str], observation: str = "") -> list[str]:
@@ -98,12 +105,12 @@ def candidate_texts(kind: str, candidates: Sequence[str], observation: str = "")
     p = parts_of(kind)
     if p == 1:
         return list(candidates)
-    where = kind == LOCATION_FEATURES
+    found = receptacles(observation) if kind == LOCATION_FEATURES else None
     out: list[str] = []
     for c in candidates:
         obj, target = split_action(c)
-        if where and not target:
-            target = locate(obj, observation)
+        if found is not None and not target:
+            target = locate(obj, found)
         out.extend((c, obj, target))
     return out
 
