@@ -18,7 +18,8 @@ observation to its world state (e.g. :func:`policy.twx_env.world_key`, which dro
 lines); by default the whole observation is the key.
 
 It lives in the client because the daemon is stateless per request (one daemon serves many episodes and
-clients); an episode's memory belongs to whoever runs the episode. Stdlib only.
+clients); an episode's memory belongs to whoever runs the episode. Stdlib only. C++ clients have the same
+rules in ``edge/cpp/include/edge/loop_guard.hpp`` (kept in step by a test that replays this guard's episodes).
 """
 
 from __future__ import annotations

@@ -100,6 +100,62 @@ def test_cpp_client_retries_after_timeout_without_stale_replies(cpp_build, daemo
     assert t.returncode == 1 and "no reply" in t.stderr and "2 attempt(s)" in t.stderr
 
 
+def _guard_episodes(path, episodes: int = 60, seed: int = 0) -> int:
+    """Random episodes through the Python LoopGuard(world_key), written for edge_loop_guard_test: small pools
+    of rooms, inventories and actions so that world states (and, without history, whole observations) repeat,
+    scores with ties, and world_key cases. Returns how often the guard overrode the argmax."""
+    import random
+
+    from edge.loop_guard import LoopGuard
+    from policy.twx_env import compose_state, world_key
+
+    rng = random.Random(seed)
+    rooms = ["You are in the kitchen. A fridge.", "You are in the kitchen. A fridge that contains an apple."]
+    items = ["apple", "dirty mug", "pen"]
+    actions = ["take apple", "put apple in fridge", "open fridge", "look around", "take pen", "inventory"]
+    feedback = ["", "You take the apple.", "That is already open."]
+    hx = str.encode
+    lines = []
+    key_cases = ["Inventory: pen apple\nRoom: x", "no world lines", "Inventory:\r\nRoom: y\r\nFeedback: z"]
+    key_cases.append("")
+    for obs in key_cases:
+        lines.append(f"key {hx(obs).hex()} {hx(world_key(obs)).hex()}")
+    guard = LoopGuard(world_key)
+    picks = 0
+    for _ in range(episodes):
+        guard.reset()
+        lines.append("reset")
+        history: list[str] = []
+        keep_history = rng.random() < 0.5  # without it, exact observations repeat (rule 2)
+        for _ in range(rng.randint(3, 25)):
+            inv = " ".join(f"a {x}" for x in rng.sample(items, rng.randint(0, 2))) or "empty"
+            obs = compose_state(rng.choice(feedback), rng.choice(rooms), inv, history)
+            cands = rng.sample(actions, rng.randint(1, len(actions)))
+            scores = [round(rng.uniform(-1, 1), 1) for _ in cands]  # one decimal: ties happen
+            pick = guard.choose(obs, cands, scores)
+            lines.append(
+                f"step {hx(obs).hex()} {pick} {len(cands)} "
+                + " ".join(hx(c).hex() for c in cands)
+                + " "
+                + " ".join(repr(x) for x in scores)
+            )
+            if keep_history:
+                history.append(cands[pick])
+            picks += pick != max(range(len(cands)), key=lambda i: (scores[i], -i))
+    path.write_text("\n".join(lines) + "\n")
+    return picks
+
+
+def test_cpp_loop_guard_matches_the_python_guard(cpp_build, tmp_path):
+    episodes = tmp_path / "guard_episodes.txt"
+    overrides = _guard_episodes(episodes)
+    assert overrides > 20  # the episodes exercise the guard, not only the argmax
+    p = run([str(cpp_build / "edge_loop_guard_test"), str(episodes)], timeout=60)
+    assert p.returncode == 0, p.stdout + p.stderr[-3000:]
+    r = json.loads(p.stdout)
+    assert r["failures"] == 0 and r["keys"] == 4 and r["steps"] > 500
+
+
 def test_cpp_bench_tool(cpp_build, daemon):
     p = run(
         [str(cpp_build / "edge_bench"), "--connect", daemon.endpoint, "--n", "50", "--warmup", "5"],

@@ -1,0 +1,119 @@
+// Per-episode loop breaking for a C++ robot client: the same rules as edge/loop_guard.py (keep them in step;
+// tests/test_edge_cpp.py checks both on shared episodes).
+//
+// A greedy policy in a deterministic world repeats itself once it returns to a state it has seen. Given the
+// daemon's scores, choose() returns the best-scored candidate that is not ruled out by:
+//   1. loop-closing actions: an action that led back to a world state already visited this episode is not
+//      taken again from the world state it was taken in;
+//   2. exact repeats: an action is not taken twice in the very same observation.
+// When every candidate is ruled out it falls back to rule 1 alone, then to the argmax. The daemon is stateless
+// per request; the episode's memory belongs to the client that runs the episode. Header-only, standard library.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <functional>
+#include <numeric>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace edge {
+
+// The world part of a composed state text (edgejudge's compose_state): its "Inventory:" and "Room:" lines,
+// the inventory as a sorted bag of words; the whole text when it has no such lines. As policy.twx_env.world_key.
+inline std::string world_key(const std::string& observation) {
+    std::vector<std::string> kept;
+    std::size_t start = 0;
+    while (start <= observation.size()) {
+        std::size_t end = observation.find_first_of("\r\n", start);
+        if (end == std::string::npos) end = observation.size();
+        std::string line = observation.substr(start, end - start);
+        if (line.rfind("Inventory:", 0) == 0) {
+            std::istringstream words(line.substr(10));
+            std::vector<std::string> bag;
+            for (std::string w; words >> w;) bag.push_back(w);
+            std::sort(bag.begin(), bag.end());
+            line = "Inventory:";
+            line += " ";
+            for (std::size_t i = 0; i < bag.size(); ++i) line += (i ? " " : "") + bag[i];
+            kept.push_back(line);
+        } else if (line.rfind("Room:", 0) == 0) {
+            kept.push_back(line);
+        }
+        if (end == observation.size()) break;
+        start = end + ((observation[end] == '\r' && end + 1 < observation.size() && observation[end + 1] == '\n') ? 2 : 1);
+    }
+    if (kept.empty()) return observation;
+    std::string out = kept[0];
+    for (std::size_t i = 1; i < kept.size(); ++i) out += "\n" + kept[i];
+    return out;
+}
+
+class LoopGuard {
+  public:
+    using Key = std::function<std::string(const std::string&)>;
+
+    // key maps an observation to its world state (e.g. edge::world_key); by default the whole observation.
+    explicit LoopGuard(Key key = nullptr) : key_(std::move(key)) {}
+
+    void reset() {
+        taken_.clear();
+        closing_.clear();
+        visited_.clear();
+        has_last_ = false;
+        overrides_ = 0;
+    }
+
+    // The index of the candidate to take; scores[i] is candidate i's score from the daemon.
+    template <class Score>
+    std::size_t choose(const std::string& observation, const std::vector<std::string>& candidates,
+                       const std::vector<Score>& scores) {
+        if (candidates.empty() || candidates.size() != scores.size())
+            throw std::invalid_argument(std::to_string(candidates.size()) + " candidates but " +
+                                        std::to_string(scores.size()) + " scores");
+        const std::string world = key_ ? key_(observation) : observation;
+        if (has_last_ && visited_.count(world)) closing_.insert(last_);  // the last action closed a loop
+        visited_.insert(world);
+        std::vector<std::size_t> order(candidates.size());
+        std::iota(order.begin(), order.end(), 0);
+        std::stable_sort(order.begin(), order.end(),
+                         [&](std::size_t a, std::size_t b) { return scores[a] > scores[b]; });
+        std::size_t pick = order[0];
+        bool found_allowed = false;
+        for (std::size_t i : order) {
+            if (closing_.count({world, candidates[i]})) continue;
+            if (!found_allowed) {
+                pick = i;  // best allowed by rule 1 (the fallback when every one was taken here before)
+                found_allowed = true;
+            }
+            if (!taken_.count({observation, candidates[i]})) {
+                pick = i;
+                break;
+            }
+        }
+        if (pick != order[0]) ++overrides_;
+        taken_.insert({observation, candidates[pick]});
+        last_ = {world, candidates[pick]};
+        has_last_ = true;
+        return pick;
+    }
+
+    // How many times this episode the guard chose something other than the argmax.
+    int overrides() const { return overrides_; }
+
+  private:
+    using Pair = std::pair<std::string, std::string>;
+    Key key_;
+    std::set<Pair> taken_;
+    std::set<Pair> closing_;
+    std::set<std::string> visited_;
+    Pair last_;
+    bool has_last_ = false;
+    int overrides_ = 0;
+};
+
+}  // namespace edge

@@ -1,0 +1,72 @@
+// Checks edge::LoopGuard and edge::world_key against episodes recorded from the Python guard
+// (tests/test_edge_cpp.py writes them). Usage: edge_loop_guard_test EPISODES_FILE
+// Lines: "key OBS_HEX EXPECTED_HEX" | "reset" | "step OBS_HEX PICK K CAND_HEX... SCORE..."
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "edge/loop_guard.hpp"
+
+namespace {
+std::string unhex(const std::string& h) {
+    std::string out;
+    for (size_t i = 0; i + 1 < h.size(); i += 2) out.push_back(static_cast<char>(std::stoi(h.substr(i, 2), nullptr, 16)));
+    return out;
+}
+}  // namespace
+
+int main(int argc, char** argv) {
+    if (argc != 2) {
+        std::cerr << "usage: edge_loop_guard_test EPISODES_FILE\n";
+        return 2;
+    }
+    std::ifstream f(argv[1]);
+    if (!f) {
+        std::cerr << "cannot read " << argv[1] << "\n";
+        return 2;
+    }
+    edge::LoopGuard guard(edge::world_key);
+    int failures = 0, steps = 0, keys = 0, line_no = 0;
+    for (std::string line; std::getline(f, line);) {
+        ++line_no;
+        std::istringstream ss(line);
+        std::string kind;
+        ss >> kind;
+        if (kind == "reset") {
+            guard.reset();
+        } else if (kind == "key") {
+            std::string obs, want;
+            ss >> obs >> want;
+            ++keys;
+            if (edge::world_key(unhex(obs)) != unhex(want)) {
+                std::cerr << "FAIL line " << line_no << ": world_key differs\n";
+                ++failures;
+            }
+        } else if (kind == "step") {
+            std::string obs;
+            size_t pick = 0, k = 0;
+            ss >> obs >> pick >> k;
+            std::vector<std::string> cands(k);
+            std::vector<double> scores(k);
+            for (auto& c : cands) {
+                std::string h;
+                ss >> h;
+                c = unhex(h);
+            }
+            for (auto& s : scores) ss >> s;
+            ++steps;
+            size_t got = guard.choose(unhex(obs), cands, scores);
+            if (got != pick) {
+                std::cerr << "FAIL line " << line_no << ": picked " << got << ", Python picked " << pick << "\n";
+                ++failures;
+            }
+        } else if (!kind.empty()) {
+            std::cerr << "bad line " << line_no << ": " << kind << "\n";
+            return 2;
+        }
+    }
+    std::cout << "{\"steps\": " << steps << ", \"keys\": " << keys << ", \"failures\": " << failures << "}\n";
+    return failures == 0 ? 0 : 1;
+}
