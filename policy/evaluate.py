@@ -14,11 +14,13 @@ games. This module imports neither torch nor the LLM.
 from __future__ import annotations
 
 import math
+import os
 import random
 import statistics
 import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any, Protocol
 
 from policy.twx_env import EnvSpec, TWXEnv, check_split
@@ -105,6 +107,25 @@ class GuardedAgent:
 
     def close(self) -> None:
         self.agent.close()
+
+
+def open_policy(path: str | os.PathLike[str]) -> Agent:
+    """The agent for a bundle (``manifest.json``: onnxruntime only, torch never imported) or a training
+    checkpoint (``checkpoint.json``); ValueError naming the path for anything else."""
+    p = Path(path)
+    if not p.exists():
+        raise ValueError(
+            f"{p}: does not exist (a checkpoint from 'edgejudge train' or a bundle from 'edgejudge export')"
+        )
+    if (p / "manifest.json").is_file():
+        from policy.onnx_agent import BundlePolicy
+
+        return BundlePolicy(p)
+    if (p / "checkpoint.json").is_file():
+        from policy.torch_agent import TorchPolicy
+
+        return TorchPolicy(p)
+    raise ValueError(f"{p}: neither a bundle (manifest.json) nor a checkpoint (checkpoint.json)")
 
 
 def wilson_interval(successes: int, n: int, z: float = 1.959964) -> tuple[float, float]:

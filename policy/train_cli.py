@@ -317,8 +317,6 @@ def eval_cmd(
     POLICY_PATH is a checkpoint (from 'edgejudge train') or a bundle (from 'edgejudge export'). A bundle runs
     through onnxruntime alone, without torch, exactly as the robot runs it.
     """
-    from pathlib import Path
-
     from policy.twx_env import EnvSpecError, parse_env
 
     kind = agent_kind or "policy"
@@ -348,22 +346,9 @@ def eval_cmd(
 
             agent = open_llm_agent(judge)
         else:
-            p = Path(policy_path)
-            if not p.exists():
-                _fail(
-                    f"{p}: does not exist (a checkpoint from 'edgejudge train' or a bundle from "
-                    "'edgejudge export')"
-                )
-            if (p / "manifest.json").is_file():
-                from policy.onnx_agent import BundlePolicy
+            from policy.evaluate import open_policy
 
-                agent = BundlePolicy(p)
-            elif (p / "checkpoint.json").is_file():
-                from policy.torch_agent import TorchPolicy
-
-                agent = TorchPolicy(p)
-            else:
-                _fail(f"{p}: neither a bundle (manifest.json) nor a checkpoint (checkpoint.json)")
+            agent = open_policy(policy_path)
     except Exception as e:  # noqa: BLE001 - one clear line for any load failure (bundle, checkpoint, judge)
         if isinstance(e, SystemExit):
             raise

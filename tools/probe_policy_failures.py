@@ -70,16 +70,6 @@ def data_seeds(path: str) -> set[int]:
         return {int(json.loads(line)["meta"]["env_seed"]) for line in f if line.strip()}
 
 
-def load_agent(path: str) -> Any:
-    if (Path(path) / "manifest.json").is_file():
-        from policy.onnx_agent import BundlePolicy
-
-        return BundlePolicy(path)
-    from policy.torch_agent import TorchPolicy
-
-    return TorchPolicy(path)
-
-
 class NoTakeback:
     """Oracle wrapper: ``take X`` scores -inf while X sits in a place the game accepts (an upper bound)."""
 
@@ -126,11 +116,11 @@ def main(
 ) -> None:
     """Roll POLICY_PATH (checkpoint or bundle) out on TWC and say where its failures come from."""
     from policy.common import set_threads
-    from policy.evaluate import GuardedAgent, wilson_interval
+    from policy.evaluate import GuardedAgent, open_policy, wilson_interval
     from policy.twx_env import TWXEnv, parse_env
 
     set_threads()
-    base = load_agent(policy_path)
+    base = open_policy(policy_path)
     oracle = NoTakeback(base) if oracle_no_takeback else None
     agent = oracle or base
     agent = GuardedAgent(agent) if loop_guard else agent

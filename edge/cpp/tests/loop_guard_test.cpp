@@ -8,25 +8,13 @@
 #include <vector>
 
 #include "edge/loop_guard.hpp"
+#include "vectors.hpp"
 
-namespace {
-std::string unhex(const std::string& h) {
-    std::string out;
-    for (size_t i = 0; i + 1 < h.size(); i += 2) out.push_back(static_cast<char>(std::stoi(h.substr(i, 2), nullptr, 16)));
-    return out;
-}
-}  // namespace
+using edge_test::unhex;
 
 int main(int argc, char** argv) {
-    if (argc != 2) {
-        std::cerr << "usage: edge_loop_guard_test EPISODES_FILE\n";
-        return 2;
-    }
-    std::ifstream f(argv[1]);
-    if (!f) {
-        std::cerr << "cannot read " << argv[1] << "\n";
-        return 2;
-    }
+    std::ifstream f;
+    if (!edge_test::open_vectors(argc, argv, "edge_loop_guard_test EPISODES_FILE", f)) return 2;
     edge::LoopGuard guard(edge::world_key);
     int failures = 0, steps = 0, keys = 0, line_no = 0;
     for (std::string line; std::getline(f, line);) {

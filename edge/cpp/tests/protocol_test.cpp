@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "edge/client.hpp"
+#include "vectors.hpp"
 
 namespace {
 int failures = 0;
@@ -17,24 +18,13 @@ void check(bool cond, const std::string& what) {
         ++failures;
     }
 }
-
-std::string unhex(const std::string& h) {
-    std::string out;
-    for (size_t i = 0; i + 1 < h.size(); i += 2) out.push_back(static_cast<char>(std::stoi(h.substr(i, 2), nullptr, 16)));
-    return out;
-}
 }  // namespace
 
+using edge_test::unhex;
+
 int main(int argc, char** argv) {
-    if (argc != 2) {
-        std::cerr << "usage: edge_protocol_test VECTORS_FILE\n";
-        return 2;
-    }
-    std::ifstream f(argv[1]);
-    if (!f) {
-        std::cerr << "cannot read " << argv[1] << "\n";
-        return 2;
-    }
+    std::ifstream f;
+    if (!edge_test::open_vectors(argc, argv, "edge_protocol_test VECTORS_FILE", f)) return 2;
     std::map<std::string, std::string> vec;
     std::string line;
     while (std::getline(f, line)) {
