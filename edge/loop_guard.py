@@ -55,10 +55,7 @@ class LoopGuard:
     def choose(self, observation: str, candidates: Sequence[str], scores: Sequence[float]) -> int:
         if len(candidates) != len(scores) or not candidates:
             raise ValueError(f"{len(candidates)} candidates but {len(scores)} scores")
-        world = self.key(observation)
-        if self._last is not None and world in self._visited:
-            self._closing.add(self._last)  # the previous action led back to a visited world state
-        self._visited.add(world)
+        world = self._enter(observation)
         order = sorted(range(len(candidates)), key=lambda i: -float(scores[i]))
         allowed = [i for i in order if (world, candidates[i]) not in self._closing]
         fresh = [i for i in allowed if (observation, candidates[i]) not in self._taken]
@@ -69,3 +66,18 @@ class LoopGuard:
         self._taken.add((observation, candidates[pick]))
         self._last = (world, candidates[pick])
         return pick
+
+    def record(self, observation: str, action: str) -> None:
+        """Remember an action that something other than :meth:`choose` picked in this observation (e.g.
+        :class:`edge.placement_search.PlacementSearch`), so the episode's memory stays whole."""
+        world = self._enter(observation)
+        self._taken.add((observation, action))
+        self._last = (world, action)
+
+    def _enter(self, observation: str) -> str:
+        """The observation's world state; notes whether the previous action led back to a visited one."""
+        world = self.key(observation)
+        if self._last is not None and world in self._visited:
+            self._closing.add(self._last)  # the previous action led back to a visited world state
+        self._visited.add(world)
+        return world

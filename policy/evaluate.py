@@ -47,6 +47,10 @@ class RandomAgent:
     def act(self, instruction: str, observation: str, candidates: Sequence[str]) -> int:
         return self._rng.randrange(len(candidates))
 
+    def scores(self, instruction: str, observation: str, candidates: Sequence[str]) -> list[float]:
+        """Uniform random scores: a random ranking, for wrappers that rank candidates by score."""
+        return [self._rng.random() for _ in candidates]
+
     def reset(self) -> None:
         pass
 
@@ -103,6 +107,33 @@ class GuardedAgent:
 
     def reset(self) -> None:
         self.guard.reset()
+        self.agent.reset()
+
+    def close(self) -> None:
+        self.agent.close()
+
+
+class SearchAgent:
+    """Wraps an agent with ``scores()`` in an :class:`edge.placement_search.PlacementSearch` (which wraps the
+    loop guard): in put-away tasks the agent's scores of hypothetical ``put`` actions rank each object's
+    places, closed containers included, and the search moves to the next best joint assignment when every
+    object has been placed and the episode has not ended. Elsewhere it is the guarded agent."""
+
+    def __init__(self, agent):
+        from edge.placement_search import PlacementSearch
+        from policy.twx_env import world_key
+
+        self.agent = agent
+        self.name = f"{agent.name}+search"
+        self.search = PlacementSearch(agent.scores, key=world_key)
+
+    def act(self, instruction: str, observation: str, candidates: Sequence[str]) -> int:
+        return self.search.choose(
+            instruction, observation, candidates, self.agent.scores(instruction, observation, candidates)
+        )
+
+    def reset(self) -> None:
+        self.search.reset()
         self.agent.reset()
 
     def close(self) -> None:

@@ -290,6 +290,14 @@ def train(
     "not taken again from where it was taken, nor any action twice in the same observation; the best-scored "
     "allowed one instead. What a client with per-episode memory runs (tools/drive_edge.py does).",
 )
+@click.option(
+    "--placement-search",
+    is_flag=True,
+    help="Put-away tasks (edge.placement_search, implies --loop-guard): the policy scores a hypothetical "
+    "'put OBJECT in PLACE' for every place, closed containers included; the client puts each object in its "
+    "best place and, while the episode goes on after every object is placed, moves to the next best joint "
+    "assignment. With --agent random the places are ranked at random (the search's own floor).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON (with per-episode records).")
 @click.option(
     "--progress/--no-progress",
@@ -300,6 +308,7 @@ def eval_cmd(
     policy_path,
     temperature,
     loop_guard,
+    placement_search,
     agent_kind,
     judge,
     env_name,
@@ -330,6 +339,8 @@ def eval_cmd(
         raise click.UsageError("--sample takes a temperature > 0 and a policy or --agent llm")
     if loop_guard and (kind == "random" or temperature is not None):
         raise click.UsageError("--loop-guard needs a policy or --agent llm, without --sample")
+    if placement_search and temperature is not None:
+        raise click.UsageError("--placement-search ranks by the scores: it does not go with --sample")
     try:
         spec = parse_env(env_name, params)
     except EnvSpecError as e:
@@ -354,11 +365,13 @@ def eval_cmd(
             raise
         _fail(str(e))
 
-    from policy.evaluate import GuardedAgent, SampledAgent, evaluate
+    from policy.evaluate import GuardedAgent, SampledAgent, SearchAgent, evaluate
 
     if temperature is not None:
         agent = SampledAgent(agent, temperature, seed)
-    if loop_guard:
+    if placement_search:
+        agent = SearchAgent(agent)
+    elif loop_guard:
         agent = GuardedAgent(agent)
     try:
         result = evaluate(agent, spec, split=split, episodes=episodes, max_steps=max_steps, progress=progress)

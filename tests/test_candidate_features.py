@@ -210,6 +210,28 @@ def test_edge_agent_guard_picks_from_the_reply_scores():
     assert guarded.act("i", "s", ["a", "b"]) == 0
 
 
+def test_edge_agent_search_ranks_places_with_one_more_request():
+    from edge.agent import EdgeAgent
+
+    class StubClient:
+        def __init__(self):
+            self.requests = []
+
+        def act(self, instruction, observation, candidates):
+            self.requests.append(list(candidates))
+            scores = [1.0 if c.endswith("shelf") else 0.0 for c in candidates]
+            return {"index": 0, "scores": scores, "model": "m", "timing": {"server_ms": 0.1}}
+
+    client = StubClient()
+    agent = EdgeAgent(client, placement_search=True)
+    assert agent.name == "edge-serve+search"
+    assert agent.act("i", "s0", ["look around", "take cup"]) == 1
+    assert agent.act("i", "s1", ["put cup in sink", "put cup in shelf", "open box"]) == 1
+    # the second step asked for the admissible scores, then for one hypothetical put per place
+    assert client.requests[-1] == ["put cup in sink", "put cup in shelf", "put cup in box"]
+    assert agent.latency()["n"] == 3 and agent.searches == 0
+
+
 # ------------------------------------------------------------------------------------------------ real bundle
 
 

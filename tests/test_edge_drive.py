@@ -43,6 +43,34 @@ def test_drive_twx_episodes_through_edge_serve():
     assert out["loop_guard"] is True and out["guard_overrides"] >= 0  # the default: the client keeps memory
 
 
+def test_drive_with_the_placement_search_ranks_places_through_the_daemon():
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "tools/drive_edge.py",
+            "--bundle",
+            str(exported_bundle()),
+            "--episodes",
+            "2",
+            "--max-steps",
+            "4",
+            "--split",
+            "test",
+            "--placement-search",
+            "--json",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    out = json.loads(proc.stdout)
+    assert out["placement_search"] is True and out["searches"] >= 0 and out["invalid_action_rate"] == 0.0
+    # every episode starts by taking an object; ranking its places is one more request to the daemon
+    assert out["latency"]["n"] >= out["actions"] + 2
+
+
 def test_drive_needs_exactly_one_target():
     proc = subprocess.run(
         [sys.executable, "tools/drive_edge.py", "--episodes", "1"],

@@ -15,7 +15,7 @@ import torch
 
 from labeler.dataset import write_trajectories
 from policy.collect import run_episode
-from policy.evaluate import RandomAgent, evaluate
+from policy.evaluate import RandomAgent, SearchAgent, evaluate
 from policy.export import export_bundle
 from policy.torch_agent import TorchPolicy
 from policy.train import train_from_file
@@ -79,6 +79,17 @@ def test_training_lowers_the_loss_and_beats_random(tiny, trained):
     assert ours.success_rate >= 0.75, ours.summary()
     assert ours.success_rate > rand.success_rate + 0.25, (ours.summary(), rand.summary())
     assert ours.invalid_action_rate == 0.0
+    with TorchPolicy(trained.checkpoint) as agent:  # the same policy ranking places for the client's search
+        searched = evaluate(
+            SearchAgent(agent),
+            tiny["spec"],
+            split="train",
+            episodes=4,
+            max_steps=MAX_STEPS,
+            seeds=tiny["seeds"],
+        )
+    print(searched.summary())
+    assert searched.success_rate >= 0.5 and searched.invalid_action_rate == 0.0
 
 
 @pytest.mark.real
@@ -146,6 +157,22 @@ def test_train_cli_and_checkpoint_eval(cli, tiny, tmp_path):
         check=True,
     )
     assert "success" in proc.stdout and "bc-success:sparse" in proc.stdout
+    # the real default two-object game; the client ranks places by the policy's scores of hypothetical puts
+    proc = cli(
+        "eval",
+        str(out),
+        "--split",
+        "test",
+        "--episodes",
+        "2",
+        "--max-steps",
+        "8",
+        "--placement-search",
+        "--json",
+        check=True,
+    )
+    result = json.loads(proc.stdout)
+    assert result["agent"] == "bc-success:sparse+search" and result["invalid_action_rate"] == 0.0
 
 
 def test_cli_errors(cli, tiny, tmp_path):
@@ -174,14 +201,31 @@ def test_cli_errors(cli, tiny, tmp_path):
     assert proc.returncode == 1 and "does not exist" in proc.stderr
     proc = cli("eval", "--agent", "random", "--episodes", "1", "--env", "twx:nope")
     assert proc.returncode == 2 and "unknown TextWorldExpress game" in proc.stderr
+    proc = cli("eval", "--agent", "llm", "--placement-search", "--sample", "1.0", "--episodes", "1")
+    assert proc.returncode == 2 and "does not go with --sample" in proc.stderr
     assert not (tmp_path / "x").exists()
 
 
 @pytest.mark.real
 def test_llm_agent_baseline_cli(cli):
     # the real embedded GGUF judge picks among the admissible actions; same metrics as the policy
-    proc = cli("eval", "--agent", "llm", "--judge", "gemma3-270m", "--params", EASY, "--split", "test",
-               "--episodes", "1", "--max-steps", "2", "--json", check=True)
+    proc = cli(
+        "eval",
+        "--agent",
+        "llm",
+        "--judge",
+        "gemma3-270m",
+        "--params",
+        EASY,
+        "--split",
+        "test",
+        "--episodes",
+        "1",
+        "--max-steps",
+        "2",
+        "--json",
+        check=True,
+    )
     result = json.loads(proc.stdout)
     assert result["agent"] == "llm:gemma3-270m"
     assert result["actions"] == 2 and result["invalid_action_rate"] == 0.0

@@ -123,6 +123,13 @@ def fmt_ci(r) -> str:
     show_default=True,
     help="Also evaluate every trained row (and the LLM agent) with the client-side loop guard.",
 )
+@click.option(
+    "--placement-search/--no-placement-search",
+    default=True,
+    show_default=True,
+    help="Also evaluate every row (random and the LLM agent too) with the client-side placement search "
+    "(edge.placement_search; random ranks places at random).",
+)
 def main(
     train_path,
     labeled_path,
@@ -140,11 +147,12 @@ def main(
     out_dir,
     reuse,
     loop_guard,
+    placement_search,
 ) -> None:
     """Train and evaluate every row; write the results table (JSON + Markdown)."""
     os.environ.setdefault("EDGEJUDGE_THREADS", "1")
     from labeler.dataset import read_trajectories, write_trajectories
-    from policy.evaluate import GuardedAgent, RandomAgent, evaluate
+    from policy.evaluate import GuardedAgent, RandomAgent, SearchAgent, evaluate
     from policy.features import TextEmbedder
     from policy.rewards import parse_reward
     from policy.torch_agent import TorchPolicy
@@ -181,6 +189,18 @@ def main(
         "dropped_successes": len(plain) - len(subset),
     }
     click.echo(f"training data: {data_info}", err=True)
+
+    clients = [("guard", GuardedAgent, "loop guard")] if loop_guard else []
+    if placement_search:
+        clients.append(("search", SearchAgent, "placement search"))
+
+    def with_clients(agent, key: str, label: str, n: int, extra: dict, only=("guard", "search")) -> None:
+        """Evaluate ``agent`` inside each client wrapper asked for; rows ``KEY+guard``, ``KEY+search``."""
+        for suffix, wrap, text in clients:
+            if suffix in only:
+                r = evaluate(wrap(agent), spec, split=split, episodes=n, max_steps=max_steps, progress=True)
+                results[f"{key}+{suffix}"] = {"row": f"{label} + {text}", **extra, **r.to_dict()}
+                click.echo(r.summary(), err=True)
 
     embedder = TextEmbedder(progress=True)
     results: dict[str, dict] = {}
@@ -231,33 +251,21 @@ def main(
                 **r.to_dict(),
             }
             click.echo(r.summary(), err=True)
-            if loop_guard:
-                g = evaluate(
-                    GuardedAgent(agent),
-                    spec,
-                    split=split,
-                    episodes=episodes,
-                    max_steps=max_steps,
-                    progress=True,
-                )
-                results[f"{name}+guard"] = {
-                    "row": f"{name} + loop guard",
-                    "algo": algo,
-                    "reward": reward,
-                    **g.to_dict(),
-                }
-                click.echo(g.summary(), err=True)
+            with_clients(agent, name, name, episodes, {"algo": algo, "reward": reward})
 
     if "random" in row_names:
         r = evaluate(RandomAgent(0), spec, split=split, episodes=episodes, max_steps=max_steps)
         results["random"] = {"row": "random", **r.to_dict()}
         click.echo(r.summary(), err=True)
+        with_clients(RandomAgent(0), "random", "random", episodes, {}, only=("search",))
 
     # Export the best trained row and measure latency on real test states.
     latency: dict = {}
     best = max(
         trained,
-        key=lambda n: max(results[n]["success_rate"], results.get(f"{n}+guard", {}).get("success_rate", 0)),
+        key=lambda n: max(
+            results.get(k, {}).get("success_rate", 0) for k in (n, f"{n}+guard", f"{n}+search")
+        ),
         default=None,
     )
     states = _sample_states(spec, split, latency_samples, max_steps)
@@ -270,14 +278,7 @@ def main(
         with BundlePolicy(bundle) as bp:
             r = evaluate(bp, spec, split=split, episodes=episodes, max_steps=max_steps, progress=True)
             results[f"{best} (bundle)"] = {"row": f"{best} (bundle, onnxruntime)", **r.to_dict()}
-            if loop_guard:
-                r = evaluate(
-                    GuardedAgent(bp), spec, split=split, episodes=episodes, max_steps=max_steps, progress=True
-                )
-                results[f"{best}+guard (bundle)"] = {
-                    "row": f"{best} + loop guard (bundle, onnxruntime)",
-                    **r.to_dict(),
-                }
+            with_clients(bp, f"{best} (bundle)", f"{best} (bundle, onnxruntime)", episodes, {})
         latency["bundle"] = {
             "row": best,
             "parity": report.to_dict(),
@@ -293,17 +294,7 @@ def main(
             r = evaluate(agent, spec, split=split, episodes=llm_episodes, max_steps=max_steps, progress=True)
             results["llm"] = {"row": f"llm-agent ({judge})", **r.to_dict()}
             click.echo(r.summary(), err=True)
-            if loop_guard:
-                r = evaluate(
-                    GuardedAgent(agent),
-                    spec,
-                    split=split,
-                    episodes=llm_episodes,
-                    max_steps=max_steps,
-                    progress=True,
-                )
-                results["llm+guard"] = {"row": f"llm-agent ({judge}) + loop guard", **r.to_dict()}
-                click.echo(r.summary(), err=True)
+            with_clients(agent, "llm", f"llm-agent ({judge})", llm_episodes, {})
             latency["llm"] = _latency(lambda: agent, states[: max(5, latency_samples // 5)], close=False)
         finally:
             agent.close()

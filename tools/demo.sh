@@ -4,8 +4,9 @@
 #
 #   collect (TWC train, success-scarce) -> label (TRCA on all, COREN on a slice) -> train (IQL on TRCA
 #   rewards, and sparse BC on successful episodes as the baseline) -> export (ONNX bundle) -> evaluate the
-#   bundle (onnxruntime only; argmax, and with the client-side loop guard) -> edge-serve + TWC test episodes
-#   driven through the daemon (the client keeps the loop guard) -> summary
+#   bundle (onnxruntime only; argmax, with the client-side loop guard, and with the client-side placement
+#   search) -> edge-serve + TWC test episodes driven through the daemon (the client runs the placement
+#   search) -> summary
 set -euo pipefail
 OUT="${DEMO_OUT:-demo-out}"
 PY="${PY:-.venv/bin/python}"
@@ -50,12 +51,19 @@ stage "6/7 evaluate on the TWC test split (objects unseen in training): bundle v
 "${EJ[@]}" eval "$OUT/bundle" --env twx:twc --split test --episodes "$TEST_EPISODES" --json > "$OUT/eval.bundle.json"
 "${EJ[@]}" eval "$OUT/bundle" --env twx:twc --split test --episodes "$TEST_EPISODES" --loop-guard --json \
   > "$OUT/eval.bundle.guard.json"
+"${EJ[@]}" eval "$OUT/bundle" --env twx:twc --split test --episodes "$TEST_EPISODES" --placement-search --json \
+  > "$OUT/eval.bundle.search.json"
 "${EJ[@]}" eval "$OUT/ckpt-bc" --env twx:twc --split test --episodes "$TEST_EPISODES" --loop-guard --json \
   > "$OUT/eval.bc.json"
+"${EJ[@]}" eval "$OUT/ckpt-bc" --env twx:twc --split test --episodes "$TEST_EPISODES" --placement-search --json \
+  > "$OUT/eval.bc.search.json"
 "${EJ[@]}" eval --agent random --env twx:twc --split test --episodes "$TEST_EPISODES" --json > "$OUT/eval.random.json"
+"${EJ[@]}" eval --agent random --env twx:twc --split test --episodes "$TEST_EPISODES" --placement-search --json \
+  > "$OUT/eval.random.search.json"
 
-stage "7/7 serve: edge-serve on the bundle, TWC test episodes driven through it (Python client + loop guard)"
-"$PY" tools/drive_edge.py --bundle "$OUT/bundle" --split test --episodes "$TEST_EPISODES" --json > "$OUT/drive.json"
+stage "7/7 serve: edge-serve on the bundle, TWC test episodes driven through it (Python client + placement search)"
+"$PY" tools/drive_edge.py --bundle "$OUT/bundle" --split test --episodes "$TEST_EPISODES" --placement-search \
+  --json > "$OUT/drive.json"
 
 stage "summary"
 "$PY" tools/demo_summary.py "$OUT"

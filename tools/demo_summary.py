@@ -44,15 +44,19 @@ def main(out_dir: str) -> None:
     rows = [
         ("IQL on TRCA labels, ONNX bundle, argmax", out / "eval.bundle.json"),
         ("  same bundle + client loop guard", out / "eval.bundle.guard.json"),
+        ("  same bundle + client placement search", out / "eval.bundle.search.json"),
         ("BC on successes (sparse baseline) + guard", out / "eval.bc.json"),
+        ("BC on successes + placement search", out / "eval.bc.search.json"),
         ("random admissible action", out / "eval.random.json"),
+        ("random place order + placement search", out / "eval.random.search.json"),
     ]
     for name, path in rows:
         r = _load(path)
         print(f"{name:44s} {_rate(r):22s} {r['latency_ms_p50']:14.2f}")
     d = _load(out / "drive.json")
     lat = d["latency"]
-    via = "  same bundle via edge-serve" + (" + guard" if d.get("loop_guard") else "")
+    client = " + search" if d.get("placement_search") else " + guard" if d.get("loop_guard") else ""
+    via = "  same bundle via edge-serve" + client
     print(f"{via:44s} {_rate(d):22s} {lat['round_trip_ms_p50']:14.2f}")
     print(
         "(in-process rows keep an LRU of text embeddings, so a repeated state costs only the scorer;\n"

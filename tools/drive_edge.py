@@ -54,6 +54,14 @@ if str(ROOT) not in sys.path:
     help="Keep per-episode memory in the client and never repeat an action in an observation where it was "
     "taken before (edge.loop_guard); --no-loop-guard takes the daemon's argmax every step.",
 )
+@click.option(
+    "--placement-search/--no-placement-search",
+    default=False,
+    show_default=True,
+    help="Put-away tasks: rank each object's places by the daemon's scores of hypothetical puts (closed "
+    "containers included) and move to the next best joint placement while the episode goes on "
+    "(edge.placement_search; keeps the loop guard).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 def main(
     bundle: Path | None,
@@ -66,6 +74,7 @@ def main(
     threads: int,
     timeout: float,
     loop_guard: bool,
+    placement_search: bool,
     as_json: bool,
 ) -> None:
     """Roll out TWX episodes with edge-serve choosing every action; success rate and latency."""
@@ -92,7 +101,9 @@ def main(
     assert connect is not None
     try:
         with EdgeClient(connect, timeout=timeout, retries=2) as client:
-            agent = EdgeAgent(client, loop_guard=loop_guard, world_key=world_key)
+            agent = EdgeAgent(
+                client, loop_guard=loop_guard, placement_search=placement_search, world_key=world_key
+            )
             result = evaluate(agent, spec, split=split, episodes=episodes, max_steps=max_steps)
     finally:
         if proc is not None:
@@ -106,6 +117,8 @@ def main(
         "latency": lat,
         "loop_guard": loop_guard,
         "guard_overrides": agent.overrides,
+        "placement_search": placement_search,
+        "searches": agent.searches,
     }
     if as_json:
         click.echo(json.dumps(out, indent=1))

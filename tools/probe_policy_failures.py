@@ -103,6 +103,12 @@ class NoTakeback:
 @click.option("--exclude-data", type=click.Path(exists=True, dir_okay=False), help="Skip games in this file.")
 @click.option("--loop-guard", is_flag=True, help="Run the policy inside edge.loop_guard (as eval does).")
 @click.option("--oracle-no-takeback", is_flag=True, help="Upper bound: no take-back from a correct place.")
+@click.option(
+    "--placement-search",
+    is_flag=True,
+    help="Run the policy inside edge.placement_search (as eval --placement-search does); records where the "
+    "gold path's place ranks in each object's place list.",
+)
 @click.option("--out", type=click.Path(dir_okay=False), help="JSON with the summary and every episode.")
 def main(
     policy_path: str,
@@ -112,18 +118,22 @@ def main(
     exclude_data: str | None,
     loop_guard: bool,
     oracle_no_takeback: bool,
+    placement_search: bool,
     out: str | None,
 ) -> None:
     """Roll POLICY_PATH (checkpoint or bundle) out on TWC and say where its failures come from."""
     from policy.common import set_threads
-    from policy.evaluate import GuardedAgent, open_policy, wilson_interval
+    from policy.evaluate import GuardedAgent, SearchAgent, open_policy, wilson_interval
     from policy.twx_env import TWXEnv, parse_env
 
     set_threads()
     base = open_policy(policy_path)
     oracle = NoTakeback(base) if oracle_no_takeback else None
     agent = oracle or base
-    agent = GuardedAgent(agent) if loop_guard else agent
+    if placement_search:
+        agent = SearchAgent(agent)
+    elif loop_guard:
+        agent = GuardedAgent(agent)
     skip = data_seeds(exclude_data) if exclude_data else set()
     records = []
     with TWXEnv(parse_env("twx:twc"), step_limit=max_steps) as env:
@@ -144,6 +154,12 @@ def main(
                     oracle.placed.add(action[4:].split(" in ", 1)[0])
             rec = {"seed": seed, "success": state.success, "gold": gold, "actions": actions, "scores": scores}
             rec.update(episode_stats(actions, scores, list(gold)))
+            if placement_search:
+                ranked = agent.search.ranked
+                rec["gold_rank"] = {
+                    o: next((k for k, (p, _) in enumerate(ranked.get(o, [])) if p == g), None)
+                    for o, g in gold.items()
+                }
             records.append(rec)
     agent.close()
     n = len(records)
@@ -155,6 +171,7 @@ def main(
         "excluded_data": exclude_data,
         "loop_guard": loop_guard,
         "oracle_no_takeback": oracle_no_takeback,
+        "placement_search": placement_search,
         "episodes": n,
         "success_rate": succ / n,
         "ci95": list(wilson_interval(succ, n)),
@@ -163,6 +180,11 @@ def main(
         "takebacks_per_episode": sum(r["takebacks_from_correct_place"] for r in records) / n,
         "mean_steps": sum(len(r["actions"]) for r in records) / n,
     }
+    if placement_search:
+        ranks = [k for r in records for k in r["gold_rank"].values()]
+        summary["gold_place_rank"] = {
+            str(k): sum(1 for x in ranks if x == k) / len(ranks) for k in sorted(set(ranks), key=str)
+        }
     click.echo(json.dumps(summary, indent=1))
     if out:
         Path(out).write_text(json.dumps({"summary": summary, "episodes": records}, indent=1))
