@@ -194,7 +194,7 @@ class PlacementSearch:
         settled = all(self.where.get(o) for o in self.objects) and not puts
         if settled and self.plan is not None and all(self.where[o] == self.plan.get(o) for o in self.plan):
             # everything is where the plan says and the episode goes on: this assignment is wrong
-            self.tried.add(frozenset((o, self.where[o]) for o in self.objects if o in self.ranked))
+            self.tried.add(frozenset(self.plan.items()))
             self.searches += 1
             self.plan = None
         if self.plan is None and self.ranked:

@@ -75,9 +75,7 @@ class LoopGuard {
         if (candidates.empty() || candidates.size() != scores.size())
             throw std::invalid_argument(std::to_string(candidates.size()) + " candidates but " +
                                         std::to_string(scores.size()) + " scores");
-        const std::string world = key_ ? key_(observation) : observation;
-        if (has_last_ && visited_.count(world)) closing_.insert(last_);  // the last action closed a loop
-        visited_.insert(world);
+        const std::string world = enter(observation);
         std::vector<std::size_t> order(candidates.size());
         std::iota(order.begin(), order.end(), 0);
         std::stable_sort(order.begin(), order.end(),
@@ -102,11 +100,29 @@ class LoopGuard {
         return pick;
     }
 
+    // Remember an action something other than choose() picked in this observation (e.g. edge::PlacementSearch),
+    // so the episode's memory stays whole.
+    void record(const std::string& observation, const std::string& action) {
+        const std::string world = enter(observation);
+        taken_.insert({observation, action});
+        last_ = {world, action};
+        has_last_ = true;
+    }
+
     // How many times this episode the guard chose something other than the argmax.
     int overrides() const { return overrides_; }
 
   private:
     using Pair = std::pair<std::string, std::string>;
+
+    // The observation's world state, after noting whether the last action led back to a visited one.
+    std::string enter(const std::string& observation) {
+        std::string world = key_ ? key_(observation) : observation;
+        if (has_last_ && visited_.count(world)) closing_.insert(last_);  // the last action closed a loop
+        visited_.insert(world);
+        return world;
+    }
+
     Key key_;
     std::set<Pair> taken_;
     std::set<Pair> closing_;
