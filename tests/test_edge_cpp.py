@@ -171,15 +171,27 @@ def _search_episodes(path, episodes: int = 120, seed: int = 0) -> dict:
     places = ["sink", "kitchen cupboard", "shelf", "fridge", "trash can", "table"]
     hx = str.encode
     lines = []
-    for a in [*objects, "put box of cereal in kitchen cupboard", "take pen from table", "look", "", "put in",
-              "put a in b in c", "go to the north", "insert x into y z", "put  spaced   out  in  box "]:
+    for a in [
+        *objects,
+        "put box of cereal in kitchen cupboard",
+        "take pen from table",
+        "look",
+        "",
+        "put in",
+        "put a in b in c",
+        "go to the north",
+        "insert x into y z",
+        "put  spaced   out  in  box ",
+    ]:
         obj, target = split_action(a)
         lines.append(f"split {hx(a).hex()} {hx(obj).hex()} {hx(target).hex()}")
     search = PlacementSearch(lambda *a: [])
     counts = {"steps": 0, "successes": 0, "fallbacks": 0}
     for _ in range(episodes):
         objs, where = rng.sample(objects, rng.randint(1, 3)), rng.sample(places, rng.randint(2, 5))
-        accepted = {o: set(rng.sample(where, rng.randint(1, 2))) if rng.random() < 0.85 else {"-"} for o in objs}
+        accepted = {
+            o: set(rng.sample(where, rng.randint(1, 2))) if rng.random() < 0.85 else {"-"} for o in objs
+        }
         world = PutAwayWorld(
             objs,
             where,
