@@ -23,7 +23,8 @@ The search keeps the episode's bookkeeping and leaves the knowledge to the polic
 Where it has no opinion (no objects, no place to try, every assignment ruled out) it defers to the
 :class:`edge.loop_guard.LoopGuard` it wraps, which also sees every step the search takes. The episode's end is
 the only success signal it uses, as on a robot whose task reports completion. Commands are ``verb object
-[preposition target]`` (:func:`edge.actions.split_action`); the verbs are constructor arguments. Stdlib only.
+[preposition target]`` (:func:`edge.actions.split_action`); the verbs are constructor arguments. No model
+code: the standard library and :mod:`edge.actions`.
 """
 
 from __future__ import annotations
