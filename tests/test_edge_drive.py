@@ -13,28 +13,18 @@ from tests.edge_support import ROOT, exported_bundle
 pytestmark = pytest.mark.real
 
 
-def test_drive_twx_episodes_through_edge_serve():
+def drive(*args: str) -> dict:
+    """tools/drive_edge.py on the shared real bundle, 2 TWC test episodes; its JSON output."""
+    cmd = [sys.executable, "tools/drive_edge.py", "--bundle", str(exported_bundle()), "--episodes", "2"]
     proc = subprocess.run(
-        [
-            sys.executable,
-            "tools/drive_edge.py",
-            "--bundle",
-            str(exported_bundle()),
-            "--episodes",
-            "2",
-            "--max-steps",
-            "3",
-            "--split",
-            "test",
-            "--json",
-        ],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=600,
+        [*cmd, "--split", "test", "--json", *args], cwd=ROOT, capture_output=True, text=True, timeout=600
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
-    out = json.loads(proc.stdout)
+    return json.loads(proc.stdout)
+
+
+def test_drive_twx_episodes_through_edge_serve():
+    out = drive("--max-steps", "3")
     assert out["episodes"] == 2 and out["split"] == "test" and out["env"] == "twx:twc"
     assert out["actions"] == out["latency"]["n"] and 1 <= out["actions"] <= 6
     assert out["invalid_action_rate"] == 0.0  # the daemon's index is always one of the admissible actions
@@ -44,28 +34,7 @@ def test_drive_twx_episodes_through_edge_serve():
 
 
 def test_drive_with_the_placement_search_ranks_places_through_the_daemon():
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "tools/drive_edge.py",
-            "--bundle",
-            str(exported_bundle()),
-            "--episodes",
-            "2",
-            "--max-steps",
-            "4",
-            "--split",
-            "test",
-            "--placement-search",
-            "--json",
-        ],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    out = json.loads(proc.stdout)
+    out = drive("--max-steps", "4", "--placement-search")
     assert out["placement_search"] is True and out["searches"] >= 0 and out["invalid_action_rate"] == 0.0
     # every episode starts by taking an object; ranking its places is one more request to the daemon
     assert out["latency"]["n"] >= out["actions"] + 2

@@ -33,21 +33,11 @@ int main(int argc, char** argv) {
                 ++failures;
             }
         } else if (kind == "step") {
-            std::string obs;
-            size_t pick = 0, k = 0;
-            ss >> obs >> pick >> k;
-            std::vector<std::string> cands(k);
-            std::vector<double> scores(k);
-            for (auto& c : cands) {
-                std::string h;
-                ss >> h;
-                c = unhex(h);
-            }
-            for (auto& s : scores) ss >> s;
+            const edge_test::Step st = edge_test::read_step(ss);
             ++steps;
-            size_t got = guard.choose(unhex(obs), cands, scores);
-            if (got != pick) {
-                std::cerr << "FAIL line " << line_no << ": picked " << got << ", Python picked " << pick << "\n";
+            size_t got = guard.choose(st.observation, st.candidates, st.scores);
+            if (got != st.pick) {
+                std::cerr << "FAIL line " << line_no << ": picked " << got << ", Python picked " << st.pick << "\n";
                 ++failures;
             }
         } else if (!kind.empty()) {

@@ -52,21 +52,11 @@ int main(int argc, char** argv) {
             ss >> obj >> place >> score;
             prefs[{unhex(obj), unhex(place)}] = score;
         } else if (kind == "step") {
-            std::string obs;
-            size_t pick = 0, k = 0;
-            ss >> obs >> pick >> k;
-            std::vector<std::string> cands(k);
-            std::vector<double> scores(k);
-            for (auto& c : cands) {
-                std::string h;
-                ss >> h;
-                c = unhex(h);
-            }
-            for (auto& s : scores) ss >> s;
+            const edge_test::Step st = edge_test::read_step(ss);
             ++steps;
-            size_t got = search.choose("tidy up", unhex(obs), cands, scores);
-            if (got != pick) {
-                std::cerr << "FAIL line " << line_no << ": picked " << got << ", Python picked " << pick << "\n";
+            size_t got = search.choose("tidy up", st.observation, st.candidates, st.scores);
+            if (got != st.pick) {
+                std::cerr << "FAIL line " << line_no << ": picked " << got << ", Python picked " << st.pick << "\n";
                 ++failures;
             }
         } else if (kind == "searches") {

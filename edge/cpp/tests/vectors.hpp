@@ -2,9 +2,12 @@
 // one-argument command line.
 #pragma once
 
+#include <cstddef>
 #include <fstream>
 #include <iostream>
+#include <sstream>
 #include <string>
+#include <vector>
 
 namespace edge_test {
 
@@ -26,6 +29,31 @@ inline bool open_vectors(int argc, char** argv, const char* usage, std::ifstream
         return false;
     }
     return true;
+}
+
+// The rest of a recorded step line after its kind: "OBS_HEX PICK K CAND_HEX... SCORE...".
+struct Step {
+    std::string observation;
+    std::size_t pick = 0;
+    std::vector<std::string> candidates;
+    std::vector<double> scores;
+};
+
+inline Step read_step(std::istringstream& ss) {
+    Step st;
+    std::string obs;
+    std::size_t k = 0;
+    ss >> obs >> st.pick >> k;
+    st.observation = unhex(obs);
+    st.candidates.resize(k);
+    st.scores.resize(k);
+    for (auto& c : st.candidates) {
+        std::string h;
+        ss >> h;
+        c = unhex(h);
+    }
+    for (auto& x : st.scores) ss >> x;
+    return st;
 }
 
 }  // namespace edge_test
