@@ -167,16 +167,19 @@ class CorenLabeler:
             for n in range(n_p):
                 cand[n].extend(c[n])
         answers: list[dict[int, str]] = [{} for _ in range(n_p)]
-        for q in used_qa:  # one QA entry's text, then every prompt's tail: the judge reuses the text
-            for n, prompt in enumerate(self.prompts):
-                answers[n][q] = self.answer(prompt, qa[q])
+        # one QA entry's text, then every prompt's tail: generated together, the text evaluated once
+        pairs = [(n, q) for q in used_qa for n in range(n_p)]
+        for (n, q), a in zip(
+            pairs, self.calls.answer_many([(self.prompts[n], qa[q]) for n, q in pairs]), strict=True
+        ):
+            answers[n][q] = a
         # high-value actions need every prompt's candidate calibration: done after all candidate queries
         high = np.zeros((n_p, n_s), dtype=bool)  # taken action == the prompt's high-value action
-        p_yes = np.zeros((n_p, len(trajs)))
+        checks = []
         for n, prompt in enumerate(self.prompts):
             high[n], plans = high_value_plans(cand[n], trajs, texts, len(self.t.letters))
-            for j, plan in enumerate(plans):
-                p_yes[n, j] = self.backward(prompt, texts[j][0], plan)
+            checks += [(prompt, texts[j][0], plan) for j, plan in enumerate(plans)]
+        p_yes = np.array(self.calls.backward_many(checks)).reshape(n_p, len(trajs))
 
         # --- channels
         pos, votes, contextual = contextual_votes(rate, vals)
