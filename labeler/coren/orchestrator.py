@@ -42,6 +42,9 @@ import numpy as np
 import torch
 from torch import nn
 
+from labeler.label_check import folds_of
+from labeler.quality import auroc
+
 CHANNELS = ("contextual", "structural", "temporal")
 CKPT_FORMAT = "edgejudge.coren.orchestrator"
 CKPT_VERSION = 2
@@ -221,19 +224,6 @@ def predict(model: Orchestrator, batch: Batch) -> np.ndarray:
     return (ret + model.loss_bias).numpy().astype(np.float64)
 
 
-def folds_of(success: list[bool], k: int, seed: int = 0) -> list[list[int]]:
-    """k folds of trajectory indices, stratified by the success flag (each class dealt out in turn after a
-    seeded shuffle). Fewer than k members of a class leave some folds without it."""
-    rng = np.random.default_rng(seed)
-    folds: list[list[int]] = [[] for _ in range(k)]
-    for cls in (True, False):
-        idx = [i for i, s in enumerate(success) if bool(s) == cls]
-        rng.shuffle(idx)
-        for j, i in enumerate(idx):
-            folds[j % k].append(int(i))
-    return [sorted(f) for f in folds]
-
-
 def heldout_gain(predicted: np.ndarray, base: np.ndarray, target: np.ndarray) -> tuple[float, float, float]:
     """(gain, mse of the predictions, mse of the base-rate predictions) against the target alpha * f_s:
     ``gain = 1 - mse / mse_base`` (0 when the base rate is already exact)."""
@@ -252,6 +242,8 @@ class HeldoutCheck:
     gain: float | None = None
     mse: float | None = None
     mse_base: float | None = None
+    auroc: float | None = None
+    """AUROC of the held-out predicted returns against the success flags."""
     gate: float = 1.0
     reason: str = ""
 
@@ -282,6 +274,7 @@ def heldout_check(batch: Batch, cfg: OrchestratorConfig) -> HeldoutCheck:
         pred[fold] = predict(m, batch.subset(fold))
         base[fold] = float(target[train_idx].mean())
     chk.gain, chk.mse, chk.mse_base = heldout_gain(pred, base, target)
+    chk.auroc = auroc(pred.tolist(), success)
     if chk.gain > cfg.min_gain:
         chk.reason = f"held-out gain {chk.gain:+.3f} over the base rate: dense reward kept"
     else:
