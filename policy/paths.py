@@ -21,24 +21,10 @@ import dataclasses
 from collections.abc import Callable
 
 from labeler.dataset import Trajectory
+from labeler.paths import loop_erased_steps
 from models.state_layout import layout_of
 
-
-def loop_erased_steps(keys: list[str]) -> list[int]:
-    """Indices of the steps on the loop-erased path. ``keys`` are the world states before each step and,
-    last, after the final step (``len(keys) == steps + 1``)."""
-    kept: list[int] = []
-    pos: dict[str, int] = {}
-    for t, k in enumerate(keys):
-        if k in pos:  # back in a state already on the path: everything since is a loop
-            p = pos[k]
-            for u in kept[p:]:
-                del pos[keys[u]]
-            kept = kept[:p]
-        if t < len(keys) - 1:
-            pos[k] = len(kept)
-            kept.append(t)
-    return kept
+__all__ = ["detour_steps", "loop_erase", "loop_erased_steps", "path_steps"]
 
 
 def path_steps(traj: Trajectory, key: Callable[[str], str] | None = None) -> list[int]:

@@ -1,4 +1,4 @@
-"""Policy benchmark: the issue's results table, measured.
+"""Policy benchmark: success per training row on real rollouts, and per-action latency.
 
 For each row (algorithm x reward source) it trains on the same success-scarce training file, evaluates by real
 rollouts on the test split (same seeds for every row), and reports success with a Wilson 95 % interval, mean

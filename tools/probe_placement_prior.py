@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""How well do MiniLM embeddings know where an *unseen* TWC object belongs? (issue 6, argument features)
+"""How well do MiniLM embeddings know where an *unseen* TWC object belongs? (argument features)
 
 For every gold ``put X in/on Y`` of the first N games of each split, the candidates are the admissible
 ``put X ...`` actions at that moment. Reports top-1 accuracy of

@@ -7,10 +7,10 @@ inventory, full action history) as JSON, so every variant trains on the same epi
 (collection behaviour does not depend on the state text). Every variant, filter and annotation uses only
 what the agent observes and its own actions (no ground truth).
 
-    export EDGEJUDGE_CACHE=/tmp/pe/cache HF_HUB_OFFLINE=1 EDGEJUDGE_THREADS=1
+    export HF_HUB_OFFLINE=1 EDGEJUDGE_THREADS=1
     python tools/probe_policy_state.py run --variant placed_noroom --algo bc-success --loop-erase
-    python tools/probe_policy_state.py sampled /tmp/probe/runs/NAME.json     # softmax(scores) on test
-    python tools/probe_policy_state.py summarize /tmp/probe/runs --out tools/results/probe_policy_state.json
+    python tools/probe_policy_state.py sampled runs/probe/runs/NAME.json     # softmax(scores) on test
+    python tools/probe_policy_state.py summarize runs/probe/runs --out tools/results/probe_policy_state.json
 
 Results and conclusions: tools/results/probe_policy_state.json.
 """
@@ -467,8 +467,8 @@ def cli():
     help="annotate 'take X' candidates of objects the agent placed itself (needs a placed_* variant)",
 )
 @click.option("--name", default=None)
-@click.option("--out", "out_dir", default="/tmp/probe/runs")
-@click.option("--data-dir", default="/tmp/probe/data")
+@click.option("--out", "out_dir", default="runs/probe/runs")
+@click.option("--data-dir", default="runs/probe/data")
 def run(
     variant,
     algo,
@@ -652,7 +652,7 @@ def show(variant):
     """Print a few states of one variant (checks the parsing)."""
     from labeler.dataset import read_trajectories
 
-    raw = sorted(Path("/tmp/probe/data").glob("raw-*.jsonl.gz"))[0]
+    raw = sorted(Path("runs/probe/data").glob("raw-*.jsonl.gz"))[0]
     t = [t for t in read_trajectories(raw) if t.success][0]
     for s in with_variant([t], variant)[0].steps[:6]:
         click.echo("---\n" + s.observation + f"\n>> {s.action}")
