@@ -26,6 +26,11 @@ _lock = threading.Lock()
 _state: dict[str, Any] = {}
 
 
+def shows_on_stderr(level: int, line: str) -> bool:
+    """Whether a llama.cpp log line also goes to stderr: error level and not known to be harmless."""
+    return level == _ERROR and bool(line.strip()) and not KNOWN_HARMLESS.search(line)
+
+
 def llama_log_path() -> Path:
     """Where llama.cpp's log lines go."""
     base = Path(os.environ.get("EDGEJUDGE_CACHE") or Path.home() / ".cache" / "edgejudge")
@@ -53,7 +58,7 @@ def route_llama_logs(path: str | os.PathLike[str] | None = None) -> Path:
                 stream.write(line)
             except (OSError, ValueError):
                 pass
-            if level == _ERROR and line.strip() and not KNOWN_HARMLESS.search(line):
+            if shows_on_stderr(level, line):
                 sys.stderr.write(line)
 
         llama_cpp.llama_log_set(callback, ctypes.c_void_p(0))

@@ -30,6 +30,7 @@ import numpy as np
 from labeler.judge.config import JudgeConfig
 from labeler.judge.errors import JudgeError, JudgeLoadError
 from labeler.judge.tails import Prepared, lcp
+from labeler.llama_log import route_llama_logs
 
 N_SEQ = 32  # sequences in the llama.cpp context: 0 holds the prefix, the others branches and tails
 MAX_ROWS = 48  # cached next-token distributions kept between queries (1 MB each for a 262k vocabulary)
@@ -53,6 +54,7 @@ class KVEngine:
     def __init__(self, path: Path, config: JudgeConfig, stats: dict[str, float]):
         import llama_cpp  # heavy: imported only when a judge is opened
 
+        route_llama_logs()  # load logs to $EDGEJUDGE_CACHE/logs/llama.log; real errors still on stderr
         self.config = config
         self.stats = stats
         self.lc = llama_cpp
