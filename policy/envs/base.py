@@ -111,6 +111,10 @@ class EnvAdapter(ABC):
     """Version of the state composition, e.g. ``twx/1``; recorded in datasets and bundles."""
     needs_simulator: ClassVar[bool] = True
     """False for a replay of logged episodes (collect works, evaluation of a new policy does not)."""
+    strategies: ClassVar[Mapping[str, str]] = {}
+    """Opt-in task strategies of this world: name -> ``module:Class``, a policy wrapper
+    (:class:`edge.policies.PolicyWrapper`) built as ``Class(policy, world_key)``. Never part of a headline
+    result: the generic client is the loop guard."""
 
     def __init__(self, spec: EnvSpec, step_limit: int = 50):
         self.spec = spec
