@@ -85,6 +85,14 @@ def rubrics() -> None:
     help="Tag under this many orders of the prompt's examples, majority wins (fewer: faster, noisier).",
 )
 @click.option(
+    "--grounding/--no-grounding",
+    default=True,
+    show_default=True,
+    help="Check the judge's tags against the success flags (how much more often a check holds in successful "
+    "trajectories, whether it lasts, whether it changes anything) and place objects where successful "
+    "trajectories left them. --no-grounding: the judge alone.",
+)
+@click.option(
     "--base",
     default=None,
     type=click.Path(dir_okay=False),
@@ -110,6 +118,7 @@ def build(
     max_templates,
     placement,
     prompt_orders,
+    grounding,
     base,
     threads,
     progress,
@@ -172,6 +181,7 @@ def build(
         max_templates=max_templates,
         placement=placement,
         prompt_orders=prompt_orders,
+        grounded=grounding,
         tag_templates=base_rubric is None,  # --base keeps the reviewed items: only places are needed
         progress=progress,
     )
