@@ -39,10 +39,11 @@ class World:
 PRESETS: dict[str, World] = {
     w.label: w
     for w in (
-        World("twc-easy", "twx:twc", None, 40, "success", 0.90),
+        World("twc-easy", "twx:twc", "level=easy", 40, "success", 0.90),
         World("twc-medium", "twx:twc", "level=medium", 60, "success", 0.75),
         World("twc-hard", "twx:twc", "level=hard", 80, "success", 0.60),
-        World("cookingworld-small", "twx:cookingworld", None, 30, "success", 0.60),
+        World("cookingworld-small", "twx:cookingworld", "level=small", 40, "success", 0.60),
+        World("cookingworld-large", "twx:cookingworld", "level=large", 80),
         World("scienceworld", "scienceworld:benchmark", None, 60, "score", 0.50),
     )
 }
