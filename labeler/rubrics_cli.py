@@ -93,6 +93,14 @@ def rubrics() -> None:
     "trajectories left them. --no-grounding: the judge alone.",
 )
 @click.option(
+    "--check-folds",
+    default=2,
+    show_default=True,
+    type=click.IntRange(min=0),
+    help="Held-out check: build the rubric without each of K folds of the trajectories, label the fold, and "
+    "report how well its mean reward separates held-out successes from failures (0: no check).",
+)
+@click.option(
     "--base",
     default=None,
     type=click.Path(dir_okay=False),
@@ -119,6 +127,7 @@ def build(
     placement,
     prompt_orders,
     grounding,
+    check_folds,
     base,
     threads,
     progress,
@@ -190,6 +199,11 @@ def build(
             report = build_rubric(
                 trajs, judge, cfg, dataset_name=Path(dataset).name, log=lambda m: click.echo(m, err=True)
             )
+            check = None
+            if base_rubric is None and check_folds:
+                from labeler.trca.crossfit import crossfit_check
+
+                check = crossfit_check(trajs, judge, cfg, folds=check_folds)
     except (ModelError, JudgeError, ValueError) as e:
         raise click.ClickException(str(e)) from None
     if base_rubric is not None:
@@ -206,6 +220,19 @@ def build(
             f"judge -> version {rubric.version}, {report.queries} judge queries"
         )
         return
+    if base_rubric is None and check_folds:
+        if check is None:
+            click.echo(f"held-out check: too few successes or failures for {check_folds} folds", err=True)
+        else:
+            report.rubric.build["heldout_auroc"] = round(check.auroc or 0.0, 4)
+            report.rubric.build["heldout_folds"] = check_folds
+            click.echo(
+                f"held-out check ({check_folds} folds): mean reward per step vs success AUROC "
+                f"{check.auroc:.3f} [{check.low:.2f}, {check.high:.2f}]: {check.verdict}",
+                err=True,
+            )
+            if check.verdict in ("weak", "inverted"):
+                click.echo(f"warning: {check.message}", err=True)
     write_rubric(out, report.rubric, build_header(report))
     sizes = report.rubric.category_sizes()
     click.echo(
