@@ -112,7 +112,7 @@ def main(
             proc.wait(timeout=30)
     lat = agent.latency()
     out = {
-        **result.to_dict(),
+        **result.to_dict(episodes=True),
         "model": agent.model,
         "endpoint": connect,
         "latency": lat,

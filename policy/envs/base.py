@@ -109,6 +109,10 @@ class EnvAdapter(ABC):
     layout: ClassVar[StateLayout]
     state_format: ClassVar[str]
     """Version of the state composition, e.g. ``twx/1``; recorded in datasets and bundles."""
+    exact_replay: ClassVar[bool] = True
+    """Whether the same episode and actions give the same texts again in one process. False for a world that
+    lists and names look-alike objects in an order that changes from one reset to the next (ScienceWorld);
+    its episodes still start in the same world state."""
     needs_simulator: ClassVar[bool] = True
     """False for a replay of logged episodes (collect works, evaluation of a new policy does not)."""
 

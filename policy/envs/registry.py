@@ -16,6 +16,7 @@ from policy.envs.base import EnvAdapter, EnvError, EnvSpec
 
 BUILTIN: dict[str, str] = {
     "twx": "policy.envs.twx:TWXAdapter",
+    "scienceworld": "policy.envs.scienceworld:ScienceWorldAdapter",
 }
 
 
