@@ -137,7 +137,7 @@ def main(
             proc.wait(timeout=30)
     lat = daemon.latency()
     out = {
-        **result.to_dict(),
+        **result.to_dict(episodes=True),
         "model": daemon.model,
         "endpoint": connect,
         "latency": lat,
