@@ -391,7 +391,7 @@ def export_bundle(
         if skills:
             np.save(tmp / "skills.npy", candidate_matrix(kind, skills, embed, d).astype(np.float32))
         prov = {
-            **{k: v for k, v in meta.get("provenance", {}).items()},
+            **{k: v for k, v in meta.get("provenance", {}).items() if k != "world"},
             "algo": meta.get("algo", "random-init"),
             "reward": meta.get("reward"),
             "checkpoint": None
@@ -416,6 +416,7 @@ def export_bundle(
             provenance=prov,
             policy=model.cfg.to_dict(),
             candidate_features=model.cfg.candidate_features,
+            world=meta.get("provenance", {}).get("world"),
         )
     del st_model
     return ExportReport(Path(out_dir), diff_random, diff_real, cos, cached)
