@@ -8,7 +8,9 @@ Layout::
                         (C = D for candidate_features "action", 3D for "action+arguments" and
                         "action+arguments+location": see edge.actions)
       encoder.onnx      input_ids, attention_mask, token_type_ids [N,L] int64 -> embeddings [N,D]
-                        (mean pooling and L2 normalisation are inside the graph)
+                        (mean pooling and L2 normalisation are inside the graph); ``encoder_kind``
+                        "transformer" (MiniLM, the default and what older manifests mean) or "static"
+                        (a token-vector table distilled from it: docs/encoders.md)
       tokenizer.json    Hugging Face tokenizers file for the encoder
       skills.npy        optional: float32 [S,C] candidate features of a fixed skill list (texts: manifest)
 
@@ -38,6 +40,8 @@ POLICY_INPUTS = ("instruction", "state", "candidates", "mask")
 POLICY_OUTPUT = "scores"
 ENCODER_INPUTS = ("input_ids", "attention_mask", "token_type_ids")
 ENCODER_OUTPUT = "embeddings"
+ENCODER_KINDS = ("transformer", "static")
+DEFAULT_ENCODER_KIND = "transformer"
 
 
 class BundleError(ValueError):
@@ -61,6 +65,7 @@ class Manifest:
     provenance: dict[str, Any] = field(default_factory=dict)
     policy: dict[str, Any] = field(default_factory=dict)  # model hyper-parameters (for information)
     candidate_features: str = DEFAULT_CANDIDATE_FEATURES
+    encoder_kind: str = DEFAULT_ENCODER_KIND
     format: str = BUNDLE_FORMAT
     format_version: int = BUNDLE_FORMAT_VERSION
 
@@ -93,7 +98,9 @@ class Manifest:
                 "output": {ENCODER_OUTPUT: ["texts", self.embedding_dim]},
                 "pooling": "mean",
                 "normalize": True,
+                "kind": self.encoder_kind,
             },
+            "encoder_kind": self.encoder_kind,
             "embedding_dim": self.embedding_dim,
             "candidate_features": self.candidate_features,
             "max_length": self.max_length,
@@ -115,6 +122,7 @@ def write_manifest(
     provenance: dict[str, Any] | None = None,
     policy: dict[str, Any] | None = None,
     candidate_features: str = DEFAULT_CANDIDATE_FEATURES,
+    encoder_kind: str = DEFAULT_ENCODER_KIND,
 ) -> Manifest:
     """Checksum every file in ``bundle_dir`` (but the manifest) and write the manifest atomically."""
     d = Path(bundle_dir)
@@ -135,8 +143,11 @@ def write_manifest(
         provenance=dict(provenance or {}),
         policy=dict(policy or {}),
         candidate_features=candidate_features,
+        encoder_kind=encoder_kind,
     )
     parts_of(candidate_features)  # ValueError on an unknown kind, before anything is written
+    if encoder_kind not in ENCODER_KINDS:
+        raise BundleError(f"unknown encoder kind {encoder_kind!r}: expected {', '.join(ENCODER_KINDS)}")
     fd, tmp = tempfile.mkstemp(prefix=".manifest.", dir=d)
     with os.fdopen(fd, "w") as f:
         json.dump(m.to_dict(), f, indent=2, sort_keys=True)
@@ -174,8 +185,11 @@ def load_manifest(bundle_dir: str | os.PathLike[str], *, verify: bool = True) ->
             provenance=dict(raw.get("provenance", {})),
             policy=dict(raw.get("policy", {})),
             candidate_features=str(raw.get("candidate_features", DEFAULT_CANDIDATE_FEATURES)),
+            encoder_kind=str(raw.get("encoder_kind", DEFAULT_ENCODER_KIND)),
         )
         parts_of(m.candidate_features)
+        if m.encoder_kind not in ENCODER_KINDS:
+            raise ValueError(f"unknown encoder_kind {m.encoder_kind!r} (known: {', '.join(ENCODER_KINDS)})")
     except (KeyError, TypeError, ValueError, AttributeError) as e:
         raise BundleError(f"{mpath}: malformed manifest ({type(e).__name__}: {e})") from None
     for name in REQUIRED_FILES:

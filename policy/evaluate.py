@@ -2,10 +2,10 @@
 actions.
 
 An agent is anything with ``act(instruction, observation, candidates) -> index`` (and ``reset()``,
-``close()``): a bundle (:class:`policy.onnx_agent.BundlePolicy`, torch-free), a checkpoint
-(:class:`policy.torch_agent.TorchPolicy`), the LLM-as-agent baseline (:mod:`policy.llm_agent`) or the uniform
-random baseline here. The observations are the adapter's composed state texts, exactly what the training
-data holds.
+``close()``): a bundle (:class:`edge.bundle_policy.BundlePolicy`: the daemon's runtime, torch-free), a
+checkpoint (:class:`policy.torch_agent.TorchPolicy`), the LLM-as-agent baseline (:mod:`policy.llm_agent`) or
+the uniform random baseline here. The observations are the adapter's composed state texts, exactly what the
+training data holds.
 
 Episodes use the first N seeds of the split in the environment's own order, so every agent meets the same
 games. This module imports neither torch nor the LLM.
@@ -149,7 +149,7 @@ def open_policy(path: str | os.PathLike[str]) -> Agent:
             f"{p}: does not exist (a checkpoint from 'edgejudge train' or a bundle from 'edgejudge export')"
         )
     if (p / "manifest.json").is_file():
-        from policy.onnx_agent import BundlePolicy
+        from edge.bundle_policy import BundlePolicy
 
         return BundlePolicy(p)
     if (p / "checkpoint.json").is_file():

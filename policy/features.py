@@ -11,8 +11,9 @@ is embedded once and every later run (training with another reward, evaluation, 
 
 Rows are appended before their keys, and a reader uses only rows that have a key, so an interrupted write
 never yields a wrong vector. :class:`TextEmbedder` combines the cache with a sentence-transformers model
-(loaded only
-when some text is missing from the cache).
+(loaded only when some text is missing from the cache). For the static encoder kind (``static[:BASE]``,
+:mod:`policy.static_encoder`) it runs the shipped ``encoder.onnx`` through the runtime's own text encoder,
+with no disk cache (a text costs microseconds): the features a policy trains on are the ones it is served.
 """
 
 from __future__ import annotations
@@ -25,7 +26,8 @@ from pathlib import Path
 
 import numpy as np
 
-from models.encoder import DEFAULT_ENCODER, EncoderRef, resolve_encoder
+from models.encoder import DEFAULT_ENCODER, EncoderRef
+from policy.static_encoder import resolve_text_encoder, static_text_encoder
 
 
 def text_key(text: str) -> str:
@@ -119,10 +121,12 @@ class TextEmbedder:
         batch_size: int = 16,
         progress: bool | None = None,
     ):
-        self.encoder = encoder if isinstance(encoder, EncoderRef) else resolve_encoder(encoder)
+        self.encoder = resolve_text_encoder(encoder, progress=progress)
         self.dim = self.encoder.embedding_dim
+        self.static = self.encoder.kind == "static"
         root = Path(cache_dir) if cache_dir is not None else default_cache_dir()
-        self.cache = EmbeddingCache(root / self.encoder.sha256[:16], self.dim) if cache else None
+        use_disk = cache and not self.static
+        self.cache = EmbeddingCache(root / self.encoder.sha256[:16], self.dim) if use_disk else None
         self.batch_size = batch_size
         self.progress = progress
         self._memory: dict[str, np.ndarray] = {}
@@ -133,13 +137,17 @@ class TextEmbedder:
         if self._model is None:
             from models.encoder import load_sentence_encoder
 
-            self._model = load_sentence_encoder(self.encoder)
+            enc = self.encoder
+            self._model = static_text_encoder(enc) if self.static else load_sentence_encoder(enc)
         return self._model
 
     def _encode(self, texts: list[str]) -> np.ndarray:
         from labeler.progress import progress
 
         model = self._load_model()
+        if self.static:
+            self.computed += len(texts)
+            return model.encode(list(texts))
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         # Longest first: batches of similar length pad less.
         order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
