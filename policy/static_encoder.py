@@ -66,6 +66,23 @@ def token_vectors(enc: EncoderRef, *, batch: int = 512, progress=None) -> np.nda
     return out
 
 
+def cached_token_vectors(enc: EncoderRef, *, progress=None) -> np.ndarray:
+    """:func:`token_vectors`, kept in the model cache (``tokvec-<sha256>.npy``) for rebuilds with other
+    parameters."""
+    path = models_root() / f"tokvec-{enc.sha256[:16]}-v{STATIC_VERSION}.npy"
+    try:
+        return np.load(path, allow_pickle=False)
+    except (OSError, ValueError):
+        pass
+    vectors = token_vectors(enc, progress=progress)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=".tokvec-", suffix=".npy", dir=path.parent)
+    with os.fdopen(fd, "wb") as f:
+        np.save(f, vectors)
+    os.replace(tmp, path)
+    return vectors
+
+
 def build_table(vectors: np.ndarray, *, dims: int = DEFAULT_DIMS, sif_a: float = SIF_A) -> np.ndarray:
     """float32 [V, dims]: PCA of the token vectors (centred) with SIF-by-Zipf weights in the rows; row 0
     ([PAD]) is zero."""
@@ -187,6 +204,9 @@ def resolve_static_encoder(
     """The static encoder for ``static[:BASE]``, built into the model cache at first use (one builder at a
     time; others wait for it)."""
     base_name = static_base(spec)
+    head, at, width = str(spec).rpartition("@")
+    if at and width.isdigit():
+        dims = int(width)
     if base_name is None:
         raise ExportError(f"{spec!r} is not a static encoder reference (static or static:BASE)")
     base = resolve_encoder(base_name)
@@ -204,7 +224,7 @@ def resolve_static_encoder(
             return _ref(name, folder, meta)
         tmp = Path(tempfile.mkdtemp(prefix=".static-", dir=root))
         try:
-            table = build_table(token_vectors(base, progress=progress), dims=dims)
+            table = build_table(cached_token_vectors(base, progress=progress), dims=dims)
             write_graph(table, tmp / "encoder.onnx")
             write_tokenizer(base, tmp / "tokenizer.json")
             meta = {
