@@ -85,6 +85,22 @@ def rubrics() -> None:
     help="Tag under this many orders of the prompt's examples, majority wins (fewer: faster, noisier).",
 )
 @click.option(
+    "--grounding/--no-grounding",
+    default=True,
+    show_default=True,
+    help="Check the judge's tags against the success flags (how much more often a check holds in successful "
+    "trajectories, whether it lasts, whether it changes anything) and place objects where successful "
+    "trajectories left them. --no-grounding: the judge alone.",
+)
+@click.option(
+    "--check-folds",
+    default=2,
+    show_default=True,
+    type=click.IntRange(min=0),
+    help="Held-out check: build the rubric without each of K folds of the trajectories, label the fold, and "
+    "report how well its mean reward separates held-out successes from failures (0: no check).",
+)
+@click.option(
     "--base",
     default=None,
     type=click.Path(dir_okay=False),
@@ -110,6 +126,8 @@ def build(
     max_templates,
     placement,
     prompt_orders,
+    grounding,
+    check_folds,
     base,
     threads,
     progress,
@@ -172,6 +190,7 @@ def build(
         max_templates=max_templates,
         placement=placement,
         prompt_orders=prompt_orders,
+        grounded=grounding,
         tag_templates=base_rubric is None,  # --base keeps the reviewed items: only places are needed
         progress=progress,
     )
@@ -180,6 +199,11 @@ def build(
             report = build_rubric(
                 trajs, judge, cfg, dataset_name=Path(dataset).name, log=lambda m: click.echo(m, err=True)
             )
+            check = None
+            if base_rubric is None and check_folds:
+                from labeler.trca.crossfit import crossfit_check
+
+                check = crossfit_check(trajs, judge, cfg, folds=check_folds)
     except (ModelError, JudgeError, ValueError) as e:
         raise click.ClickException(str(e)) from None
     if base_rubric is not None:
@@ -196,6 +220,19 @@ def build(
             f"judge -> version {rubric.version}, {report.queries} judge queries"
         )
         return
+    if base_rubric is None and check_folds:
+        if check is None:
+            click.echo(f"held-out check: too few successes or failures for {check_folds} folds", err=True)
+        else:
+            report.rubric.build["heldout_auroc"] = round(check.auroc or 0.0, 4)
+            report.rubric.build["heldout_folds"] = check_folds
+            click.echo(
+                f"held-out check ({check_folds} folds): mean reward per step vs success AUROC "
+                f"{check.auroc:.3f} [{check.low:.2f}, {check.high:.2f}]: {check.verdict}",
+                err=True,
+            )
+            if check.verdict in ("weak", "inverted"):
+                click.echo(f"warning: {check.message}", err=True)
     write_rubric(out, report.rubric, build_header(report))
     sizes = report.rubric.category_sizes()
     click.echo(

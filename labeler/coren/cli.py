@@ -72,6 +72,15 @@ def _default_ckpt(out: str) -> str:
     type=click.IntRange(256, 131072),
     help="Judge context size; longer texts are truncated (head kept) and counted.",
 )
+@click.option(
+    "--examples",
+    "examples_source",
+    default="file",
+    show_default=True,
+    type=click.Choice(["file", "data"]),
+    help="In-context examples: 'file' as written in the templates file; 'data' built from IN per task type "
+    "(steps that lasted in successful episodes: Yes; steps that changed nothing: No), no info read.",
+)
 @click.option("--limit", default=None, type=click.IntRange(1), help="Label only the first K trajectories.")
 @click.option(
     "--orchestrator",
@@ -149,6 +158,7 @@ def coren(
     judge_ref: str,
     n_prompts: int,
     prompt_dir: str | None,
+    examples_source: str,
     threads: int | None,
     n_ctx: int,
     limit: int | None,
@@ -188,6 +198,8 @@ def coren(
         raise click.ClickException(str(e)) from None
     if limit:
         trajs = trajs[:limit]
+    if examples_source == "data":
+        templates = _data_examples(templates, trajs)
     from labeler.coren.pipeline import CorenConfig, CorenInputError, check_candidates
 
     try:
@@ -219,6 +231,27 @@ def coren(
         cache or _default_cache(),
         report_path,
         progress,
+    )
+
+
+def _data_examples(templates, trajs):
+    """The templates with a preamble of examples built from the trajectories (labeler.coren.examples)."""
+    import dataclasses
+    import hashlib
+
+    from labeler.coren.examples import data_examples, data_preamble, provenance
+
+    ex = data_examples(trajs)
+    if not ex:
+        raise click.ClickException(
+            "--examples data: no step that lasted or changed nothing to show as an example"
+        )
+    pre = data_preamble(templates.preamble, ex, templates.rating)
+    sha = hashlib.sha256((templates.sha256 + pre).encode("utf-8")).hexdigest()
+    prov = provenance(ex, pre)
+    click.echo(f"examples: {len(ex)} built from the data (sha256 {prov['sha256'][:12]})", err=True)
+    return dataclasses.replace(
+        templates, preamble=pre, sha256=sha, examples_source="data", examples=tuple(prov["examples"])
     )
 
 
@@ -355,9 +388,10 @@ def _run(
             [t.success for t in trajs],
         )
         ocfg = orch.OrchestratorConfig(input_dim=feats.shape[1], epochs=epochs)
-        trained = orch.train(batch, ocfg)
+        trained = orch.fit(batch, ocfg)
         model = trained.model
         labeler.report.orchestrator_losses = (trained.losses[0], trained.losses[-1])
+        labeler.report.orchestrator_check = trained.check.to_dict()
     weights = orch.weights_for(model, feats)
     labeler.report.mean_weights = [float(x) for x in weights.mean(axis=0)]
 
@@ -366,6 +400,7 @@ def _run(
         "judge": judge_prov,
         "prompts": [{"name": p.name, "version": p.version, "sha256": p.sha256} for p in prompts],
         "templates": {"version": templates.version, "sha256": templates.sha256},
+        "examples": {"source": templates.examples_source, "examples": list(templates.examples)},
         "encoder_sha256": enc_ref.sha256,
         "qa_sha256": qa_hash(result.qa),
         "qa_source": "file" if qa is not None else "built",
@@ -382,11 +417,14 @@ def _run(
         )
         provenance["orchestrator_sha256"] = sha
         provenance["orchestrator"] = "trained on this dataset's success flags"
+        provenance["orchestrator_check"] = trained.check.to_dict()
         click.echo(
             f"orchestrator: trained ({epochs} steps, loss {trained.losses[0]:.4f} -> "
-            f"{trained.losses[-1]:.4f}), saved {path}",
+            f"{trained.losses[-1]:.4f}), saved {path}; {trained.check.reason}",
             err=True,
         )
+        if trained.check.gate == 0.0:
+            click.echo(f"warning: {trained.check.reason}", err=True)
     else:
         provenance["orchestrator_sha256"] = orch.file_sha256(ckpt)
         provenance["orchestrator"] = f"applied {os.path.basename(ckpt)}"
