@@ -56,9 +56,9 @@ def test_bundle_policy_is_the_daemon_runtime(tmp_path):
 def test_eval_and_edge_serve_give_identical_scores(tmp_path, precision):
     from edge.agent import EdgeAgent
     from edge.client import EdgeClient
+    from policy.envs import parse_env
     from policy.evaluate import evaluate, open_policy
     from policy.export import export_random_bundle
-    from policy.twx_env import parse_env
     from tests.edge_support import Daemon
 
     bundle = tmp_path / precision

@@ -54,12 +54,12 @@ def real_states(n: int, min_candidates: int, max_steps: int = 40, seed: int = 0)
     """(instruction, observation, candidates) of real TWC test states with >= min_candidates actions."""
     import random
 
-    from policy.twx_env import TWXEnv, parse_env
+    from policy.envs import open_env, parse_env
 
     rng = random.Random(seed)
     out: list[tuple] = []
-    with TWXEnv(parse_env("twx:twc"), step_limit=max_steps) as env:
-        for game in env.seeds("test") * 4:
+    with open_env(parse_env("twx:twc"), step_limit=max_steps) as env:
+        for game in list(env.episodes("test")) * 4:
             st = env.reset(game, "test")
             while not st.done and len(out) < n:
                 if len(st.candidates) >= min_candidates:
