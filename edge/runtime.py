@@ -140,6 +140,7 @@ class Runtime:
             "max_length": self.manifest.max_length,
             "skills": self.skills,
             "provenance": self.manifest.provenance,
+            "world": self.manifest.world,
             "threads": self.cfg.threads,
             "spinning": self.cfg.spinning,
             "cache": {

@@ -148,7 +148,7 @@ def export_bundle(
         if skills:
             np.save(tmp / "skills.npy", candidate_matrix(kind, skills, embed, d).astype(np.float32))
         prov = {
-            **{k: v for k, v in meta.get("provenance", {}).items()},
+            **{k: v for k, v in meta.get("provenance", {}).items() if k != "world"},
             "algo": meta.get("algo", "random-init"),
             "reward": meta.get("reward"),
             "checkpoint": None
@@ -175,6 +175,7 @@ def export_bundle(
             policy=model.cfg.to_dict(),
             candidate_features=model.cfg.candidate_features,
             encoder_kind=enc.kind,
+            world=meta.get("provenance", {}).get("world"),
         )
         text_encoder.close()
     return ExportReport(Path(out_dir), diff_random, diff_real, cos, cached)

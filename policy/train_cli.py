@@ -264,9 +264,9 @@ def train(
 @click.option(
     "--env",
     "env_name",
-    default="twx:twc",
-    show_default=True,
-    help="Environment ADAPTER:TASK (docs/environments.md).",
+    default=None,
+    help="Environment ADAPTER:TASK (docs/environments.md); default: the one the policy was trained in "
+    "(twx:twc when it does not say).",
 )
 @click.option(
     "--params", default=None, help="The task's parameters, e.g. 'level=medium' (default: the smallest)."
@@ -300,12 +300,11 @@ def train(
     "allowed one instead. What a client with per-episode memory runs (tools/drive_edge.py does).",
 )
 @click.option(
-    "--placement-search",
-    is_flag=True,
-    help="Put-away tasks (edge.placement_search, implies --loop-guard): the policy scores a hypothetical "
-    "'put OBJECT in PLACE' for every place, closed containers included; the client puts each object in its "
-    "best place and, while the episode goes on after every object is placed, moves to the next best joint "
-    "assignment. With --agent random the places are ranked at random (the search's own floor).",
+    "--strategy",
+    default=None,
+    help="An opt-in task strategy of the environment's adapter, composed over the policy instead of the "
+    "plain loop guard (it keeps the guard); e.g. placement-search on twx:twc (put-away tasks: the policy "
+    "ranks each object's places by hypothetical puts). Not a headline client: see docs/environments.md.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON (with per-episode records).")
 @click.option(
@@ -317,7 +316,7 @@ def eval_cmd(
     policy_path,
     temperature,
     loop_guard,
-    placement_search,
+    strategy,
     agent_kind,
     judge,
     env_name,
@@ -333,9 +332,11 @@ def eval_cmd(
     invalid-action rate and per-action latency.
 
     POLICY_PATH is a checkpoint (from 'edgejudge train') or a bundle (from 'edgejudge export'). A bundle runs
-    through onnxruntime alone, without torch, exactly as the robot runs it.
+    through onnxruntime alone, without torch, exactly as the robot runs it. The environment defaults to the
+    one the policy was trained in; a policy trained on another state format is refused.
     """
-    from policy.envs import EnvError, adapter_class, parse_env
+    from policy.envs import EnvError, episode_policy, parse_env, strategy_class
+    from policy.envs.recorded import check_world, default_env, recorded_world
 
     kind = agent_kind or "policy"
     if kind == "policy" and not policy_path:
@@ -348,12 +349,28 @@ def eval_cmd(
         raise click.UsageError("--sample takes a temperature > 0 and a policy or --agent llm")
     if loop_guard and (kind == "random" or temperature is not None):
         raise click.UsageError("--loop-guard needs a policy or --agent llm, without --sample")
-    if placement_search and temperature is not None:
-        raise click.UsageError("--placement-search ranks by the scores: it does not go with --sample")
+    if strategy and temperature is not None:
+        raise click.UsageError("--strategy ranks by the scores: it does not go with --sample")
+    world: dict = {}
+    if policy_path:
+        try:
+            world = recorded_world(policy_path)
+        except Exception as e:  # noqa: BLE001 - a bundle or checkpoint that cannot be read: one clear line
+            _fail(f"{policy_path}: {e}")
+    if env_name is None:
+        env_name, recorded_params = default_env(world)
+        params = recorded_params if params is None else params
     try:
         spec = parse_env(env_name, params)
+        if strategy:
+            strategy_class(spec, strategy)
     except EnvError as e:
         raise click.UsageError(str(e)) from None
+    if policy_path:
+        try:
+            check_world(world, spec, what=str(policy_path))
+        except EnvError as e:
+            _fail(str(e))
 
     agent = None
     try:
@@ -374,14 +391,11 @@ def eval_cmd(
             raise
         _fail(str(e))
 
-    from policy.evaluate import GuardedAgent, SampledAgent, SearchAgent, evaluate
+    from policy.evaluate import SampledAgent, evaluate
 
     if temperature is not None:
         agent = SampledAgent(agent, temperature, seed)
-    if placement_search:
-        agent = SearchAgent(agent, world_key=adapter_class(spec.adapter).world_key)
-    elif loop_guard:
-        agent = GuardedAgent(agent, world_key=adapter_class(spec.adapter).world_key)
+    agent = episode_policy(agent, spec, loop_guard=loop_guard, strategy=strategy)
     try:
         result = evaluate(agent, spec, split=split, episodes=episodes, max_steps=max_steps, progress=progress)
     finally:

@@ -41,8 +41,6 @@ ROW_SPECS = {
     "iql-trca": ("iql", "trca", {}, True),
     "iql-trcab": ("iql", "trca.breakthrough", {}, True),
     "iql-trca-detour": ("iql", "trca", {}, True),
-    # the opt-in location features (edge.actions.locate): target-less actions get their object's place
-    "iql-trca-detour-loc": ("iql", "trca", {"candidate_features": "action+arguments+location"}, True),
     "bc-paths": ("bc", "sparse", {"filter": "paths"}, False),
     "awr-trca": ("awr", "sparse", {}, True),
     "iql-coren": ("iql", "coren", {}, True),
@@ -125,10 +123,10 @@ def fmt_ci(r) -> str:
 )
 @click.option(
     "--placement-search/--no-placement-search",
-    default=True,
+    default=False,
     show_default=True,
-    help="Also evaluate every row (random and the LLM agent too) with the client-side placement search "
-    "(edge.placement_search; random ranks places at random).",
+    help="Also evaluate every row (random and the LLM agent too) with TextWorld's opt-in placement-search "
+    "strategy (policy.envs.twx_placement; random ranks places at random). Labelled rows, never headline.",
 )
 @click.option(
     "--encoder",
@@ -176,9 +174,11 @@ def main(
 ) -> None:
     """Train and evaluate every row; write the results table (JSON + Markdown)."""
     os.environ.setdefault("EDGEJUDGE_THREADS", "1")
+    from edge.policies import Guarded
     from labeler.dataset import read_trajectories, write_trajectories
-    from policy.envs import parse_env
-    from policy.evaluate import GuardedAgent, RandomAgent, SearchAgent, evaluate
+    from policy.envs import adapter_class, parse_env
+    from policy.envs.twx_placement import PlacementSearchPolicy
+    from policy.evaluate import RandomAgent, evaluate
     from policy.features import TextEmbedder
     from policy.rewards import parse_reward
     from policy.torch_agent import TorchPolicy
@@ -215,9 +215,10 @@ def main(
     }
     click.echo(f"training data: {data_info}", err=True)
 
-    clients = [("guard", GuardedAgent, "loop guard")] if loop_guard else []
+    key = adapter_class(spec.adapter).world_key
+    clients = [("guard", lambda a: Guarded(a, key), "loop guard")] if loop_guard else []
     if placement_search:
-        clients.append(("search", SearchAgent, "placement search"))
+        clients.append(("search", lambda a: PlacementSearchPolicy(a, key), "placement-search strategy"))
 
     def with_clients(agent, key: str, label: str, n: int, extra: dict, only=("guard", "search")) -> None:
         """Evaluate ``agent`` inside each client wrapper asked for; rows ``KEY+guard``, ``KEY+search``."""
