@@ -335,7 +335,7 @@ def eval_cmd(
     through onnxruntime alone, without torch, exactly as the robot runs it. The environment defaults to the
     one the policy was trained in; a policy trained on another state format is refused.
     """
-    from policy.envs import EnvError, episode_policy, parse_env, strategy_class
+    from policy.envs import EnvError, adapter_class, episode_policy, parse_env, strategy_class
     from policy.envs.recorded import check_world, default_env, recorded_world
 
     kind = agent_kind or "policy"
@@ -366,6 +366,8 @@ def eval_cmd(
             strategy_class(spec, strategy)
     except EnvError as e:
         raise click.UsageError(str(e)) from None
+    if not adapter_class(spec.adapter).needs_simulator:
+        _fail(f"{spec.name} replays logged episodes: evaluating a policy needs a simulator of the world")
     if policy_path:
         try:
             check_world(world, spec, what=str(policy_path))
