@@ -1,10 +1,13 @@
 """Collection throughput: `edgejudge collect`'s pipeline against the bare environment, in one run.
 
-Baseline: TextWorldExpressEnv alone, same game, same episodes (gold paths generated, random admissible
-actions, same step limit), nothing recorded. Measured: policy.collect + state composition + validated
-dataset writing (gzip JSONL, atomic). Both on one thread of this machine.
+Baseline: the simulator alone (TextWorldExpressEnv, or ScienceWorldEnv for ``scienceworld:TASK``), same
+game, same episodes (gold paths generated, random admissible actions, same step limit), nothing recorded.
+Measured: policy.collect + state composition + validated dataset writing (gzip JSONL, atomic). Both on one
+thread of this machine.
 
     .venv/bin/python tools/bench_collect.py --episodes 200 --json tools/results/bench_collect.json
+    .venv/bin/python tools/bench_collect.py --env scienceworld:find-living-thing --episodes 20 \
+        --behaviour gold-noise --json tools/results/bench_collect_scienceworld.json
 """
 
 from __future__ import annotations
@@ -23,7 +26,38 @@ from policy.collect import CollectConfig, collect
 from policy.envs import open_env, parse_env
 
 
+def bare_scienceworld(spec, episodes: int, max_steps: int, seed: int) -> tuple[int, float]:
+    """ScienceWorldEnv alone: each train variation loaded with its gold path, random valid actions except
+    ``focus on`` (which ends most random episodes at once) and ``reset task``, nothing recorded."""
+    from scienceworld import ScienceWorldEnv
+
+    from policy.envs.scienceworld import parse_simplifications
+
+    simpl = parse_simplifications(spec.values["simplifications"])
+    env = ScienceWorldEnv("", envStepLimit=10**6)
+    env.load(spec.task, 0, simpl)
+    variations = list(env.get_variations_train())
+    rng = random.Random(seed)
+    steps = 0
+    t0 = time.perf_counter()
+    for i in range(episodes):
+        env.load(spec.task, variations[i % len(variations)], simpl, generateGoldPath=True)
+        env.get_gold_action_sequence()
+        _, infos = env.reset()
+        for _ in range(max_steps):
+            valid = [a for a in infos["valid"] if not a.startswith("focus on ") and a != "reset task"]
+            _, _, done, infos = env.step(rng.choice(valid))
+            steps += 1
+            if done:
+                break
+    dt = time.perf_counter() - t0
+    env.close()
+    return steps, dt
+
+
 def bare_env(spec, episodes: int, max_steps: int, seed: int) -> tuple[int, float]:
+    if spec.adapter == "scienceworld":
+        return bare_scienceworld(spec, episodes, max_steps, seed)
     from textworld_express import TextWorldExpressEnv
 
     env = TextWorldExpressEnv(envStepLimit=max_steps + 1)
