@@ -4,14 +4,16 @@ For each benchmark task family, on its TEST variations:
 
 1. ``edgejudge collect`` (gold-noise, noise 0.4, seed 1, step limit 40);
 2. ``edgejudge rubrics build`` with the embedded judge from those logs (unreviewed; success-grounded, as the
-   command does by default; ``info`` is never read);
+   command does by default, without its held-out check; ``info`` is never read);
 3. ``edgejudge label trca`` with that rubric;
 4. ``edgejudge label coren`` on the first ``--coren-episodes`` episodes of the TRCA-labeled file (COREN asks
    the judge about every step and its candidates: ~1 step/s);
 5. ``edgejudge label quality``: per-step AUROC of every channel against score progress, per family and
    pooled over the families.
 
-Every stage writes its file under ``--work`` and is skipped when that file exists (a rerun resumes).
+Every stage writes its file under ``--work`` and is skipped when that file exists (a rerun resumes; the
+judge cache makes an interrupted COREN run resume too). ``--families`` runs a subset, e.g. two processes
+with two families each, then one run with all of them writes the tables.
 
     python tools/bench_scienceworld_labels.py --json tools/results/bench_scienceworld_labels.json \\
         --md tools/results/bench_scienceworld_labels.md
@@ -64,7 +66,7 @@ def run_family(task: str, work: Path, episodes: int, coren_episodes: int, coren_
            "--episodes", str(episodes), "--behaviour", "gold-noise", "--noise", "0.4", "--seed", "1",
            "--max-steps", "40", "--out", str(data), "--no-progress")  # fmt: skip
     _stage(rubric, timings, "rubric_build_s", "rubrics", "build", "--dataset", str(data), "--task-type", task,
-           "--out", str(rubric), "--no-progress")  # fmt: skip
+           "--out", str(rubric), "--check-folds", "0", "--no-progress")  # fmt: skip
     _stage(trca, timings, "trca_s", "label", "trca", str(data), "--rubrics", str(rubric), "--out", str(trca),
            "--no-progress")  # fmt: skip
     _stage(coren, timings, "coren_s", "label", "coren", str(trca), "--out", str(coren), "--limit",
@@ -106,7 +108,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--families", default=",".join(FAMILIES))
     ap.add_argument("--episodes", type=int, default=15, help="test episodes collected per family")
-    ap.add_argument("--coren-episodes", type=int, default=3, help="episodes per family COREN labels")
+    ap.add_argument("--coren-episodes", type=int, default=2, help="episodes per family COREN labels")
     ap.add_argument("--coren-prompts", type=int, default=4)
     ap.add_argument("--work", default="runs/scienceworld", help="where the data and labels go")
     ap.add_argument("--json", default=None)

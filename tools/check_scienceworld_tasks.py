@@ -17,7 +17,8 @@ For each task (all 30 by default):
 ``--gold-only`` stops after step 2 (e.g. to compare simplifications). Results: one JSON record per task and
 a Markdown table.
 
-    python tools/check_scienceworld_tasks.py --json tools/results/check_scienceworld_tasks.json \\
+    python tools/check_scienceworld_tasks.py --variations 1 --max-steps 40 \\
+        --rows runs/check_scienceworld.jsonl --json tools/results/check_scienceworld_tasks.json \\
         --md tools/results/check_scienceworld_tasks.md
 """
 
@@ -185,12 +186,24 @@ def main() -> None:
     ap.add_argument("--episodes", type=int, default=1, help="episodes collected and labeled per task")
     ap.add_argument("--max-steps", type=int, default=60, help="cap on the collection step limit")
     ap.add_argument("--gold-only", action="store_true", help="load and gold checks only")
+    ap.add_argument(
+        "--rows", default=None, help="JSON Lines file of finished tasks: a rerun skips them (resume)"
+    )
     ap.add_argument("--json", default=None, help="write the records here")
     ap.add_argument("--md", default=None, help="write the Markdown table here")
     args = ap.parse_args()
+    done: dict[str, dict] = {}
+    if args.rows and Path(args.rows).exists():
+        for line in Path(args.rows).read_text().splitlines():
+            r = json.loads(line)
+            if r["simplifications"] == args.simplifications:
+                done[r["task"]] = r
     rows = []
     with tempfile.TemporaryDirectory(prefix="swcheck.") as tmp:
         for task in args.tasks.split(","):
+            if task in done:
+                rows.append(done[task])
+                continue
             t0 = time.perf_counter()
             row = gold_check(task, args.simplifications, args.variations)
             if not args.gold_only:
@@ -198,6 +211,9 @@ def main() -> None:
                 row["label"] = collect_and_label(task, args.simplifications, args.episodes, limit, Path(tmp))
             row["seconds"] = round(time.perf_counter() - t0, 1)
             rows.append(row)
+            if args.rows:
+                with open(args.rows, "a") as f:
+                    f.write(json.dumps(row) + "\n")
             print(
                 f"{task}: gold {row['gold_lengths']}, not literal {row['gold_not_literal']}/"
                 f"{row['gold_raw_actions']}, matched ok {row['matched_path_succeeds']}/{args.variations}, "
