@@ -36,6 +36,7 @@ down badly with more threads than free cores on a shared box).
 
 from __future__ import annotations
 
+import ctypes
 import json
 import math
 import os
@@ -176,6 +177,7 @@ class Judge:
             raise
         self._kv: list[int] = []  # tokens currently in the KV cache (sequence 0)
         self._rows: dict[int, _Row] = {}  # position -> next-token distribution after kv[: position + 1]
+        self._anchor: tuple[list[int], Any] | None = None  # prime(): the prefix's tokens and KV state
         self.stats: dict[str, float] = {
             "queries": 0,
             "cache_hits": 0,
@@ -764,6 +766,37 @@ class Judge:
             raise JudgeError(f"bad {what}: llama.cpp cannot parse the grammar (its message is on stderr)")
         lc.llama_sampler_free(probe)
 
+    # -------------------------------------------------------------------------------------------- anchoring
+
+    def prime(self, prefix: str) -> None:
+        """Hold exactly ``prefix`` in the KV cache, in one fixed state, before a unit of work.
+
+        The first call for a prefix evaluates it from an empty cache (in ``n_batch`` chunks) and keeps a copy
+        of its KV state; every call then clears the cache and restores that copy (a memory copy, no
+        evaluation). The queries that follow are computed from the same state whatever the judge answered
+        before, so a unit of work (e.g. one trajectory's queries) gives bit-identical results in any order,
+        in any process, on any worker. ``prime("")`` starts from an empty cache."""
+        toks = self.tokenize(prefix, bos=True) if prefix else []
+        lc = self._llama_cpp
+        ctx = self._llm._ctx.ctx
+        if self._anchor is None or self._anchor[0] != toks:
+            self.reset()
+            state = None
+            if toks:
+                self._ensure(toks, [])
+                size = lc.llama_state_seq_get_size(ctx, 0)
+                state = (ctypes.c_uint8 * size)()
+                if lc.llama_state_seq_get_data(ctx, state, size, 0) != size:
+                    raise JudgeError("llama.cpp could not copy the KV state of the primed prefix")
+            self._anchor = (toks, state)
+        toks, state = self._anchor
+        self.reset()
+        if state is not None:
+            if lc.llama_state_seq_set_data(ctx, state, len(state), 0) == 0:
+                self._anchor = None
+                raise JudgeError("llama.cpp could not restore the KV state of the primed prefix")
+            self._kv = list(toks)
+
     # -------------------------------------------------------------------------------------------- lifetime
 
     def reset(self) -> None:
@@ -802,7 +835,8 @@ def open_judge(
 ) -> Judge:
     """Resolve ``model`` (``gemma3-270m`` or a ``.gguf`` path), load it, and attach the label cache.
 
-    ``cache``: a path (opened here, closed with the judge), an open :class:`LabelCache` (left open), or None.
+    ``cache``: a path (opened here, closed with the judge), an open :class:`LabelCache` or any object with its
+    ``get``/``get_many``/``put``/``put_many`` (left open), or None.
     Threads default to ``$EDGEJUDGE_THREADS`` (default 1)."""
     threads = n_threads if n_threads is not None else default_threads()
     threads_batch = n_threads_batch if n_threads_batch is not None else threads
@@ -817,7 +851,7 @@ def open_judge(
     if not isinstance(n_gpu_layers, int) or n_gpu_layers < -1:
         raise JudgeError(f"n_gpu_layers must be an integer >= -1 (-1: all), got {n_gpu_layers!r}")
     resolved = resolve_judge(model)
-    own = cache is not None and not isinstance(cache, LabelCache)
+    own = isinstance(cache, (str, os.PathLike))
     lc = LabelCache(Path(cache)) if own else cache  # type: ignore[arg-type]
     try:
         cfg = JudgeConfig(

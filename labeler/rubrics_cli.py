@@ -9,6 +9,7 @@ from pathlib import Path
 
 import click
 
+from labeler.cluster.options import ClusterError, cluster_config, cluster_options
 from labeler.dataset import DatasetError, iter_trajectories
 from labeler.trca.rubric import CATEGORIES, RubricError, load_rubric, write_rubric
 
@@ -99,6 +100,7 @@ def rubrics() -> None:
 @click.option(
     "--progress/--no-progress", default=None, help="Progress bar (default: when stderr is a terminal)."
 )
+@cluster_options
 def build(
     dataset,
     task_type,
@@ -113,13 +115,26 @@ def build(
     base,
     threads,
     progress,
+    ray,
+    judge_actors,
+    cpus_per_actor,
+    gpus_per_actor,
+    actor_restarts,
 ) -> None:
     """Instantiate a rubric for TASK_TYPE from DATASET with the judge, and write it as a reviewable TOML file.
 
     With --base, the reviewed file is kept as it is and only objects it does not know get a place (the
     judge's choice), e.g. to cover a new split's unseen objects without redoing the review.
+
+    The judge's queries run in chunks of 16, each from the same primed judge state; with --ray the chunks run
+    on Ray judge actors and give the same rubric.
     """
     from labeler.trca.build import BuildConfig, build_header, build_rubric, extend_rubric, leading_comments
+
+    try:
+        cluster = cluster_config(ray, judge_actors, cpus_per_actor, gpus_per_actor, actor_restarts)
+    except ClusterError as e:
+        raise click.ClickException(str(e)) from None
 
     base_rubric = None
     if base is not None:
@@ -175,12 +190,21 @@ def build(
         tag_templates=base_rubric is None,  # --base keeps the reviewed items: only places are needed
         progress=progress,
     )
+    from labeler.cluster.units import UnitScorer
+
+    log = lambda m: click.echo(m, err=True)  # noqa: E731
     try:
-        with open_judge(judge_ref, n_threads=threads, cache=cache or default_cache()) as judge:
-            report = build_rubric(
-                trajs, judge, cfg, dataset_name=Path(dataset).name, log=lambda m: click.echo(m, err=True)
-            )
-    except (ModelError, JudgeError, ValueError) as e:
+        if cluster is None:
+            with open_judge(judge_ref, n_threads=threads, cache=cache or default_cache()) as judge:
+                report = build_rubric(trajs, UnitScorer.local(judge), cfg, Path(dataset).name, log)
+        else:
+            from labeler.cluster.workers import PoolRunner, judge_pool, score_worker
+
+            kwargs = {"model": judge_ref, "n_threads": threads}
+            with judge_pool(cluster, kwargs, score_worker(), cache or default_cache()) as pool:
+                scorer = UnitScorer(pool.infos[0]["model_sha256"], PoolRunner(pool))
+                report = build_rubric(trajs, scorer, cfg, Path(dataset).name, log)
+    except (ModelError, JudgeError, ValueError, ClusterError) as e:
         raise click.ClickException(str(e)) from None
     if base_rubric is not None:
         rubric, added = extend_rubric(base_rubric, report.rubric)

@@ -22,6 +22,7 @@ recomputed without the judge; ``--no-dists`` drops them). Per trajectory: ``prov
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -198,8 +199,10 @@ class CorenLabeler:
         templates: Templates,
         cfg: CorenConfig | None = None,
         progress: Callable[[int, dict[str, Any]], None] | None = None,
+        runner: Callable[[str, str, list[tuple]], list[Any]] | None = None,
     ):
         self.judge = judge
+        self.runner = runner
         self.encoder = encoder
         self.prompts = list(prompts)
         self.t = templates
@@ -210,6 +213,34 @@ class CorenLabeler:
         self._count = judge.count_tokens
         self._emb: dict[str, np.ndarray] = {}
         self.budgets = Budgets(judge.n_ctx, self.prompts, templates, self._count, self.cfg.result_tokens)
+
+    # ------------------------------------------------------------------------------------------------ units
+
+    @property
+    def anchor(self) -> str:
+        """The text every query starts with (the prompts' shared header and preamble)."""
+        return os.path.commonprefix([self._lead(p) for p in self.prompts])
+
+    def run_units(self, method: str, calls: list[tuple]) -> list[Any]:
+        """``[getattr(self, method)(*args) for args in calls]``, each call from the judge primed with
+        :attr:`anchor` (so an answer depends only on its own call, in any order, process or worker). A runner
+        given to the labeler (``labeler.cluster``) runs the calls on remote copies of this labeler instead."""
+        if self.runner is not None:
+            return self.runner(self.anchor, method, calls)
+        prime = getattr(self.judge, "prime", None)
+        out = []
+        for args in calls:
+            if prime is not None:
+                prime(self.anchor)
+            out.append(getattr(self, method)(*args))
+        return out
+
+    def merge_counts(self, queries: dict[str, int], truncations: dict[str, int]) -> None:
+        """Count the queries and truncations of calls a remote copy of this labeler ran."""
+        for kind, n in queries.items():
+            self._tick(kind, n)
+        for what, n in truncations.items():
+            self.trunc.counts[what] = self.trunc.counts.get(what, 0) + n
 
     # ------------------------------------------------------------------------------------------------ texts
 
@@ -401,6 +432,10 @@ class CorenLabeler:
             self._generate(prompt, q, self.cfg.qa_answer_tokens, "qa", stop=["\n"])
         )
 
+    def answer_all(self, entry: structural.QAEntry) -> list[str]:
+        """Every prompt's answer to one QA entry (its text first, then each prompt's tail: prefix reuse)."""
+        return [self.answer(prompt, entry) for prompt in self.prompts]
+
     # ------------------------------------------------------------------------------------------------ embed
 
     def embed(self, texts: list[str]) -> np.ndarray:
@@ -455,16 +490,16 @@ class CorenLabeler:
         cand: list[list[np.ndarray]] = [[] for _ in range(n_p)]
         p_yes = np.zeros((n_p, len(trajs)))
         answers: list[dict[int, str]] = [{} for _ in range(n_p)]
-        for j, (instruction, sts) in enumerate(texts):
-            r, c = self.rate_trajectory(instruction, sts)
+        for j, (r, c) in enumerate(self.run_units("rate_trajectory", texts)):
             rate[:, offsets[j] : offsets[j + 1]] = r
             for n in range(n_p):
                 cand[n].extend(c[n])
-        for q in used_qa:  # one QA entry's text, then every prompt's tail: the judge reuses the text
-            for n, prompt in enumerate(self.prompts):
-                answers[n][q] = self.answer(prompt, qa[q])
+        for q, ans in zip(used_qa, self.run_units("answer_all", [(qa[q],) for q in used_qa]), strict=True):
+            for n in range(n_p):
+                answers[n][q] = ans[n]
         # high-value actions need every prompt's candidate calibration: done after all candidate queries
         high = np.zeros((n_p, n_s), dtype=bool)  # taken action == the prompt's high-value action
+        checks = []
         for n, prompt in enumerate(self.prompts):
             prior = temporal.position_prior(cand[n], len(self.t.letters))
             for j, t in enumerate(trajs):
@@ -475,7 +510,8 @@ class CorenLabeler:
                     best = s.candidates[ranked[pick]]
                     plan.append(best)
                     high[n, offsets[j] + i] = best == s.action
-                p_yes[n, j] = self.backward(prompt, texts[j][0], plan)
+                checks.append((prompt, texts[j][0], plan))
+        p_yes[:] = np.reshape(self.run_units("backward", checks), (n_p, len(trajs)))
 
         # --- votes
         u = np.stack([voting.positions(voting.prompt_scores(rate[n], vals)) for n in range(n_p)])
