@@ -106,12 +106,12 @@ class JudgeActor:
     """One loaded judge and the worker built around it; runs units (see :mod:`labeler.cluster.units`)."""
 
     def __init__(
-        self, slot: int, judge_kwargs: dict[str, Any], make_worker: Callable[[Any], Any], cache: Any
+        self, slot: int, judge_kwargs: dict[str, Any], make_worker: Callable[[Any], Any], cache: str
     ):
         from labeler.judge import open_judge
 
         self.slot = slot
-        self.cache = RemoteCache(cache)
+        self.cache = RemoteCache(ray.get_actor(cache))  # the cache actor, by name
         self.judge = open_judge(**judge_kwargs, cache=self.cache)
         self.worker = make_worker(self.judge)
         self.started = time.time()

@@ -8,6 +8,7 @@ that dies is restarted by Ray (``max_restarts``) and its unit in flight is retri
 from __future__ import annotations
 
 import time
+import uuid
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -39,9 +40,13 @@ class JudgePool:
     ):
         self.cfg = cfg
         node = ray.get_runtime_context().get_node_id()
+        # the judge actors find the cache actor by name: a handle among an actor's constructor arguments
+        # would keep Ray from restarting it reliably (ray-project/ray#53727)
+        self.cache_name = f"edgejudge-cache-{uuid.uuid4().hex[:12]}"
         self.cache = (
             ray.remote(CacheActor)
             .options(
+                name=self.cache_name,
                 num_cpus=0,
                 max_restarts=-1,
                 max_task_retries=-1,
@@ -56,7 +61,7 @@ class JudgePool:
                 num_gpus=cfg.gpus_per_actor,
                 max_restarts=cfg.max_restarts,
                 max_task_retries=cfg.max_restarts,
-            ).remote(slot, judge_kwargs, make_worker, self.cache)
+            ).remote(slot, judge_kwargs, make_worker, self.cache_name)
             for slot in range(cfg.judge_actors)
         ]
         try:

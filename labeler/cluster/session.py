@@ -39,7 +39,7 @@ def ray_session(cfg: ClusterConfig) -> Iterator[dict[str, object]]:
             kwargs = {"address": cfg.address}
         os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
         try:
-            ray.init(**kwargs, log_to_driver=False, logging_level=logging.WARNING, configure_logging=True)
+            ray.init(**kwargs, log_to_driver=False, logging_level=logging.ERROR, configure_logging=True)
         except (ConnectionError, RuntimeError, ValueError) as e:
             where = cfg.address or "a local Ray"
             raise ClusterError(f"cannot start or join {where}: {str(e).splitlines()[0]}") from None
