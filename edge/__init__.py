@@ -1,0 +1,12 @@
+"""The robot side: ``edge-serve`` and its clients. Imports only ``models`` (never torch or an LLM).
+
+Daemon: ``serve`` (the ``edge-serve`` command line), ``server`` (the loop: socket, batches, signals,
+replies), ``scoring`` (answers to ``act`` requests), ``reload`` (hot reload in a helper thread), ``curve``
+(CURVE certificates and allowed clients), ``runtime`` (the bundle in onnxruntime), ``metrics``
+(Prometheus text), ``logs`` (JSON log lines, systemd notify), ``launch`` (start a daemon and read its
+endpoint). Both ends: ``protocol`` (msgpack messages and errors), ``protocol_vectors`` (byte-level test
+vectors shared with the C++ client), ``actions`` (candidate features). Clients: ``client`` (``EdgeClient``),
+``query_cli`` (``edgejudge query``), ``agent`` (``EdgeAgent``: episodes through the daemon), ``loop_guard``
+and ``placement_search`` (client-side episode memory and the put-away search), ``cli`` (the ``edgejudge``
+entry point). The C++ client is in ``edge/cpp``.
+"""

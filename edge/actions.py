@@ -15,7 +15,8 @@ Three kinds, recorded in a bundle's manifest (``candidate_features``) and a chec
   sentence embedding of a 150-token room text does not say where each object lies.
 
 This module is the single place both sides (training in ``policy/``, serving in ``edge/``) split actions and
-assemble the features, so they cannot drift apart. Stdlib and numpy only.
+assemble the features, so they cannot drift apart. The kinds themselves are defined in
+``models.candidates``. Stdlib, numpy and ``models`` only.
 """
 
 from __future__ import annotations
@@ -25,26 +26,16 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-CANDIDATE_FEATURES: dict[str, int] = {"action": 1, "action+arguments": 3, "action+arguments+location": 3}
-"""Known kinds and how many D-sized parts each candidate vector has."""
-DEFAULT_CANDIDATE_FEATURES = "action"
-"""What a bundle or checkpoint that does not say uses (the format before argument features)."""
-LOCATION_FEATURES = "action+arguments+location"
-"""The kind whose target-less candidates read their object's place from the observation."""
+from models.candidates import (  # noqa: F401  (the kinds live in models; re-exported here)
+    CANDIDATE_FEATURES,
+    DEFAULT_CANDIDATE_FEATURES,
+    LOCATION_FEATURES,
+    parts_of,
+)
 
 # Prepositions that separate the object from the target in TextWorld-style commands. "of" is absent on
 # purpose: it is part of object names ("box of cereal", "pair of socks").
 PREPOSITIONS = ("in", "into", "on", "onto", "from", "with", "to", "at", "under")
-
-
-def parts_of(kind: str) -> int:
-    """How many D-sized parts a candidate vector of this kind has; ValueError for an unknown kind."""
-    try:
-        return CANDIDATE_FEATURES[kind]
-    except KeyError:
-        raise ValueError(
-            f"unknown candidate features {kind!r}: expected one of {', '.join(CANDIDATE_FEATURES)}"
-        ) from None
 
 
 def split_action(action: str) -> tuple[str, str]:

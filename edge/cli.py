@@ -11,6 +11,8 @@ from typing import Any
 
 import click
 
+from models.quiet import silence_known_noise
+
 # name -> "module:attribute"
 SUBCOMMANDS: dict[str, str] = {
     "collect": "policy.cli:collect",
@@ -62,6 +64,7 @@ def main() -> None:
       collect  → trajectories.jsonl        (TextWorldExpress, or your own logs)
       data     → validate / inspect a trajectory dataset
     """
+    silence_known_noise()
 
 
 if __name__ == "__main__":

@@ -1,10 +1,11 @@
-"""The edge-serve daemon loop: a ZeroMQ ROUTER socket, micro-batched scoring, hot reload, CURVE, metrics.
+"""The edge-serve daemon loop: a ZeroMQ ROUTER socket, micro-batched requests, signals, replies.
 
 One thread serves: it polls the socket with a timeout, drains the requests that arrived together (waiting a
-bounded time for more when clients are concurrent), answers ``info``/``health``/errors at once and scores all
-``act`` requests of the batch in one encoder pass and one policy call. A reload (``reload`` op or SIGHUP)
-loads and test-runs the new bundle in a helper thread while the old one keeps serving, then swaps between
-batches; a refused bundle leaves the old model in place. SIGTERM/SIGINT stop the loop after the current batch.
+bounded time for more when clients are concurrent), answers ``info``/``health``/errors at once and hands
+all ``act`` requests of the batch to :func:`edge.scoring.answer_acts` (one encoder pass, one policy call).
+A reload (``reload`` op or SIGHUP) runs in :class:`edge.reload.Reloader` while the old model keeps
+serving; the loop swaps models between batches, and a refused bundle leaves the old model in place. CURVE
+is set up by :mod:`edge.curve`. SIGTERM/SIGINT stop the loop after the current batch.
 """
 
 from __future__ import annotations
@@ -12,7 +13,6 @@ from __future__ import annotations
 import gc
 import os
 import signal
-import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,6 +20,7 @@ from typing import Any
 
 import zmq
 
+from edge.curve import enable_curve, reload_allowed_keys
 from edge.logs import JsonLogger, sd_notify
 from edge.metrics import Metrics, start_metrics_server
 from edge.protocol import (
@@ -27,14 +28,14 @@ from edge.protocol import (
     PROTOCOL_VERSION,
     Code,
     ProtocolError,
-    Request,
     error_reply,
     ok_reply,
     pack,
     parse_request,
 )
-from edge.runtime import Item, Runtime, RuntimeConfig, load_runtime
-from models.bundle import BundleError
+from edge.reload import Reloader, refusal
+from edge.runtime import Runtime, RuntimeConfig, load_runtime
+from edge.scoring import Pending, answer_acts
 
 POLL_MS = 50
 DRAIN_QUIET_MS = 50
@@ -71,13 +72,6 @@ class _Shutdown(Exception):
     """Raised by the signal handler while the first bundle loads: exit without serving."""
 
 
-@dataclass
-class _Pending:
-    envelope: list[bytes]
-    t0: float
-    req: Request
-
-
 class Server:
     """Owns the context, socket, authenticator, metrics server and runtime; use :meth:`run`."""
 
@@ -89,9 +83,7 @@ class Server:
         self.stop_requested = False
         self.reload_requested = False
         self._loading = True
-        self._reload_thread: threading.Thread | None = None
-        self._reload_result: tuple[Runtime | None, str | None] | None = None
-        self._reload_waiters: list[_Pending] = []
+        self.reloader = Reloader(cfg.runtime)
         self._last_batch = 1
         self.started = time.time()
         self.ctx: zmq.Context | None = None
@@ -136,25 +128,7 @@ class Server:
         sock.setsockopt(zmq.MAXMSGSIZE, self.cfg.max_message_bytes)
         sock.setsockopt(zmq.SNDTIMEO, 0)
         if self.cfg.curve_secret is not None:
-            from zmq.auth import load_certificate
-            from zmq.auth.thread import ThreadAuthenticator
-
-            if self.cfg.curve_allowed is None or not self.cfg.curve_allowed.is_dir():
-                raise ValueError(
-                    f"CURVE needs a directory of allowed client keys (--curve-allowed), "
-                    f"got {self.cfg.curve_allowed}"
-                )
-            public, secret = load_certificate(str(self.cfg.curve_secret))
-            if not secret:
-                raise ValueError(
-                    f"{self.cfg.curve_secret}: not a secret certificate (use the .key_secret file)"
-                )
-            self.auth = ThreadAuthenticator(self.ctx, log=_AuthLog(self.log))
-            self.auth.start()
-            self.auth.configure_curve(domain="*", location=str(self.cfg.curve_allowed))
-            sock.curve_secretkey = secret
-            sock.curve_publickey = public
-            sock.curve_server = True
+            self.auth = enable_curve(self.ctx, sock, self.cfg.curve_secret, self.cfg.curve_allowed, self.log)
         for addr in self.cfg.binds:
             sock.bind(addr)
             self.endpoints.append(sock.getsockopt_string(zmq.LAST_ENDPOINT))
@@ -175,8 +149,7 @@ class Server:
         if self.ctx is not None:
             self.ctx.term()
             self.ctx = None
-        if self._reload_thread is not None:
-            self._reload_thread.join(timeout=30)
+        self.reloader.join(timeout=30)
         if self.rt is not None:
             self.rt.close()
 
@@ -300,7 +273,7 @@ class Server:
         self._send(envelope, error_reply(err.code, err.message, err.req_id), t0, op)
 
     def _handle_batch(self, batch: list[tuple[list[bytes], float]]) -> None:
-        acts: list[_Pending] = []
+        acts: list[Pending] = []
         for frames, t0 in batch:
             # DEALER peers send [payload] (we see [identity, payload]); REQ peers add an empty delimiter.
             if len(frames) == 2:
@@ -328,7 +301,7 @@ class Server:
                     envelope, t0, ProtocolError(Code.INTERNAL, "request could not be parsed (logged)")
                 )
                 continue
-            p = _Pending(envelope, t0, req)
+            p = Pending(envelope, t0, req)
             if req.op == "act":
                 acts.append(p)
             elif req.op == "health":
@@ -339,7 +312,7 @@ class Server:
                         status="serving",
                         model=self._model(),
                         uptime_s=round(time.time() - self.started, 3),
-                        reloading=self._reload_thread is not None,
+                        reloading=self.reloader.running,
                     ),
                     t0,
                     req.op,
@@ -367,159 +340,43 @@ class Server:
     def _model(self) -> str:
         return self.rt.model_sha256 if self.rt is not None else ""
 
-    def _act(self, acts: list[_Pending]) -> None:
-        rt = self.rt
-        assert rt is not None
-        ready: list[_Pending] = []
-        items: list[Item | None] = []
-        texts: list[tuple[str, str, list[str] | None]] = []
-        text_pos: list[int] = []
-        for p in acts:
-            r = p.req
-            if r.is_embedding:
-                assert (
-                    r.instruction_emb is not None
-                    and r.observation_emb is not None
-                    and r.candidates_emb is not None
-                )
-                if r.instruction_emb.shape[0] != rt.dim or r.candidates_emb.shape[1] != rt.cand_dim:
-                    self._error(
-                        p.envelope,
-                        p.t0,
-                        ProtocolError(
-                            Code.BAD_ARRAY,
-                            f"embedding dimension {r.instruction_emb.shape[0]} and candidate features "
-                            f"{r.candidates_emb.shape[1]}, the bundle's are {rt.dim} and {rt.cand_dim} "
-                            f"({rt.manifest.candidate_features})",
-                            r.id,
-                        ),
-                        "act",
-                    )
-                    continue
-                items.append(Item(r.instruction_emb, r.observation_emb, r.candidates_emb, r.candidates))
-            else:
-                if r.candidates is None and not rt.skills:
-                    self._error(
-                        p.envelope,
-                        p.t0,
-                        ProtocolError(
-                            Code.NO_SKILLS, "candidates omitted but the bundle has no skill list", r.id
-                        ),
-                        "act",
-                    )
-                    continue
-                assert r.instruction is not None and r.observation is not None
-                text_pos.append(len(items))
-                items.append(None)
-                texts.append((r.instruction, r.observation, r.candidates))
-            ready.append(p)
-        if not ready:
-            return
-        t_inf = time.perf_counter()
-        try:
-            if texts:
-                for pos, item in zip(text_pos, rt.items_from_text(texts), strict=False):
-                    items[pos] = item
-            scores = rt.score([it for it in items if it is not None])
-        except Exception as e:  # never let one bad batch take the daemon down
-            self.log.error("inference_failed", error=f"{type(e).__name__}: {e}", batch=len(ready))
-            for p in ready:
-                self._error(
-                    p.envelope,
-                    p.t0,
-                    ProtocolError(Code.INTERNAL, "inference failed (logged)", p.req.id),
-                    "act",
-                )
-            return
-        infer_ms = (time.perf_counter() - t_inf) * 1000
-        self.metrics.batch_size(len(ready))
-        model = rt.model_sha256
-        for p, item, s in zip(ready, items, scores, strict=False):
-            assert item is not None
-            idx = int(s.argmax())
-            self._send(
-                p.envelope,
-                ok_reply(
-                    p.req.id,
-                    index=idx,
-                    action=item.texts[idx] if item.texts is not None else None,
-                    scores=s.tolist(),
-                    model=model,
-                    timing={
-                        "server_ms": round((time.perf_counter() - p.t0) * 1000, 4),
-                        "infer_ms": round(infer_ms, 4),
-                        "batch": len(ready),
-                    },
-                ),
-                p.t0,
-                "act",
-            )
+    def _act(self, acts: list[Pending]) -> None:
+        assert self.rt is not None
+        answer_acts(self.rt, acts, self._send, self._error, self.metrics, self.log)
 
     # ------------------------------------------------------------------------------------------------ reload
 
     def _reload_allowed_keys(self) -> None:
         """SIGHUP also re-reads the allowed client keys (a key added to or removed from the directory)."""
         if self.auth is not None and self.cfg.curve_allowed is not None:
-            self.auth.configure_curve(domain="*", location=str(self.cfg.curve_allowed))
-            self.log.info("allowed_keys_reloaded", directory=str(self.cfg.curve_allowed))
+            reload_allowed_keys(self.auth, self.cfg.curve_allowed, self.log)
 
-    def _reload_op(self, p: _Pending) -> None:
-        if not self.cfg.remote_reload:
-            self._error(
-                p.envelope,
-                p.t0,
-                ProtocolError(
-                    Code.FORBIDDEN, "the reload op is disabled on this server (send SIGHUP)", p.req.id
-                ),
-                "reload",
-            )
-            return
-        if p.req.bundle is not None and not self.cfg.allow_reload_path:
-            self._error(
-                p.envelope,
-                p.t0,
-                ProtocolError(
-                    Code.FORBIDDEN,
-                    "reloading another bundle path is disabled (start with --allow-reload-path)",
-                    p.req.id,
-                ),
-                "reload",
-            )
-            return
-        if self._reload_thread is not None:
-            self._error(
-                p.envelope, p.t0, ProtocolError(Code.BUSY, "a reload is already running", p.req.id), "reload"
-            )
+    def _reload_op(self, p: Pending) -> None:
+        err = refusal(
+            p.req,
+            remote_reload=self.cfg.remote_reload,
+            allow_reload_path=self.cfg.allow_reload_path,
+            running=self.reloader.running,
+        )
+        if err is not None:
+            self._error(p.envelope, p.t0, err, "reload")
             return
         self._start_reload(Path(p.req.bundle) if p.req.bundle else self.cfg.bundle, p)
 
-    def _start_reload(self, bundle: Path, waiter: _Pending | None) -> None:
+    def _start_reload(self, bundle: Path, waiter: Pending | None) -> None:
         if waiter is not None:
-            self._reload_waiters.append(waiter)
-        if self._reload_thread is not None:
+            self.reloader.wait(waiter)
+        if self.reloader.running:
             return
         sd_notify("RELOADING=1")
         self.log.info("reload_started", bundle=str(bundle))
-
-        def work() -> None:
-            try:
-                self._reload_result = (load_runtime(bundle, self.cfg.runtime), None)
-            except BundleError as e:
-                self._reload_result = (None, str(e))
-            except Exception as e:  # onnxruntime or tokenizers errors of any kind keep the old model
-                self._reload_result = (None, f"{type(e).__name__}: {e}")
-
-        self._reload_result = None
-        self._reload_thread = threading.Thread(target=work, name="reload", daemon=True)
-        self._reload_thread.start()
+        self.reloader.start(bundle)
 
     def _finish_reload(self) -> None:
-        if self._reload_thread is None or self._reload_thread.is_alive():
+        done = self.reloader.collect()
+        if done is None:
             return
-        self._reload_thread.join()
-        self._reload_thread = None
-        new, err = self._reload_result or (None, "reload thread ended without a result")
-        waiters, self._reload_waiters = self._reload_waiters, []
+        new, err = done.runtime, done.error
         if new is not None:
             old, self.rt = self.rt, new  # the swap: the next batch uses the new model
             if old is not None:
@@ -528,7 +385,7 @@ class Server:
             self.metrics.set_model(new.model_sha256)
             self.metrics.reload("ok")
             self.log.info("reload_done", bundle=str(new.bundle_dir), model=new.model_sha256)
-            for w in waiters:
+            for w in done.waiters:
                 self._send(
                     w.envelope,
                     ok_reply(w.req.id, model=new.model_sha256, bundle=str(new.bundle_dir)),
@@ -538,7 +395,7 @@ class Server:
         else:
             self.metrics.reload("failed")
             self.log.error("reload_failed", error=err, model=self._model())
-            for w in waiters:
+            for w in done.waiters:
                 self._error(
                     w.envelope,
                     w.t0,
@@ -546,27 +403,3 @@ class Server:
                     "reload",
                 )
         sd_notify("READY=1")
-
-
-class _AuthLog:
-    """Routes zmq.auth's logging calls into the JSON log."""
-
-    def __init__(self, log: JsonLogger):
-        self._log = log
-
-    def debug(self, msg: str, *args: Any) -> None:
-        text = msg % args if args else msg
-        if "DENIED" in text or "denied" in text.lower():
-            self._log.warning("auth_denied", detail=text)
-
-    def info(self, msg: str, *args: Any) -> None:
-        self.debug(msg, *args)
-
-    def warning(self, msg: str, *args: Any) -> None:
-        self._log.warning("auth", detail=msg % args if args else msg)
-
-    def error(self, msg: str, *args: Any) -> None:
-        self._log.error("auth", detail=msg % args if args else msg)
-
-    def exception(self, msg: str, *args: Any) -> None:
-        self.error(msg, *args)

@@ -5,7 +5,7 @@ Each labeling method registers itself here with one line in :data:`LABEL_SUBCOMM
 
 * ``label coren``   — COREN consistency-guided reward ensemble (``labeler.coren.cli``)
 * ``label quality`` — AUROC of every label channel vs the environment's ground truth (``labeler.quality``)
-* ``label trca``    — TRCA rubric credit assignment (``labeler.trca.cli``, owned by the TRCA engineer)
+* ``label trca``    — TRCA rubric credit assignment (``labeler.trca.cli``)
 """
 
 from __future__ import annotations

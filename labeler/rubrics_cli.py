@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import textwrap
 from collections import Counter
@@ -86,6 +87,22 @@ def rubrics() -> None:
     help="Tag under this many orders of the prompt's examples, majority wins (fewer: faster, noisier).",
 )
 @click.option(
+    "--grounding/--no-grounding",
+    default=True,
+    show_default=True,
+    help="Check the judge's tags against the success flags (how much more often a check holds in successful "
+    "trajectories, whether it lasts, whether it changes anything) and place objects where successful "
+    "trajectories left them. --no-grounding: the judge alone.",
+)
+@click.option(
+    "--check-folds",
+    default=2,
+    show_default=True,
+    type=click.IntRange(min=0),
+    help="Held-out check: build the rubric without each of K folds of the trajectories, label the fold, and "
+    "report how well its mean reward separates held-out successes from failures (0: no check).",
+)
+@click.option(
     "--base",
     default=None,
     type=click.Path(dir_okay=False),
@@ -112,6 +129,8 @@ def build(
     max_templates,
     placement,
     prompt_orders,
+    grounding,
+    check_folds,
     base,
     threads,
     progress,
@@ -158,7 +177,7 @@ def build(
         raise click.ClickException(str(e)) from None
     if not trajs:
         raise click.ClickException(f"{dataset}: no trajectory of task type {task_type!r}")
-    from labeler.judge import JudgeError, open_judge
+    from labeler.judge import JudgeError
     from labeler.trca.pipeline import default_cache
     from models.registry import ModelError
 
@@ -187,23 +206,20 @@ def build(
         max_templates=max_templates,
         placement=placement,
         prompt_orders=prompt_orders,
+        grounded=grounding,
         tag_templates=base_rubric is None,  # --base keeps the reviewed items: only places are needed
         progress=progress,
     )
-    from labeler.cluster.units import UnitScorer
-
-    log = lambda m: click.echo(m, err=True)  # noqa: E731
     try:
-        if cluster is None:
-            with open_judge(judge_ref, n_threads=threads, cache=cache or default_cache()) as judge:
-                report = build_rubric(trajs, UnitScorer.local(judge), cfg, Path(dataset).name, log)
-        else:
-            from labeler.cluster.workers import PoolRunner, judge_pool, score_worker
+        with _scorer(cluster, judge_ref, threads, cache or default_cache()) as scorer:
+            report = build_rubric(
+                trajs, scorer, cfg, dataset_name=Path(dataset).name, log=lambda m: click.echo(m, err=True)
+            )
+            check = None
+            if base_rubric is None and check_folds:
+                from labeler.trca.crossfit import crossfit_check
 
-            kwargs = {"model": judge_ref, "n_threads": threads}
-            with judge_pool(cluster, kwargs, score_worker(), cache or default_cache()) as pool:
-                scorer = UnitScorer(pool.infos[0]["model_sha256"], PoolRunner(pool))
-                report = build_rubric(trajs, scorer, cfg, Path(dataset).name, log)
+                check = crossfit_check(trajs, scorer, cfg, folds=check_folds)
     except (ModelError, JudgeError, ValueError, ClusterError) as e:
         raise click.ClickException(str(e)) from None
     if base_rubric is not None:
@@ -220,6 +236,19 @@ def build(
             f"judge -> version {rubric.version}, {report.queries} judge queries"
         )
         return
+    if base_rubric is None and check_folds:
+        if check is None:
+            click.echo(f"held-out check: too few successes or failures for {check_folds} folds", err=True)
+        else:
+            report.rubric.build["heldout_auroc"] = round(check.auroc or 0.0, 4)
+            report.rubric.build["heldout_folds"] = check_folds
+            click.echo(
+                f"held-out check ({check_folds} folds): mean reward per step vs success AUROC "
+                f"{check.auroc:.3f} [{check.low:.2f}, {check.high:.2f}]: {check.verdict}",
+                err=True,
+            )
+            if check.verdict in ("weak", "inverted"):
+                click.echo(f"warning: {check.message}", err=True)
     write_rubric(out, report.rubric, build_header(report))
     sizes = report.rubric.category_sizes()
     click.echo(
@@ -227,6 +256,22 @@ def build(
         + ", ".join(f"{sizes[c]} {c}" for c in CATEGORIES)
         + f"), {report.queries} judge queries; review it, then: edgejudge rubrics validate {out}"
     )
+
+
+@contextlib.contextmanager
+def _scorer(cluster, judge_ref: str, threads: int | None, cache: str):
+    """The judge's ``score_many`` in units of work: on a local judge, or (``--ray``) on judge actors."""
+    from labeler.cluster.units import UnitScorer
+    from labeler.judge import open_judge
+
+    if cluster is None:
+        with open_judge(judge_ref, n_threads=threads, cache=cache) as judge:
+            yield UnitScorer.local(judge)
+        return
+    from labeler.cluster.workers import PoolRunner, judge_pool, score_worker
+
+    with judge_pool(cluster, {"model": judge_ref, "n_threads": threads}, score_worker(), cache) as pool:
+        yield UnitScorer(pool.infos[0]["model_sha256"], PoolRunner(pool))
 
 
 @rubrics.command()

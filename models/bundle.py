@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from edge.actions import DEFAULT_CANDIDATE_FEATURES, parts_of
+from models.candidates import DEFAULT_CANDIDATE_FEATURES, parts_of
 
 BUNDLE_FORMAT = "edgejudge.bundle"
 BUNDLE_FORMAT_VERSION = 1

@@ -124,9 +124,12 @@ def resolve_encoder(ref: str | os.PathLike[str] = DEFAULT_ENCODER) -> EncoderRef
 
 def load_sentence_encoder(ref: str | os.PathLike[str] | EncoderRef = DEFAULT_ENCODER, *, device: str = "cpu"):
     """A ``SentenceTransformer`` for ``ref`` on ``device`` (CPU by default), loaded offline."""
+    from models.quiet import disable_loading_bars
+
     enc = ref if isinstance(ref, EncoderRef) else resolve_encoder(ref)
     os.environ["HF_HUB_OFFLINE"] = "1"
     os.environ["TRANSFORMERS_OFFLINE"] = "1"
+    disable_loading_bars()
     try:
         from sentence_transformers import SentenceTransformer
     except ImportError as e:

@@ -1,4 +1,4 @@
-"""``edgejudge collect``: record trajectories in a real TextWorldExpress environment."""
+"""``edgejudge collect``: record trajectories in a real environment (any adapter of :mod:`policy.envs`)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import click
 from labeler.dataset import TrajectoryWriter
 from policy.collect import BehaviourError, CollectConfig
 from policy.collect import collect as collect_episodes
-from policy.twx_env import SPLITS, EnvSpecError, parse_env
+from policy.envs import EnvError, parse_env
 
 
 @click.command()
@@ -18,20 +18,20 @@ from policy.twx_env import SPLITS, EnvSpecError, parse_env
     "env_name",
     default="twx:twc",
     show_default=True,
-    help="Environment: twx:twc (TextWorld Commonsense) or twx:cookingworld.",
+    help="Environment ADAPTER:TASK, e.g. twx:twc, twx:cookingworld, scienceworld:boil "
+    "(see docs/environments.md).",
 )
 @click.option(
     "--params",
     default=None,
-    help="TextWorldExpress game parameters, e.g. 'numLocations=1,numItemsToPutAway=2' "
-    "(default: a small one-room configuration per game).",
+    help="The task's parameters, key=value comma-separated, e.g. 'level=medium' for twx:twc "
+    "(default: the task's smallest configuration).",
 )
 @click.option(
     "--split",
     default="train",
     show_default=True,
-    type=click.Choice(SPLITS),
-    help="Seed fold. TWC's dev/test folds use objects never seen in training.",
+    help="Split (train, dev, test). TWC's dev/test folds use objects never seen in training.",
 )
 @click.option("--episodes", default=10, show_default=True, type=int, help="Number of episodes.")
 @click.option(
@@ -73,7 +73,7 @@ def collect(env_name, params, split, episodes, behaviour, noise, max_steps, seed
             max_steps=max_steps,
         )
         cfg.validate()
-    except (EnvSpecError, BehaviourError, ValueError) as e:
+    except (EnvError, BehaviourError, ValueError) as e:
         raise click.UsageError(str(e)) from None
 
     from labeler.progress import progress as progress_bar

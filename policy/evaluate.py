@@ -1,5 +1,5 @@
-"""Evaluation by real rollouts in TextWorldExpress: success rate (Wilson 95 % CI), mean steps, invalid
-actions.
+"""Evaluation by real rollouts in any environment adapter (:mod:`policy.envs`): success rate (Wilson 95 %
+CI), mean steps, invalid actions.
 
 An agent is anything with ``act(instruction, observation, candidates) -> index`` (and ``reset()``,
 ``close()``): a bundle (:class:`policy.onnx_agent.BundlePolicy`, torch-free), a checkpoint
@@ -7,8 +7,9 @@ An agent is anything with ``act(instruction, observation, candidates) -> index``
 random baseline here. The observations are the adapter's composed state texts, exactly what the training
 data holds.
 
-Episodes use the first N seeds of the split in the environment's own order, so every agent meets the same
-games. This module imports neither torch nor the LLM.
+Episodes use the first N episode ids of the split in the environment's own order, so every agent meets the
+same games. An answer outside the candidates is counted as invalid and goes to the adapter's ``invalid()``
+(the step is spent). This module imports neither torch nor the LLM.
 """
 
 from __future__ import annotations
@@ -18,12 +19,12 @@ import os
 import random
 import statistics
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from policy.twx_env import EnvSpec, TWXEnv, check_split
+from policy.envs import EnvAdapter, EnvSpec, adapter_class, open_env
 
 
 class Agent(Protocol):
@@ -88,13 +89,12 @@ class SampledAgent:
 
 class GuardedAgent:
     """Wraps an agent with ``scores()`` in an :class:`edge.loop_guard.LoopGuard` keyed by the world part of
-    the state (:func:`policy.twx_env.world_key`): the best-scored action that neither closed a loop from
+    the state (the adapter's ``world_key``): the best-scored action that neither closed a loop from
     this world state nor was taken in this exact observation before. This is what a client that keeps
     per-episode memory runs; the policy itself stays stateless."""
 
-    def __init__(self, agent):
+    def __init__(self, agent, world_key: Callable[[str], str] | None = None):
         from edge.loop_guard import LoopGuard
-        from policy.twx_env import world_key
 
         self.agent = agent
         self.name = f"{agent.name}+guard"
@@ -119,9 +119,8 @@ class SearchAgent:
     places, closed containers included, and the search moves to the next best joint assignment when every
     object has been placed and the episode has not ended. Elsewhere it is the guarded agent."""
 
-    def __init__(self, agent):
+    def __init__(self, agent, world_key: Callable[[str], str] | None = None):
         from edge.placement_search import PlacementSearch
-        from policy.twx_env import world_key
 
         self.agent = agent
         self.name = f"{agent.name}+search"
@@ -222,22 +221,26 @@ def evaluate(
     episodes: int = 20,
     max_steps: int = 40,
     progress: bool | None = None,
-    env: TWXEnv | None = None,
-    seeds: Sequence[int] | None = None,
+    env: EnvAdapter | None = None,
+    seeds: Sequence[int | str] | None = None,
 ) -> EvalResult:
-    """Roll ``agent`` out for ``episodes`` real episodes on the first seeds of ``split`` (or on ``seeds``)."""
+    """Roll ``agent`` out for ``episodes`` real episodes on the first ids of ``split`` (or on ``seeds``)."""
     from labeler.progress import progress as progress_bar
 
-    check_split(split)
+    cls = adapter_class(spec.adapter)
+    if split not in cls.splits:
+        raise ValueError(f"unknown split {split!r} for {spec.name}: expected one of {', '.join(cls.splits)}")
+    if not cls.needs_simulator and env is None:
+        raise ValueError(f"{spec.name} replays logged episodes: evaluating a policy needs a simulator")
     if episodes < 1:
         raise ValueError(f"episodes must be >= 1, got {episodes}")
     own = env is None
-    env = env or TWXEnv(spec, step_limit=max_steps)
+    env = env or open_env(spec, step_limit=max_steps)
     latencies: list[float] = []
     per_episode: list[dict[str, Any]] = []
     invalid = actions = 0
     try:
-        pool = list(seeds) if seeds else env.seeds(split)
+        pool = list(seeds) if seeds else env.episodes(split)
         order = [pool[i % len(pool)] for i in range(episodes)]
         with progress_bar(episodes, enabled=progress, unit="ep", desc=f"eval {agent.name}") as bar:
             for seed in order:
@@ -249,8 +252,8 @@ def evaluate(
                     latencies.append(time.perf_counter() - t0)
                     actions += 1
                     if not (isinstance(idx, int) and 0 <= idx < len(state.candidates)):
-                        invalid += 1  # an agent answer outside the admissible list: the env gets a no-op
-                        state = env.step("look around")
+                        invalid += 1  # an answer outside the candidates: the adapter says what it does
+                        state = env.invalid()
                         continue
                     state = env.step(state.candidates[idx])
                 per_episode.append(

@@ -257,16 +257,21 @@ def train(
 @click.option(
     "--judge", default="gemma3-270m", show_default=True, help="--agent llm: the judge model reference."
 )
-@click.option("--env", "env_name", default="twx:twc", show_default=True, help="twx:twc or twx:cookingworld.")
 @click.option(
-    "--params", default=None, help="TextWorldExpress game parameters (default: the game's small one)."
+    "--env",
+    "env_name",
+    default="twx:twc",
+    show_default=True,
+    help="Environment ADAPTER:TASK (docs/environments.md).",
+)
+@click.option(
+    "--params", default=None, help="The task's parameters, e.g. 'level=medium' (default: the smallest)."
 )
 @click.option(
     "--split",
     default="test",
     show_default=True,
-    type=click.Choice(["train", "dev", "test"]),
-    help="Seed fold; TWC's test fold has objects unseen in training.",
+    help="Split (train, dev, test); TWC's test fold has objects unseen in training.",
 )
 @click.option(
     "--episodes", default=20, show_default=True, type=int, help="Episodes (first N seeds of the split)."
@@ -326,7 +331,7 @@ def eval_cmd(
     POLICY_PATH is a checkpoint (from 'edgejudge train') or a bundle (from 'edgejudge export'). A bundle runs
     through onnxruntime alone, without torch, exactly as the robot runs it.
     """
-    from policy.twx_env import EnvSpecError, parse_env
+    from policy.envs import EnvError, adapter_class, parse_env
 
     kind = agent_kind or "policy"
     if kind == "policy" and not policy_path:
@@ -343,7 +348,7 @@ def eval_cmd(
         raise click.UsageError("--placement-search ranks by the scores: it does not go with --sample")
     try:
         spec = parse_env(env_name, params)
-    except EnvSpecError as e:
+    except EnvError as e:
         raise click.UsageError(str(e)) from None
 
     agent = None
@@ -370,9 +375,9 @@ def eval_cmd(
     if temperature is not None:
         agent = SampledAgent(agent, temperature, seed)
     if placement_search:
-        agent = SearchAgent(agent)
+        agent = SearchAgent(agent, world_key=adapter_class(spec.adapter).world_key)
     elif loop_guard:
-        agent = GuardedAgent(agent)
+        agent = GuardedAgent(agent, world_key=adapter_class(spec.adapter).world_key)
     try:
         result = evaluate(agent, spec, split=split, episodes=episodes, max_steps=max_steps, progress=progress)
     finally:

@@ -3,7 +3,7 @@
 The tiny bundle has the exact bundle interface (policy: instruction [B,D], state [B,D], candidates [B,K,D],
 mask [B,K] -> scores [B,K]; encoder: input_ids/attention_mask/token_type_ids [N,L] int64 -> embeddings [N,D],
 mean pooling and L2 normalisation inside) and the real MiniLM tokenizer.json, so it loads in milliseconds.
-Real end-to-end tests use the policy engineer's exporter (``exported_bundle`` fixture in the test files).
+Real end-to-end tests use the policy exporter (``exported_bundle`` fixture in the test files).
 """
 
 from __future__ import annotations
@@ -238,7 +238,7 @@ _EXPORTED: dict[str, Path] = {}
 
 
 def exported_bundle() -> Path:
-    """A bundle from the policy engineer's exporter (random-init scorer, MiniLM encoder); once per process."""
+    """A bundle from the policy exporter (random-init scorer, MiniLM encoder); once per process."""
     if "dir" not in _EXPORTED:
         import atexit
         import tempfile

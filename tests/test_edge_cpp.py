@@ -107,7 +107,7 @@ def _guard_episodes(path, episodes: int = 60, seed: int = 0) -> int:
     import random
 
     from edge.loop_guard import LoopGuard
-    from policy.twx_env import compose_state, world_key
+    from policy.envs.twx import compose_state, world_key
 
     rng = random.Random(seed)
     rooms = ["You are in the kitchen. A fridge.", "You are in the kitchen. A fridge that contains an apple."]

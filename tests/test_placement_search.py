@@ -183,11 +183,12 @@ def test_best_untried_is_the_best_assignment_not_tried(logps, tried_ids):
 def test_real_twc_games_with_the_accepted_place_ranked_second():
     """Real TextWorld Commonsense games (the default two-object configuration): the scorer ranks a wrong
     place first and the gold path's place second for every object; the search still finishes every game."""
-    from policy.twx_env import TWXEnv, parse_env, world_key
+    from policy.envs import open_env, parse_env
+    from policy.envs.twx import world_key
 
     searches = 0
-    with TWXEnv(parse_env("twx:twc"), step_limit=40) as env:
-        for seed in env.seeds("test")[:4]:
+    with open_env(parse_env("twx:twc"), step_limit=40) as env:
+        for seed in env.episodes("test")[:4]:
             state = env.reset(seed, "test", gold=True)
             gold = {}
             for a in env.gold_path():

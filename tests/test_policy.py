@@ -15,11 +15,11 @@ import torch
 
 from labeler.dataset import write_trajectories
 from policy.collect import run_episode
+from policy.envs import open_env, parse_env
 from policy.evaluate import RandomAgent, SearchAgent, evaluate
 from policy.export import export_bundle
 from policy.torch_agent import TorchPolicy
 from policy.train import train_from_file
-from policy.twx_env import TWXEnv, parse_env
 
 from .conftest import ROOT
 
@@ -37,8 +37,8 @@ def tiny(tmp_path_factory):
     spec = parse_env("twx:twc", EASY)
     rng = random.Random(0)
     trajs = []
-    with TWXEnv(spec, step_limit=MAX_STEPS) as env:
-        seeds = env.seeds("train")[:4]
+    with open_env(spec, step_limit=MAX_STEPS) as env:
+        seeds = env.episodes("train")[:4]
         for rep in range(8):
             for seed in seeds:
                 t = run_episode(env, seed, "train", "gold-noise" if rep % 4 else "random", 0.2, rng)
@@ -200,7 +200,7 @@ def test_cli_errors(cli, tiny, tmp_path):
     proc = cli("train", str(tmp_path / "nope.jsonl"), "--algo", "bc", "--out", str(tmp_path / "x"))
     assert proc.returncode == 1 and "does not exist" in proc.stderr
     proc = cli("eval", "--agent", "random", "--episodes", "1", "--env", "twx:nope")
-    assert proc.returncode == 2 and "unknown TextWorldExpress game" in proc.stderr
+    assert proc.returncode == 2 and "unknown twx task" in proc.stderr
     proc = cli("eval", "--agent", "llm", "--placement-search", "--sample", "1.0", "--episodes", "1")
     assert proc.returncode == 2 and "does not go with --sample" in proc.stderr
     assert not (tmp_path / "x").exists()

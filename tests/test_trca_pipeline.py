@@ -17,7 +17,7 @@ from labeler.trca.build import TAG_HEAD, TAG_SHOTS, TAGS, BuildConfig, build_hea
 from labeler.trca.checks import CompiledRubric
 from labeler.trca.pipeline import RubricSet, TRCAConfig, label_file, label_trajectory_rewards
 from labeler.trca.rubric import load_rubric, parse_rubric, write_rubric
-from policy.twx_env import compose_state
+from policy.envs.twx import compose_state
 
 INSTR = "Put the apple in the fridge."
 ROOM0 = "You see a closed fridge and an apple."
@@ -314,8 +314,9 @@ def _tidy_dataset() -> list[Trajectory]:
 
 
 def test_builder_with_judge_double_calibrates_and_writes_a_valid_file(tmp_path):
-    judge = FakeJudge()
-    report = build_rubric(_tidy_dataset(), judge, BuildConfig(task_type="tidy"), dataset_name="tidy.jsonl")
+    judge = FakeJudge()  # the judge alone: without grounding every accepted candidate stays
+    cfg = BuildConfig(task_type="tidy", grounded=False)
+    report = build_rubric(_tidy_dataset(), judge, cfg, dataset_name="tidy.jsonl")
     r = report.rubric
     ids = {it.id: it for it in r.items}
     put = ids["put-where-it-belongs"]
@@ -336,7 +337,12 @@ def test_builder_with_judge_double_calibrates_and_writes_a_valid_file(tmp_path):
     for t in trajs:
         for s in t.steps:
             s.info = {}
-    assert build_rubric(trajs, FakeJudge(), BuildConfig(task_type="tidy")).rubric.items == r.items
+    assert build_rubric(trajs, FakeJudge(), cfg).rubric.items == r.items
+    # grounded (no successes here: the judge's tags decide), failure phrases never seen are dropped
+    grounded = build_rubric(_tidy_dataset(), FakeJudge(), BuildConfig(task_type="tidy"))
+    gids = {it.id for it in grounded.rubric.items}
+    assert "failed-not-understood" in gids and "failed-cannot" not in gids
+    assert any("'cannot'" in r and "never seen in the data" in r for r in grounded.rejected)
 
 
 def test_builder_rejects_unknown_task_type():

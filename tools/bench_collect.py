@@ -20,14 +20,14 @@ import click
 
 from labeler.dataset import TrajectoryWriter
 from policy.collect import CollectConfig, collect
-from policy.twx_env import TWXEnv, parse_env
+from policy.envs import open_env, parse_env
 
 
 def bare_env(spec, episodes: int, max_steps: int, seed: int) -> tuple[int, float]:
     from textworld_express import TextWorldExpressEnv
 
     env = TextWorldExpressEnv(envStepLimit=max_steps + 1)
-    env.load(gameName=spec.game, gameParams=spec.params)
+    env.load(gameName=spec.task, gameParams=spec.params)
     rng = random.Random(seed)
     seeds = list(env.getValidSeedsTrain())
     steps = 0
@@ -49,7 +49,7 @@ def edgejudge_collect(spec, episodes: int, max_steps: int, seed: int, behaviour:
     cfg = CollectConfig(
         env=spec, episodes=episodes, behaviour=behaviour, noise=0.3, seed=seed, max_steps=max_steps
     )
-    with TWXEnv(spec, step_limit=max_steps) as env, tempfile.TemporaryDirectory() as d:
+    with open_env(spec, step_limit=max_steps) as env, tempfile.TemporaryDirectory() as d:
         t0 = time.perf_counter()
         steps = 0
         with TrajectoryWriter(Path(d) / "bench.jsonl.gz") as w:

@@ -6,7 +6,7 @@ Variants of the exported MiniLM encoder (all from the cached fp32 graph of ``pol
 - ``fp32-fused``: onnxruntime's transformer optimizer (EmbedLayerNormalization, Attention, SkipLayerNorm,
   BiasGelu fusions), fp32;
 - ``int8-dynamic``: plain ``quantize_dynamic`` (per-channel int8 MatMul weights, per-tensor uint8
-  activations) - what session 1 tried;
+  activations), for comparison;
 - ``int8``: the shipped opt-in recipe (``policy.encoder_opt``: SmoothQuant + [CLS]-row split + dynamic int8).
 
 Texts: TWC and CookingWorld *dev*-split episodes collected here (the int8 calibration texts come from the

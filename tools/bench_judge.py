@@ -173,7 +173,7 @@ def build_queries(
     from labeler.coren.prompts import PROMPT_DIR
     from labeler.coren.texts import transition_text
     from policy.collect import CollectConfig, collect
-    from policy.twx_env import parse_env
+    from policy.envs import parse_env
 
     rng = random.Random(seed)
     steps = []

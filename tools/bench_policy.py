@@ -1,4 +1,4 @@
-"""Policy benchmark: the issue's results table, measured.
+"""Policy benchmark: success per training row on real rollouts, and per-action latency.
 
 For each row (algorithm x reward source) it trains on the same success-scarce training file, evaluates by real
 rollouts on the test split (same seeds for every row), and reports success with a Wilson 95 % interval, mean
@@ -152,12 +152,12 @@ def main(
     """Train and evaluate every row; write the results table (JSON + Markdown)."""
     os.environ.setdefault("EDGEJUDGE_THREADS", "1")
     from labeler.dataset import read_trajectories, write_trajectories
+    from policy.envs import parse_env
     from policy.evaluate import GuardedAgent, RandomAgent, SearchAgent, evaluate
     from policy.features import TextEmbedder
     from policy.rewards import parse_reward
     from policy.torch_agent import TorchPolicy
     from policy.train import train_from_file
-    from policy.twx_env import parse_env
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -327,12 +327,12 @@ def _sample_states(spec, split, n, max_steps):
     """Real (instruction, observation, candidates) from random rollouts on the split's seeds."""
     import random as _random
 
-    from policy.twx_env import TWXEnv
+    from policy.envs import open_env
 
     rng = _random.Random(0)
     out = []
-    with TWXEnv(spec, step_limit=max_steps) as env:
-        for seed in env.seeds(split):
+    with open_env(spec, step_limit=max_steps) as env:
+        for seed in env.episodes(split):
             st = env.reset(seed, split)
             for _ in range(4):
                 if st.done or len(out) >= n:

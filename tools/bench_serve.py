@@ -721,7 +721,7 @@ def row(rows: list[dict[str, Any]], name: str, clients: int) -> dict[str, Any] |
 
 
 def summarize_targets(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    """The issue's targets, as ratios measured in this run."""
+    """The headline ratios (edge-serve against its floor, HTTP and websocket), measured in this run."""
     out: dict[str, Any] = {}
     inf, echo, emb = (
         row(rows, "onnxruntime-inference", 1),

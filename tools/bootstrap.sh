@@ -18,7 +18,7 @@ if [ -n "${CMAKE_ARGS:-}" ]; then
   WHEELS="$WHEELS/cmake-$(printf '%s' "$CMAKE_ARGS" | sha256sum | cut -c1-12)"
 fi
 
-# One installer at a time per machine (parallel `make` runs or sessions share the venv and the wheel cache).
+# One installer at a time per machine (parallel `make` runs share the venv and the wheel cache).
 if [ -z "${EDGEJUDGE_BOOTSTRAP_LOCKED:-}" ] && command -v flock >/dev/null 2>&1; then
   mkdir -p "${XDG_CACHE_HOME:-$HOME/.cache}/edgejudge"
   export EDGEJUDGE_BOOTSTRAP_LOCKED=1

@@ -4,7 +4,7 @@
     python tools/drive_edge.py --connect tcp://127.0.0.1:5555 --episodes 10     # uses a running daemon
 
 Every step is one ``act`` request through the Python client (:class:`edge.agent.EdgeAgent`), on the composed
-state text (:func:`policy.twx_env.compose_state`) the policy was trained on. Prints the success rate (Wilson
+state text (the adapter's ``compose``) the policy was trained on. Prints the success rate (Wilson
 95 % interval) and p50/p99 of the client round trip and of the daemon's own time; ``--json`` for machines.
 """
 
@@ -81,8 +81,8 @@ def main(
     from edge.agent import EdgeAgent
     from edge.client import EdgeClient
     from edge.launch import LaunchError, start_daemon
+    from policy.envs import EnvError, adapter_class, parse_env
     from policy.evaluate import evaluate
-    from policy.twx_env import EnvSpecError, parse_env, world_key
 
     if (bundle is None) == (connect is None):
         raise click.UsageError(
@@ -90,7 +90,7 @@ def main(
         )
     try:
         spec = parse_env(env_name, params)
-    except EnvSpecError as e:
+    except EnvError as e:
         raise click.BadParameter(str(e), param_hint="--env/--params") from None
     proc = None
     if bundle is not None:
@@ -102,7 +102,10 @@ def main(
     try:
         with EdgeClient(connect, timeout=timeout, retries=2) as client:
             agent = EdgeAgent(
-                client, loop_guard=loop_guard, placement_search=placement_search, world_key=world_key
+                client,
+                loop_guard=loop_guard,
+                placement_search=placement_search,
+                world_key=adapter_class(spec.adapter).world_key,
             )
             result = evaluate(agent, spec, split=split, episodes=episodes, max_steps=max_steps)
     finally:

@@ -123,8 +123,8 @@ def main(
 ) -> None:
     """Roll POLICY_PATH (checkpoint or bundle) out on TWC and say where its failures come from."""
     from policy.common import set_threads
+    from policy.envs import open_env, parse_env
     from policy.evaluate import GuardedAgent, SearchAgent, open_policy, wilson_interval
-    from policy.twx_env import TWXEnv, parse_env
 
     set_threads()
     base = open_policy(policy_path)
@@ -136,8 +136,8 @@ def main(
         agent = GuardedAgent(agent)
     skip = data_seeds(exclude_data) if exclude_data else set()
     records = []
-    with TWXEnv(parse_env("twx:twc"), step_limit=max_steps) as env:
-        seeds = [s for s in env.seeds(split) if s not in skip][:episodes]
+    with open_env(parse_env("twx:twc"), step_limit=max_steps) as env:
+        seeds = [s for s in env.episodes(split) if s not in skip][:episodes]
         for seed in seeds:
             agent.reset()
             state = env.reset(seed, split, gold=True)

@@ -422,9 +422,10 @@ def _run(
             [t.success for t in trajs],
         )
         ocfg = orch.OrchestratorConfig(input_dim=feats.shape[1], epochs=epochs)
-        trained = orch.train(batch, ocfg)
+        trained = orch.fit(batch, ocfg)
         model = trained.model
         labeler.report.orchestrator_losses = (trained.losses[0], trained.losses[-1])
+        labeler.report.orchestrator_check = trained.check.to_dict()
     weights = orch.weights_for(model, feats)
     labeler.report.mean_weights = [float(x) for x in weights.mean(axis=0)]
 
@@ -449,11 +450,14 @@ def _run(
         )
         provenance["orchestrator_sha256"] = sha
         provenance["orchestrator"] = "trained on this dataset's success flags"
+        provenance["orchestrator_check"] = trained.check.to_dict()
         click.echo(
             f"orchestrator: trained ({epochs} steps, loss {trained.losses[0]:.4f} -> "
-            f"{trained.losses[-1]:.4f}), saved {path}",
+            f"{trained.losses[-1]:.4f}), saved {path}; {trained.check.reason}",
             err=True,
         )
+        if trained.check.gate == 0.0:
+            click.echo(f"warning: {trained.check.reason}", err=True)
     else:
         provenance["orchestrator_sha256"] = orch.file_sha256(ckpt)
         provenance["orchestrator"] = f"applied {os.path.basename(ckpt)}"

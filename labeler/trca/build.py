@@ -1,4 +1,5 @@
-"""Build a rubric offline with the judge: mine candidate checks from a dataset, the judge chooses among them.
+"""Build a rubric offline with the judge and the logs' success flags: mine candidate checks from a dataset,
+the judge tags them, the success flags check the tags.
 
 1. :func:`labeler.trca.mine.mine` abstracts the environment's responses into transition templates
    (``take {object}`` → ``You take the {object}.``) and collects objects and places from the actions and
@@ -9,10 +10,18 @@
    calibrated by subtracting each tag's mean over all candidates of the run (a small model favours some tag
    words whatever the input; contextual calibration, Zhao et al. 2021). This runs under several orders of the
    examples and the majority tag wins (the small judge is sensitive to the order).
-3. For placement verbs (``put {object} in {place}``) in a task whose instruction is about where things go, the
-   judge chooses each object's usual place among the places seen with it (calibrated the same way over
-   objects); this becomes one Execution item with an object → place table, replacing "put anything anywhere".
-4. Two items need no judge: an Evidence item "a carryable object not visible before appears" over the mined
+3. Each candidate is grounded on the success flags (:mod:`labeler.trca.grounding`): how much more often it
+   holds in successful than in failed trajectories, whether its hits in successes lasted (loop-erased path),
+   whether it changes the world at all, and how many verbs its response follows. The judge's tag and these
+   numbers decide together (:func:`labeler.trca.grounding.verdict`); a response that changes nothing after
+   several verbs (a world's generic refusal) becomes Invalidity from the data alone. Every item's note records
+   the tag and the numbers; the rejected candidates are listed in the file's header.
+4. For placement verbs (``put {object} in {place}``) in a task whose instruction is about where things go,
+   each object's place is where successful trajectories left it (their last action on it, on the loop-erased
+   path); objects no success placed get the judge's choice among the places seen with them (calibrated over
+   objects). This becomes one Execution item with an object → place table, and an Invalidity item for
+   placing a grounded object anywhere else.
+5. Two items need no judge: an Evidence item "a carryable object not visible before appears" over the mined
    objects, and an Invalidity item "repeated a recent action that changed nothing".
 
 No ground truth (``info``) is read. The result is a TOML file to review and edit (format:
@@ -26,101 +35,31 @@ import datetime as _dt
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
 
 from labeler.dataset import Trajectory
-from labeler.trca.mine import Mined, Template, mine
+from labeler.trca import grounding
+from labeler.trca.grounding import TAG_CATEGORY, ground, kept_bindings, verdict
+from labeler.trca.mine import Mined, mine, template_display, template_regex
 from labeler.trca.rubric import Item, Rubric
-
-BUILD_TEMPLATE = "trca.build"
-BUILD_VERSION = 2
-TAGS = ("found", "done", "failed", "nothing")
-TAG_CATEGORY = {"found": "evidence", "done": "execution", "failed": "invalidity"}
-PLACEMENT_VERBS = ("put", "place", "insert", "hang", "store")
-_PLACEMENT_WORDS = re.compile(
-    r"\b(place|places|location|locations|belong|belongs|put away|tidy|where)\b", re.I
+from labeler.trca.tagging import (
+    BUILD_TEMPLATE,
+    BUILD_VERSION,
+    INVALIDITY_CANDIDATES,
+    PLACEMENT_VERBS,
+    PLACEMENT_WORDS,
+    SHOT_ORDERS,
+    TAG_HEAD,
+    TAG_PROMPT,
+    TAG_SHOTS,
+    TAGS,
+    Scorer,
+    calibrated,
+    judge_places,
+    tag_prompt,
+    tag_queries,
 )
 
-TAG_HEAD = (
-    "Each step of an agent is tagged: found (it discovered new information the task needs), done (it "
-    "completed a step of the task), failed (the action failed or was not understood), nothing (no effect on "
-    "the task).\n\n"
-)
-TAG_SHOTS = (  # examples from tasks unrelated to the benchmarks
-    "Task: Find the key and unlock the door.\nAction: open drawer\n"
-    "Response: You open the drawer. The drawer contains a key.\nTag: found",
-    "Task: Find the key and unlock the door.\nAction: take key\nResponse: You take the key.\nTag: done",
-    "Task: Find the key and unlock the door.\nAction: sing\nResponse: I don't understand that.\nTag: failed",
-    "Task: Find the key and unlock the door.\nAction: smell flower\nResponse: It smells nice.\nTag: nothing",
-    "Task: Water the plants.\nAction: read note\n"
-    "Response: The note says: the watering can is in the shed.\nTag: found",
-    "Task: Water the plants.\nAction: fill can with water\nResponse: You fill the watering can.\nTag: done",
-    "Task: Water the plants.\nAction: take shed\nResponse: That's not something you can take.\nTag: failed",
-    "Task: Water the plants.\nAction: wait\nResponse: Time passes.\nTag: nothing",
-)
-TAG_QUERY = "Task: {instruction}\nAction: {action}\nResponse: {response}\nTag:"
-# The 270M judge's tags depend on the order of the examples (per-step AUROC of the resulting rubric on TWC
-# train ranged 0.67-0.79 over these orders); the builder votes over them (on train: >= the first order alone).
-SHOT_ORDERS = (
-    (0, 1, 2, 3, 4, 5, 6, 7),
-    (4, 5, 6, 7, 0, 1, 2, 3),
-    (7, 6, 5, 4, 3, 2, 1, 0),
-    (1, 4, 2, 7, 0, 5, 3, 6),
-)
-
-
-def tag_prompt(order: int = 0) -> str:
-    """The few-shot tagging prompt with the examples in ``SHOT_ORDERS[order]`` (a ``str.format`` template)."""
-    return TAG_HEAD + "".join(TAG_SHOTS[i] + "\n\n" for i in SHOT_ORDERS[order]) + TAG_QUERY
-
-
-TAG_PROMPT = tag_prompt(0)
-PLACE_PROMPT = (
-    "Where things belong in a tidy house:\nA toothbrush belongs in the bathroom cabinet.\n"
-    "A pillow belongs on the bed.\nA frozen pizza belongs in the freezer.\n"
-    "A dirty sock belongs in the laundry hamper.\nA banana peel belongs in the compost bin.\n"
-    "A {object} belongs in the"
-)
-
-# Failure responses of text environments: candidate Invalidity checks the judge accepts or rejects.
-INVALIDITY_CANDIDATES: tuple[tuple[str, str, str, str], ...] = (
-    # (id, response regex, example action, example response)
-    (
-        "not-understood",
-        r"(not sure what you mean|don't understand|do not understand|unknown command)",
-        "jump over fridge",
-        "I'm not sure what you mean.",
-    ),
-    ("cannot", r"\b(you can't|you cannot|can not)\b", "eat fridge", "You can't do that."),
-    (
-        "not-possible",
-        r"(is not something you can|isn't something you can|not something you can)",
-        "take stove",
-        "That's not something you can take.",
-    ),
-    ("already", r"\b(is|are) already\b", "open fridge", "That is already open."),
-    (
-        "not-here",
-        r"(you don't see|can't see any|there is no|no such thing)",
-        "take banana",
-        "You don't see any such thing here.",
-    ),
-    ("nothing-happens", r"nothing happens", "push wall", "Nothing happens."),
-)
-
-
-class Scorer(Protocol):  # the judge's interface used here (labeler.judge.Judge satisfies it)
-    model_sha256: str
-
-    def score_many(
-        self,
-        queries: Sequence[tuple[str, Sequence[str]]],
-        *,
-        template: str,
-        version: int,
-        normalize: str = "sum",
-        progress: bool | None = False,
-    ) -> list[Any]: ...
+__all__ = ["TAG_HEAD", "TAG_PROMPT", "TAG_SHOTS", "TAGS", "BuildConfig", "build_rubric", "tag_prompt"]
 
 
 @dataclass
@@ -139,6 +78,9 @@ class BuildConfig:
     placement: str = "auto"
     """'auto': object → place tables for placement verbs when the instruction is about where things go;
     'none': never; or a comma-separated list of verbs."""
+    grounded: bool = True
+    """Ground every candidate on the success flags (see :mod:`labeler.trca.grounding`); False: the judge's
+    tags and places alone."""
     progress: bool | None = False
 
 
@@ -150,14 +92,6 @@ class BuildReport:
     queries: int = 0
 
 
-def _calibrated(rows: list[list[float]]) -> list[list[float]]:
-    if not rows:
-        return rows
-    k = len(rows[0])
-    means = [sum(r[j] for r in rows) / len(rows) for j in range(k)]
-    return [[r[j] - means[j] for j in range(k)] for r in rows]
-
-
 def _slug(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:40] or "item"
 
@@ -167,30 +101,39 @@ def placement_verbs(cfg: BuildConfig, mined: Mined) -> list[str]:
         return []
     if cfg.placement != "auto":
         return [v.strip() for v in cfg.placement.split(",") if v.strip()]
-    if not _PLACEMENT_WORDS.search(mined.instruction):
+    if not PLACEMENT_WORDS.search(mined.instruction):
         return []
     return [v for v in PLACEMENT_VERBS if v in mined.places_for]
 
 
-def _tag_queries(
-    mined: Mined, templates: list[Template], order: int, examples: int
-) -> list[tuple[str, str, str]]:
-    """(kind, key, prompt) for every template example and every invalidity candidate, in one prompt order."""
-    prompt = tag_prompt(order)
+def _generic_refusals(
+    mined: Mined, episodes: list, report: BuildReport, new_id: Callable[[str], str]
+) -> list[Item]:
+    """Invalidity items for responses that change nothing and follow several verbs alike (a world's "nothing
+    happens" or "no known action"), found from the data: no judge, no world-specific text."""
+    verbs_of: dict[str, set[str]] = {}
+    for tp in mined.templates:
+        verbs_of.setdefault(tp.template, set()).add(tp.verb)
     out = []
-    for i, tp in enumerate(templates):
-        for action, response in tp.examples[:examples]:
-            out.append(
-                (
-                    "template",
-                    str(i),
-                    prompt.format(instruction=mined.instruction, action=action, response=response),
-                )
-            )
-    for cid, _rx, action, response in INVALIDITY_CANDIDATES:
-        out.append(
-            ("candidate", cid, prompt.format(instruction=mined.instruction, action=action, response=response))
+    for tmpl, verbs in sorted(verbs_of.items()):
+        if len(verbs) < grounding.GENERIC_VERBS:
+            continue
+        item = Item(
+            id="candidate",
+            category="invalidity",
+            text=f'The environment gives its generic answer "{template_display(tmpl)}"',
+            feedback=template_regex(tmpl),
         )
+        g = ground(item, episodes)
+        v = verdict("nothing", g)
+        if v.category != "invalidity":
+            report.rejected.append(
+                f'response "{template_display(tmpl)}" after {len(verbs)} verbs: {v.reason}'
+            )
+            continue
+        item.id = new_id(f"generic-{_slug(template_display(tmpl))}")
+        item.note = f"{v.reason} (found in the data, no judge); {g.summary()}"
+        out.append(item)
     return out
 
 
@@ -222,7 +165,7 @@ def build_rubric(
     votes: dict[tuple[str, str], list[str]] = {}
     means: dict[tuple[str, str], list[list[float]]] = {}
     for order in range(cfg.prompt_orders if cfg.tag_templates else 0):
-        queries = _tag_queries(mined, templates, order, cfg.examples_per_template)
+        queries = tag_queries(mined, templates, order, cfg.examples_per_template)
         scores = judge.score_many(
             [(q[2], [f" {t}" for t in TAGS]) for q in queries],
             template=BUILD_TEMPLATE,
@@ -231,7 +174,7 @@ def build_rubric(
         )
         report.queries += len(queries)
         per_key: dict[tuple[str, str], list[list[float]]] = {}
-        for (kind, key, _p), c in zip(queries, _calibrated([list(x.logprobs) for x in scores]), strict=True):
+        for (kind, key, _p), c in zip(queries, calibrated([list(x.logprobs) for x in scores]), strict=True):
             per_key.setdefault((kind, key), []).append(c)
         for k, rows in per_key.items():
             mean = [sum(r[j] for r in rows) / len(rows) for j in range(len(TAGS))]
@@ -248,6 +191,16 @@ def build_rubric(
         detail = ", ".join(f"{t}={v:+.2f}" for t, v in zip(TAGS, avg, strict=True))
         return tag, f"votes {'/'.join(vs)}; mean calibrated log-probs {detail}"
 
+    episodes = grounding.prepare(trajs) if cfg.grounded else []
+
+    def judged(tag: str, why: str, item: Item) -> tuple[str | None, str]:
+        """The category ``item`` gets (None: no item) and the note's reason: the judge's tag, grounded."""
+        if not cfg.grounded:
+            return TAG_CATEGORY.get(tag), f"judge tag {tag} ({why})"
+        g = ground(item, episodes)
+        v = verdict(tag, g)
+        return v.category, f"{v.reason}; judge tag {tag} ({why}); {g.summary()}"
+
     # --- 3. placement tables
     items: list[Item] = []
     placed_verbs = placement_verbs(cfg, mined)
@@ -256,80 +209,108 @@ def build_rubric(
         objects = sorted(table)
         if not objects:
             continue
-        qs = [(PLACE_PROMPT.format(object=o), [f" {p}" for p in sorted(table[o])]) for o in objects]
-        res = judge.score_many(qs, template=BUILD_TEMPLATE, version=BUILD_VERSION, progress=cfg.progress)
-        report.queries += len(qs)
-        # calibrate: a place's score minus its mean over the objects it was offered for
-        sums: dict[str, list[float]] = {}
-        for o, s in zip(objects, res, strict=False):
-            for p, lp in zip(sorted(table[o]), s.logprobs, strict=False):
-                sums.setdefault(p, []).append(lp)
-        mean_of = {p: sum(v) / len(v) for p, v in sums.items()}
-        pairs: dict[str, list[str]] = {}
-        for o, s in zip(objects, res, strict=False):
-            places = sorted(table[o])
-            cal_scores = [lp - mean_of[p] for p, lp in zip(places, s.logprobs, strict=False)]
-            pairs[o] = [places[max(range(len(places)), key=lambda j: cal_scores[j])]]
+        judge_pairs, n = judge_places(judge, table, cfg.progress)
+        report.queries += n
         preps = sorted(
             {tp_prep for tp in templates if tp.verb == verb for tp_prep in tp.preps} or {"in", "on"}
+        )
+        action = rf"^{re.escape(verb)} (?P<object>.+?) (?:{'|'.join(preps)}) (?P<place>.+)$"
+        feedback = r"^You (put|place|insert|hang|store)\b" if verb in PLACEMENT_VERBS else None
+        grounded: dict[str, list[str]] = {}
+        if cfg.grounded:
+            probe = Item(id="probe", category="execution", text="", action=action, feedback=feedback)
+            grounded = {o: sorted(ps) for o, ps in kept_bindings(ground(probe, episodes)).items()}
+        pairs = {o: grounded.get(o) or judge_pairs[o] for o in objects}
+        pairs.update(grounded)
+        by_judge = sorted(o for o in pairs if o not in grounded)
+        note = (
+            f"{len(grounded)} objects placed where successful trajectories left them (their last action on "
+            f"it, on the loop-erased path); {len(by_judge)} by the judge (among the places seen with each "
+            f"object, calibrated over {len(objects)} objects)"
+            if cfg.grounded
+            else f"judge chose among the places seen with each object, calibrated over {len(objects)} objects"
         )
         items.append(
             Item(
                 id=f"{_slug(verb)}-where-it-belongs",
                 category="execution",
-                text=f"An object was {verb} where it usually belongs (the judge chose each object's place)",
-                action=rf"^{re.escape(verb)} (?P<object>.+?) (?:{'|'.join(preps)}) (?P<place>.+)$",
-                feedback=r"^You (put|place|insert|hang|store)\b" if verb in PLACEMENT_VERBS else None,
+                text=f"An object was {verb} where it usually belongs",
+                action=action,
+                feedback=feedback,
                 pairs=pairs,
-                note=f"judge chose among the places seen with each object, calibrated over "
-                f"{len(objects)} objects",
+                note=note + (f"; judge-placed: {', '.join(by_judge)}" if cfg.grounded and by_judge else ""),
             )
         )
-        log(f"placement table for '{verb}': {len(pairs)} objects")
+        if grounded:
+            items.append(
+                Item(
+                    id=f"{_slug(verb)}-elsewhere",
+                    category="invalidity",
+                    text=f"An object was {verb} somewhere successful trajectories never left it",
+                    action=action,
+                    feedback=feedback,
+                    pairs=grounded,
+                    pairs_mismatch=True,
+                    note=f"the {len(grounded)} objects that successful trajectories placed, any other place",
+                )
+            )
+        log(f"placement table for '{verb}': {len(pairs)} objects ({len(grounded)} from successes)")
 
     # --- templates -> items
     used_ids: set[str] = {it.id for it in items}
-    for i, tp in enumerate(templates if cfg.tag_templates else []):
-        tag, why = tag_of("template", str(i))
-        example = f"e.g. '{tp.examples[0][0]}' -> '{tp.examples[0][1][:80]}'"
-        if tag == "nothing":
-            report.rejected.append(f"'{tp.verb} ...' -> \"{tp.display}\" ({tp.count}x): nothing ({why})")
-            continue
-        if tp.verb in placed_verbs and tag != "failed":
-            report.rejected.append(
-                f"'{tp.verb} ...' -> \"{tp.display}\" ({tp.count}x): {tag}, replaced by the "
-                f"placement table ({why})"
-            )
-            continue
-        base = f"{_slug(tp.verb)}-{_slug(tp.display.replace('{object}', '').replace('{place}', ''))}"
+
+    def new_id(base: str) -> str:
         iid, n = base, 2
         while iid in used_ids:
             iid, n = f"{base}-{n}", n + 1
         used_ids.add(iid)
-        items.append(
-            Item(
-                id=iid,
-                category=TAG_CATEGORY[tag],
-                text=f"'{tp.verb} ...' gets the response \"{tp.display}\"",
-                action=tp.action_regex(),
-                feedback=tp.response_regex(),
-                note=f"judge tag {tag} ({why}); {tp.count} transitions; {example}",
-            )
+        return iid
+
+    for i, tp in enumerate(templates if cfg.tag_templates else []):
+        tag, why = tag_of("template", str(i))
+        example = f"e.g. '{tp.examples[0][0]}' -> '{tp.examples[0][1][:80]}'"
+        head = f"'{tp.verb} ...' -> \"{tp.display}\" ({tp.count}x)"
+        if tp.verb in placed_verbs and tag != "failed":
+            report.rejected.append(f"{head}: {tag}, replaced by the placement table ({why})")
+            continue
+        item = Item(
+            id="candidate",
+            category="execution",
+            text=f"'{tp.verb} ...' gets the response \"{tp.display}\"",
+            action=tp.action_regex(),
+            feedback=tp.response_regex(),
         )
+        category, reason = judged(tag, why, item)
+        if category is None:
+            report.rejected.append(f"{head}: {reason}")
+            continue
+        base = f"{_slug(tp.verb)}-{_slug(tp.display.replace('{object}', '').replace('{place}', ''))}"
+        item.id, item.category = new_id(base), category
+        item.note = f"{reason}; {tp.count} transitions; {example}"
+        items.append(item)
+    if cfg.grounded and cfg.tag_templates:  # the world's generic refusals, found in the data alone
+        items += _generic_refusals(mined, episodes, report, new_id)
     for cid, rx, _action, response in INVALIDITY_CANDIDATES if cfg.tag_templates else ():
         tag, why = tag_of("candidate", cid)
-        if tag != "failed":
-            report.rejected.append(f"failure candidate '{cid}' ({response!r}): {tag} ({why})")
-            continue
-        items.append(
-            Item(
-                id=f"failed-{cid}",
-                category="invalidity",
-                text=f"The environment answers that the action failed (like {response!r})",
-                feedback=rx,
-                note=f"fixed candidate accepted by the judge ({why})",
-            )
+        item = Item(
+            id=f"failed-{cid}",
+            category="invalidity",
+            text=f"The environment answers that the action failed (like {response!r})",
+            feedback=rx,
         )
+        if cfg.grounded:
+            g = ground(item, episodes)
+            if g.hits == 0:
+                report.rejected.append(f"failure candidate '{cid}' ({response!r}): never seen in the data")
+                continue
+            category, reason = judged(tag, why, item)
+        else:
+            category, reason = TAG_CATEGORY.get(tag), f"judge tag {tag} ({why})"
+        if category != "invalidity":
+            report.rejected.append(f"failure candidate '{cid}' ({response!r}): {reason}")
+            continue
+        item.note = f"fixed candidate: {reason}"
+        items.append(item)
 
     # --- 4. items without the judge
     carryable = sorted({o for v in mined.places_for.values() for o in v})
@@ -370,6 +351,7 @@ def build_rubric(
             "steps": mined.steps,
             "instruction": mined.instruction,
             "judge_queries": report.queries,
+            "grounded": cfg.grounded,
             "date": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         },
     )

@@ -288,6 +288,9 @@ def label_file(
                     "success_reward": cfg.success_reward,
                     "episode_group": cfg.episode_group,
                     "item_judge": cfg.item_judge,
+                    "rubric_dataset": cr.rubric.build.get("dataset", ""),
+                    "rubric_grounded": bool(cr.rubric.build.get("grounded", False)),
+                    "labeled_from": os.path.basename(str(in_path)),
                 }
                 if judge is not None and cfg.item_judge == "llm":
                     prov["judge_sha256"] = judge.model_sha256
