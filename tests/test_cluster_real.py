@@ -54,7 +54,7 @@ def ray_local():
 @pytest.fixture(scope="module")
 def episodes(tmp_path_factory):
     from policy.collect import CollectConfig, collect
-    from policy.twx_env import parse_env
+    from policy.envs import parse_env
 
     cfg = CollectConfig(
         env=parse_env("twx:twc"),
@@ -281,3 +281,38 @@ def test_rubric_build_on_judge_actors_matches_the_single_process_build(ray_local
     assert remote.rubric.items == local.rubric.items  # same items, notes carry the judge's scores
     assert remote.rejected == local.rejected
     assert report["units"] == sum(report["units_per_actor"]) >= 2
+
+
+def _payloads(cache: Path) -> dict[str, str]:
+    with sqlite3.connect(cache, timeout=5) as db:
+        return dict(db.execute("SELECT key, payload FROM entries"))
+
+
+def test_trca_item_judge_on_judge_actors_matches_the_single_process_run(ray_local, episodes, tmp_path):
+    from labeler.cluster.options import ClusterConfig
+    from labeler.cluster.pool import JudgePool
+    from labeler.cluster.workers import PoolRunner, trca_item_worker
+    from labeler.judge import open_judge
+    from labeler.trca.pipeline import RubricSet, TRCAConfig, label_file
+
+    rub = tmp_path / "judge-only.toml"
+    rub.write_text(
+        'format = "edgejudge.rubrics"\nformat_version = 1\ntask_type = "twc"\nversion = 1\n\n'
+        '[[items]]\nid = "progress"\ncategory = "execution"\n'
+        'text = "The action picked up or put away an object."\njudge = true\n'
+    )
+    cfg = TRCAConfig(item_judge="llm")
+    with open_judge("gemma3-270m", n_threads=1, cache=tmp_path / "single.sqlite") as judge:
+        local = label_file(episodes, tmp_path / "single.jsonl", RubricSet([rub]), cfg, judge=judge)
+    cc = ClusterConfig(judge_actors=2, cpus_per_actor=1)
+    worker = trca_item_worker([str(rub)], cfg)
+    with JudgePool(cc, {"model": "gemma3-270m", "n_threads": 1}, worker, tmp_path / "ray.sqlite") as pool:
+        remote = label_file(episodes, tmp_path / "ray.jsonl", RubricSet([rub]), cfg, runner=PoolRunner(pool))
+        report = pool.report()
+    assert remote.judge_queries == local.judge_queries == 6 and remote.item_hits == local.item_hits
+    assert report["units_per_actor"] == [1, 1]  # one trajectory each
+    assert _payloads(tmp_path / "ray.sqlite") == _payloads(
+        tmp_path / "single.sqlite"
+    )  # same answers, bitwise
+    ref = [s.labels["trca"] for t in read_trajectories(tmp_path / "single.jsonl") for s in t.steps]
+    assert [s.labels["trca"] for t in read_trajectories(tmp_path / "ray.jsonl") for s in t.steps] == ref

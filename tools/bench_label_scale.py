@@ -35,7 +35,7 @@ import numpy as np  # noqa: E402
 def _collect(episodes: int, max_steps: int, seed: int, path: Path) -> None:
     from labeler.dataset import write_trajectories
     from policy.collect import CollectConfig, collect
-    from policy.twx_env import parse_env
+    from policy.envs import parse_env
 
     cfg = CollectConfig(
         env=parse_env("twx:twc"),
