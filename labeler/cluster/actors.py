@@ -2,9 +2,10 @@
 
 Cache design: there is one cache file, the SQLite label cache of :mod:`labeler.cache`, and one owner, the
 :class:`CacheActor` on the driver's node. A judge actor reads answers through it (one ``get_many`` per judge
-call) and buffers the answers it computes; at the end of each unit it commits them in one transaction. So
-the cache only ever holds whole units: a unit interrupted by a killed actor or driver is absent and is
-computed again from the same primed state (identical answers); a finished unit is never computed again.
+call) and keeps the answers it computes; a finished unit returns them to the driver, which commits whole
+units, in unit order, each in one transaction (:meth:`CacheActor.put_unit`). So the cache holds whole units
+only: a unit interrupted by a killed actor or driver is absent and is computed again from the same primed
+state (identical answers); a committed unit is never computed again.
 """
 
 from __future__ import annotations
@@ -32,7 +33,11 @@ class CacheActor:
     def get_many(self, keys: Sequence[str]) -> dict[str, dict[str, Any]]:
         return self.cache.get_many(list(keys))
 
-    def put_many(self, rows: list[Row]) -> int:
+    def put_unit(self, rows: list[Row]) -> int | None:
+        """Commit one unit's answers in one transaction; None (nothing written) when one of them is in the
+        cache already: an earlier unit computed it meanwhile, so this unit would have read it as a hit."""
+        if rows and self.cache.get_many([r[0] for r in rows]):
+            return None
         self.cache.put_many(rows)
         self.rows_written += len(rows)
         self.commits += 1
@@ -51,7 +56,8 @@ class CacheActor:
 
 
 class RemoteCache:
-    """The judge's cache inside a judge actor: reads go to the cache actor, writes wait for :meth:`commit`."""
+    """The judge's cache inside a judge actor: reads go to the cache actor, writes stay here until the unit
+    is done (:meth:`take`)."""
 
     def __init__(self, owner: Any):
         self._owner = owner
@@ -76,13 +82,11 @@ class RemoteCache:
         for row in rows:
             self._pending[row[0]] = row
 
-    def commit(self) -> int:
-        """Write the unit's answers in one transaction; the number written."""
-        if not self._pending:
-            return 0
-        n = ray.get(self._owner.put_many.remote(list(self._pending.values())))
+    def take(self) -> list[Row]:
+        """The unit's computed answers (and forget them here)."""
+        rows = list(self._pending.values())
         self._pending.clear()
-        return int(n)
+        return rows
 
     def discard(self) -> None:
         self._pending.clear()
@@ -127,7 +131,8 @@ class JudgeActor:
         }
 
     def run(self, index: int, anchor: str, method: str, args: tuple) -> dict[str, Any]:
-        """One unit: prime, call, commit its answers; the value with what the unit counted."""
+        """One unit: prime, call; the value, the answers it computed (``rows``, for the driver to commit) and
+        what it counted."""
         counters = getattr(self.worker, "counters", None)
         before_c = counters() if counters else {}
         before_s = dict(self.judge.stats)
@@ -139,13 +144,13 @@ class JudgeActor:
         except BaseException:
             self.cache.discard()
             raise
-        written = self.cache.commit()
+        rows = self.cache.take()
         return {
             "index": index,
             "value": value,
             "counts": _delta(counters(), before_c) if counters else {},
             "stats": _delta(dict(self.judge.stats), before_s),
-            "written": written,
+            "rows": rows,
             "seconds": time.perf_counter() - t0,
             "pid": os.getpid(),
             "slot": self.slot,
