@@ -75,6 +75,15 @@ def _default_ckpt(out: str) -> str:
     type=click.IntRange(256, 131072),
     help="Judge context size; longer texts are truncated (head kept) and counted.",
 )
+@click.option(
+    "--examples",
+    "examples_source",
+    default="file",
+    show_default=True,
+    type=click.Choice(["file", "data"]),
+    help="In-context examples: 'file' as written in the templates file; 'data' built from IN per task type "
+    "(steps that lasted in successful episodes: Yes; steps that changed nothing: No), no info read.",
+)
 @click.option("--limit", default=None, type=click.IntRange(1), help="Label only the first K trajectories.")
 @click.option(
     "--orchestrator",
@@ -160,6 +169,7 @@ def coren(
     judge_ref: str,
     n_prompts: int,
     prompt_dir: str | None,
+    examples_source: str,
     threads: int | None,
     n_ctx: int,
     limit: int | None,
@@ -208,6 +218,8 @@ def coren(
         raise click.ClickException(str(e)) from None
     if limit:
         trajs = trajs[:limit]
+    if examples_source == "data":
+        templates = _data_examples(templates, trajs)
     from labeler.coren.pipeline import CorenConfig, CorenInputError, check_candidates
 
     try:
@@ -245,6 +257,27 @@ def coren(
         progress,
         gpu_layers,
         cluster,
+    )
+
+
+def _data_examples(templates, trajs):
+    """The templates with a preamble of examples built from the trajectories (labeler.coren.examples)."""
+    import dataclasses
+    import hashlib
+
+    from labeler.coren.examples import data_examples, data_preamble, provenance
+
+    ex = data_examples(trajs)
+    if not ex:
+        raise click.ClickException(
+            "--examples data: no step that lasted or changed nothing to show as an example"
+        )
+    pre = data_preamble(templates.preamble, ex, templates.rating)
+    sha = hashlib.sha256((templates.sha256 + pre).encode("utf-8")).hexdigest()
+    prov = provenance(ex, pre)
+    click.echo(f"examples: {len(ex)} built from the data (sha256 {prov['sha256'][:12]})", err=True)
+    return dataclasses.replace(
+        templates, preamble=pre, sha256=sha, examples_source="data", examples=tuple(prov["examples"])
     )
 
 
@@ -434,6 +467,7 @@ def _run(
         "judge": judge_prov,
         "prompts": [{"name": p.name, "version": p.version, "sha256": p.sha256} for p in prompts],
         "templates": {"version": templates.version, "sha256": templates.sha256},
+        "examples": {"source": templates.examples_source, "examples": list(templates.examples)},
         "encoder_sha256": enc_ref.sha256,
         "qa_sha256": qa_hash(result.qa),
         "qa_source": "file" if qa is not None else "built",

@@ -109,8 +109,16 @@ class EnvAdapter(ABC):
     layout: ClassVar[StateLayout]
     state_format: ClassVar[str]
     """Version of the state composition, e.g. ``twx/1``; recorded in datasets and bundles."""
+    exact_replay: ClassVar[bool] = True
+    """Whether the same episode and actions give the same texts again in one process. False for a world that
+    lists and names look-alike objects in an order that changes from one reset to the next (ScienceWorld);
+    its episodes still start in the same world state."""
     needs_simulator: ClassVar[bool] = True
     """False for a replay of logged episodes (collect works, evaluation of a new policy does not)."""
+    strategies: ClassVar[Mapping[str, str]] = {}
+    """Opt-in task strategies of this world: name -> ``module:Class``, a policy wrapper
+    (:class:`edge.policies.PolicyWrapper`) built as ``Class(policy, world_key)``. Never part of a headline
+    result: the generic client is the loop guard."""
 
     def __init__(self, spec: EnvSpec, step_limit: int = 50):
         self.spec = spec
