@@ -574,3 +574,31 @@ def test_long_texts_are_truncated_and_counted():
     assert plan["truncations"]["instruction"] == 1  # cut to a quarter of the free context
     assert plan["truncations"]["observation_head"] >= 1  # the observation's head, by design
     assert plan["queries"]["cand"] == 2 * 4 and plan["total_queries"] > 0
+
+
+# ------------------------------------------------------------------------------------------------ examples
+
+
+def test_examples_built_from_the_data():
+    from labeler.coren.examples import data_examples, data_preamble
+    from tests.test_trca_grounding import episode
+
+    trajs = [
+        episode("s1", ["push wall", "take apple", "put apple in box", "take apple", "put apple in fridge"]),
+        episode("f1", ["take apple", "pull rope", "take apple"]),
+    ]
+    ex = data_examples(trajs, per_type=4)
+    yes = [e.action for e in ex if e.progress]
+    no = [e.action for e in ex if not e.progress]
+    # Yes: lasting steps of the success only (the box detour is erased, the failure never counts)
+    assert sorted(yes) == ["put apple in fridge", "take apple"]
+    # No: steps that changed nothing (a refusal, a repeat that failed)
+    assert set(no) <= {"push wall", "pull rope", "take apple"} and "push wall" in no
+    assert [e.progress for e in ex][:2] == [True, False]  # interleaved
+    pre = data_preamble("Say whether each action made progress.\n\nTask: x", ex)
+    assert pre.startswith("Say whether each action made progress.\n\nTask: Put the things where they belong.")
+    assert (
+        "Action: put apple in fridge\nResult: Feedback: You put the apple in the fridge.\nProgress: Yes"
+        in pre
+    )
+    assert data_examples(trajs, per_type=4) == ex  # seeded
