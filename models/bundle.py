@@ -8,7 +8,9 @@ Layout::
                         (C = D for candidate_features "action", 3D for "action+arguments": see
                         edge.actions)
       encoder.onnx      input_ids, attention_mask, token_type_ids [N,L] int64 -> embeddings [N,D]
-                        (mean pooling and L2 normalisation are inside the graph)
+                        (mean pooling and L2 normalisation are inside the graph); ``encoder_kind``
+                        "transformer" (MiniLM, the default and what older manifests mean) or "static"
+                        (a token-vector table distilled from it: docs/encoders.md)
       tokenizer.json    Hugging Face tokenizers file for the encoder
       skills.npy        optional: float32 [S,C] candidate features of a fixed skill list (texts: manifest)
 
@@ -40,6 +42,8 @@ POLICY_INPUTS = ("instruction", "state", "candidates", "mask")
 POLICY_OUTPUT = "scores"
 ENCODER_INPUTS = ("input_ids", "attention_mask", "token_type_ids")
 ENCODER_OUTPUT = "embeddings"
+ENCODER_KINDS = ("transformer", "static")
+DEFAULT_ENCODER_KIND = "transformer"
 
 
 class BundleError(ValueError):
@@ -63,6 +67,7 @@ class Manifest:
     provenance: dict[str, Any] = field(default_factory=dict)
     policy: dict[str, Any] = field(default_factory=dict)  # model hyper-parameters (for information)
     candidate_features: str = DEFAULT_CANDIDATE_FEATURES
+    encoder_kind: str = DEFAULT_ENCODER_KIND
     world: dict[str, Any] = field(default_factory=dict)
     """The world the policy was trained in: ``env`` (``ADAPTER:TASK``), ``params``, ``state_format`` and
     ``state_layout`` (:mod:`models.state_layout`); empty in bundles written before it was recorded, which were
@@ -109,7 +114,9 @@ class Manifest:
                 "output": {ENCODER_OUTPUT: ["texts", self.embedding_dim]},
                 "pooling": "mean",
                 "normalize": True,
+                "kind": self.encoder_kind,
             },
+            "encoder_kind": self.encoder_kind,
             "embedding_dim": self.embedding_dim,
             "candidate_features": self.candidate_features,
             "world": self.world,
@@ -132,6 +139,7 @@ def write_manifest(
     provenance: dict[str, Any] | None = None,
     policy: dict[str, Any] | None = None,
     candidate_features: str = DEFAULT_CANDIDATE_FEATURES,
+    encoder_kind: str = DEFAULT_ENCODER_KIND,
     world: dict[str, Any] | None = None,
 ) -> Manifest:
     """Checksum every file in ``bundle_dir`` (but the manifest) and write the manifest atomically."""
@@ -153,10 +161,13 @@ def write_manifest(
         provenance=dict(provenance or {}),
         policy=dict(policy or {}),
         candidate_features=candidate_features,
+        encoder_kind=encoder_kind,
         world=dict(world or {}),
     )
-    parts_of(candidate_features)
-    m.state_layout  # noqa: B018 - ValueError on a malformed layout, before anything is written  # ValueError on an unknown kind, before anything is written
+    parts_of(candidate_features)  # ValueError on an unknown kind, before anything is written
+    m.state_layout  # noqa: B018 - ValueError on a malformed layout, before anything is written
+    if encoder_kind not in ENCODER_KINDS:
+        raise BundleError(f"unknown encoder kind {encoder_kind!r}: expected {', '.join(ENCODER_KINDS)}")
     fd, tmp = tempfile.mkstemp(prefix=".manifest.", dir=d)
     with os.fdopen(fd, "w") as f:
         json.dump(m.to_dict(), f, indent=2, sort_keys=True)
@@ -194,10 +205,13 @@ def load_manifest(bundle_dir: str | os.PathLike[str], *, verify: bool = True) ->
             provenance=dict(raw.get("provenance", {})),
             policy=dict(raw.get("policy", {})),
             candidate_features=str(raw.get("candidate_features", DEFAULT_CANDIDATE_FEATURES)),
+            encoder_kind=str(raw.get("encoder_kind", DEFAULT_ENCODER_KIND)),
             world=dict(raw.get("world") or {}),
         )
         parts_of(m.candidate_features)
         m.state_layout  # noqa: B018 - ValueError on a malformed recorded layout
+        if m.encoder_kind not in ENCODER_KINDS:
+            raise ValueError(f"unknown encoder_kind {m.encoder_kind!r} (known: {', '.join(ENCODER_KINDS)})")
     except (KeyError, TypeError, ValueError, AttributeError) as e:
         raise BundleError(f"{mpath}: malformed manifest ({type(e).__name__}: {e})") from None
     for name in REQUIRED_FILES:

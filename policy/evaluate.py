@@ -3,10 +3,10 @@ CI), mean steps, invalid actions.
 
 An agent is any policy (:mod:`edge.policies`: ``scores``, ``act``, ``reset``, ``close``), with or without the
 episode wrappers composed over it (:func:`policy.envs.episode_policy`): a bundle
-(:class:`policy.onnx_agent.BundlePolicy`, torch-free), a checkpoint (:class:`policy.torch_agent.TorchPolicy`),
-the LLM-as-agent baseline (:mod:`policy.llm_agent`), the daemon (:class:`edge.agent.EdgeAgent`) or the uniform
-random baseline here. The observations are the adapter's composed state texts, exactly what the training
-data holds.
+(:class:`edge.bundle_policy.BundlePolicy`: the daemon's runtime, torch-free), a checkpoint
+(:class:`policy.torch_agent.TorchPolicy`), the LLM-as-agent baseline (:mod:`policy.llm_agent`), the daemon
+(:class:`edge.agent.EdgeAgent`) or the uniform random baseline here. The observations are the adapter's
+composed state texts, exactly what the training data holds.
 
 Episodes use the first N episode ids of the split in the environment's own order, so every agent meets the
 same games. An answer outside the candidates is counted as invalid and goes to the adapter's ``invalid()``
@@ -79,7 +79,7 @@ def open_policy(path: str | os.PathLike[str]) -> Agent:
             f"{p}: does not exist (a checkpoint from 'edgejudge train' or a bundle from 'edgejudge export')"
         )
     if (p / "manifest.json").is_file():
-        from policy.onnx_agent import BundlePolicy
+        from edge.bundle_policy import BundlePolicy
 
         return BundlePolicy(p)
     if (p / "checkpoint.json").is_file():

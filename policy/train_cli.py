@@ -31,9 +31,10 @@ def _fail(msg: str) -> None:
 @click.option("--seed", default=0, show_default=True, type=int, help="--random-init: initialisation seed.")
 @click.option(
     "--encoder",
-    default="all-MiniLM-L6-v2",
-    show_default=True,
-    help="Sentence encoder: a known name or a sentence-transformers folder.",
+    default=None,
+    help="Encoder to ship (default: the one the checkpoint was trained on; all-MiniLM-L6-v2 for "
+    "--random-init): a known name, a sentence-transformers folder, or 'static' / 'static:BASE' for the "
+    "static kind distilled from it (docs/encoders.md). It must be the checkpoint's.",
 )
 @click.option(
     "--skills",
@@ -52,8 +53,8 @@ def _fail(msg: str) -> None:
     type=click.Choice(["fp32", "int8"]),
     default="fp32",
     show_default=True,
-    help="fp32: parity cosine >= 0.999 with sentence-transformers. int8 (opt-in): ~2.4x faster on a CPU, "
-    "cosine >= 0.995 (measured 0.9976 min on real TWX texts); recorded in the manifest.",
+    help="Transformer kind only. fp32: parity cosine >= 0.999 with sentence-transformers. int8 (opt-in): "
+    "~2.4x faster on a CPU, cosine >= 0.995 (measured 0.9976 min on real TWX texts); in the manifest.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the export report as JSON.")
 def export(
@@ -62,9 +63,10 @@ def export(
     """Export CHECKPOINT (a folder written by 'edgejudge train') as an ONNX bundle in OUT.
 
     Writes policy.onnx, encoder.onnx (mean pooling + normalisation inside), tokenizer.json, optional
-    skills.npy and manifest.json (sha256 of every file, shapes, provenance). Parity is checked before the
-    bundle is written: policy ONNX vs torch max abs diff <= 1e-4, encoder ONNX vs sentence-transformers
-    cosine >= 0.999 (>= 0.995 for the opt-in --encoder-precision int8).
+    skills.npy and manifest.json (sha256 of every file, shapes, encoder kind, provenance). Parity is checked
+    before the bundle is written: policy ONNX vs torch max abs diff <= 1e-4, encoder ONNX vs
+    sentence-transformers cosine >= 0.999 (>= 0.995 for the opt-in --encoder-precision int8; the static
+    kind against its numpy definition).
     """
     if bool(checkpoint) == bool(random_init):
         raise click.UsageError("give either CHECKPOINT or --random-init (exactly one)")
@@ -158,7 +160,9 @@ def export(
     "--encoder",
     default="all-MiniLM-L6-v2",
     show_default=True,
-    help="Sentence encoder: a known name or a sentence-transformers folder.",
+    help="Text encoder whose features the policy learns on: a known name, a sentence-transformers folder, "
+    "or 'static' / 'static:BASE' (token vectors distilled from BASE, built at first use; ~1000x faster "
+    "to serve: docs/encoders.md).",
 )
 @click.option(
     "--skip-invalid", is_flag=True, help="Skip (and count) invalid dataset lines instead of failing."

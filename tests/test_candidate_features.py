@@ -217,11 +217,11 @@ def test_placement_strategy_over_the_daemon_ranks_places_with_one_more_request()
 def test_argument_bundle_agrees_across_torch_onnx_and_the_daemon_runtime(tmp_path, kind):
     """A real MiniLM encoder.onnx; the same scores from the torch scorer on sentence-transformers features,
     the bundle runner, the daemon runtime from text and from features sent as arrays."""
+    from edge.bundle_policy import BundlePolicy
     from edge.runtime import load_runtime
     from models.bundle import load_manifest
     from policy.export import export_bundle
     from policy.features import TextEmbedder
-    from policy.onnx_agent import BundlePolicy
 
     model = build_scorer(ScorerConfig(embedding_dim=384, hidden=16, candidate_features=kind), 3)
     rep = export_bundle(model, tmp_path / "b", skills=["put mug in dishwasher", "look around"])

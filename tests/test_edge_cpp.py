@@ -211,3 +211,25 @@ def test_cpp_client_with_curve(cpp_build, tmp_path):
             "0",
         )
         assert refused.returncode == 1 and "no reply" in refused.stderr
+
+
+@pytest.mark.parametrize("kind", ["transformer", "static"])
+def test_each_encoder_kind_serves_through_edge_serve_and_the_cpp_client(cpp_build, tmp_path, kind):
+    """A bundle of each encoder kind: edge-serve answers the C++ client's text request with the Python
+    client's scores, and reports the kind."""
+    if kind == "static":
+        from policy.export import export_random_bundle
+
+        bundle = tmp_path / "static"
+        export_random_bundle(bundle, encoder="static", candidate_features="action+arguments")
+    else:
+        bundle = exported_bundle()
+    with Daemon(bundle) as d:
+        with EdgeClient(d.endpoint, timeout=30) as c:
+            py = c.act(INSTR, OBS, CANDS)
+            assert c.info()["encoder_kind"] == kind
+        p = query(cpp_build, *act_args(d.endpoint))
+        assert p.returncode == 0, p.stderr
+        cpp = json.loads(p.stdout)
+        assert cpp["ok"] and cpp["index"] == py["index"] and cpp["model"] == py["model"]
+        assert cpp["scores"] == pytest.approx(py["scores"], abs=1e-6)
