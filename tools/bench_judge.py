@@ -323,6 +323,7 @@ def run(
     patterns: tuple[str, ...] = ("coren", "trca"),
     candidates: int = 5,
     coren_prompts: int = 4,
+    gpu_layers: int = 0,
 ) -> dict:
     """(a), (b) and (c) interleaved trajectory by trajectory, so that load from other jobs on the box hits all
     three alike; ratios are reported on process CPU time and on wall time."""
@@ -342,7 +343,7 @@ def run(
     res_c: list[list[float]] = [[] for _ in queries]
     ev = {"b": 0, "c": 0}
     ev_pat = {(m, p): 0 for m in ("b", "c") for p in names}
-    kw = {"n_threads": threads, "n_threads_batch": threads, "n_ctx": 2048}
+    kw = {"n_threads": threads, "n_threads_batch": threads, "n_ctx": 2048, "n_gpu_layers": gpu_layers}
     with (
         tempfile.TemporaryDirectory(prefix="bench-judge-") as tmp,
         open_judge(model, cache=None, **kw) as jb,
@@ -426,6 +427,7 @@ def run(
         "model": model,
         "model_sha256": sha,
         "threads": threads,
+        "gpu_layers": gpu_layers,
         "machine": f"{platform.machine()}, {os.cpu_count()} CPUs visible, {platform.python_implementation()} "
         f"{platform.python_version()}",
         "load_average_at_end": os.getloadavg(),
@@ -573,6 +575,13 @@ def _fmt(r: dict) -> str:
     show_default=True,
     help="Whole prompts evaluated for the (a) ceiling.",
 )
+@click.option(
+    "--gpu-layers",
+    type=click.IntRange(min=-1),
+    default=0,
+    show_default=True,
+    help="Judge layers offloaded to the GPU (-1: all; needs a CUDA build of llama-cpp-python).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @click.option("--out", type=click.Path(dir_okay=False), default=None, help="Also write the JSON result here.")
 @click.option("--progress/--no-progress", default=None, help="Progress bars [default: on a terminal].")
@@ -585,6 +594,7 @@ def main(
     seed: int,
     threads: int | None,
     ceiling_prompts: int,
+    gpu_layers: int,
     as_json: bool,
     out: str | None,
     progress: bool | None,
@@ -610,6 +620,7 @@ def main(
         names,
         candidates,
         coren_prompts,
+        gpu_layers,
     )
     if out:
         tmp = Path(out).with_suffix(".tmp")
