@@ -22,9 +22,9 @@ SUBCOMMANDS: dict[str, str] = {
     "label": "labeler.label_cli:label",
     "rubrics": "labeler.rubrics_cli:rubrics",
     "query": "edge.query_cli:query",
-    "export": "policy.train_cli:export",
+    "export": "policy.export_cli:export",
     "train": "policy.train_cli:train",
-    "eval": "policy.train_cli:eval_cmd",
+    "eval": "policy.eval_cli:eval_cmd",
 }
 
 
