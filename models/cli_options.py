@@ -10,6 +10,7 @@ imports this module, so it must not pull in anything heavier.
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -35,6 +36,12 @@ class AliasedOption(click.Option):
             return super().get_help_record(ctx)
         finally:
             self.opts = shown
+
+
+def fail(message: str) -> None:
+    """End a command with ``error: MESSAGE`` on stderr and exit status 1 (bad input, not a bug)."""
+    click.echo(f"error: {message}", err=True)
+    sys.exit(1)
 
 
 def env_threads() -> int:
