@@ -16,6 +16,7 @@ from models.quiet import silence_known_noise
 # name -> "module:attribute"
 SUBCOMMANDS: dict[str, str] = {
     "collect": "policy.cli:collect",
+    "envs": "policy.envs.cli:envs",
     "judge": "labeler.judge_cli:judge",
     "data": "labeler.cli:data",
     "label": "labeler.label_cli:label",
