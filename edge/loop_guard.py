@@ -14,8 +14,8 @@ ruled out by two rules:
    history included).
 
 When every candidate is ruled out it falls back to rule 1 alone, then to the argmax. ``key`` maps an
-observation to its world state (e.g. :func:`policy.twx_env.world_key`, which drops the feedback and history
-lines); by default the whole observation is the key.
+observation to its world state (the environment adapter's ``world_key``, which drops e.g. the feedback and
+history lines); by default the whole observation is the key.
 
 It lives in the client because the daemon is stateless per request (one daemon serves many episodes and
 clients); an episode's memory belongs to whoever runs the episode. Stdlib only. C++ clients have the same
@@ -69,7 +69,7 @@ class LoopGuard:
 
     def record(self, observation: str, action: str) -> None:
         """Remember an action that something other than :meth:`choose` picked in this observation (e.g.
-        :class:`edge.placement_search.PlacementSearch`), so the episode's memory stays whole."""
+        a task strategy), so the episode's memory stays whole."""
         world = self._enter(observation)
         self._taken.add((observation, action))
         self._last = (world, action)

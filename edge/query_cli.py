@@ -14,7 +14,9 @@ import click
     "--op", type=click.Choice(["act", "info", "health", "reload"]), default="act", show_default=True
 )
 @click.option("--instruction", help="Task instruction (act).")
-@click.option("--observation", help="State text (act), as built by policy.twx_env.compose_state.")
+@click.option(
+    "--observation", help="State text (act), composed by the adapter of the world the policy was trained in."
+)
 @click.option(
     "--candidate",
     "candidates",

@@ -10,8 +10,11 @@ For every numeric label channel found in a dataset (any method: ``coren.contextu
   successful trajectories above failed ones?
 
 The environment's own sparse reward is reported beside them as the baseline row ``env.reward``. Ground truth
-under ``info`` is read here, and only here: labeling never sees it. AUROC is computed by ranks (Mann-Whitney
-U), ties get the average rank, and a comparison with only one class present is reported as ``null``.
+under ``info`` is read here, and only here: labeling never sees it. A file without ground truth (a robot's
+log) gets the check of :mod:`labeler.label_check` instead: from the success flags alone, whether each
+channel's rewards separate successes from failures (``--check`` adds it to any file). AUROC is computed by
+ranks (Mann-Whitney U), ties get the average rank, and a comparison with only one class present is reported
+as ``null``.
 """
 
 from __future__ import annotations
@@ -250,13 +253,27 @@ def plot_channels(
     type=click.IntRange(1, 20),
     help="How many trajectories the PNG shows.",
 )
-def quality(file: str, as_json: bool, png: str | None, plot_trajectories: int) -> None:
+@click.option(
+    "--check/--no-check",
+    "with_check",
+    default=None,
+    help="The label check from the success flags alone (default: only when FILE has no ground truth).",
+)
+def quality(
+    file: str, as_json: bool, png: str | None, plot_trajectories: int, with_check: bool | None
+) -> None:
     """AUROC of every label channel in FILE against the environment's ground truth.
 
     Per step: channel vs score progress (info.progress > 0) and vs gold-path membership (info.gold).
     Per trajectory: the channel's return (sum over steps) vs the success flag. The env's sparse reward is the
     baseline row. Ground truth is used only here, never for labeling.
+
+    Without ground truth in FILE (no info.progress / info.gold), the label check from the success flags
+    alone: per channel, the AUROC of its mean reward per step against success, with a 90 % bootstrap interval,
+    whether the labeler fit it on these flags, and a warning for labels not likely to help.
     """
+    from labeler.label_check import check_channels, format_checks
+
     try:
         trajs = read_trajectories(file)
     except DatasetError as e:
@@ -264,10 +281,23 @@ def quality(file: str, as_json: bool, png: str | None, plot_trajectories: int) -
     report = measure(trajs, path=file)
     if not any(c.channel != BASELINE for c in report.channels):
         click.echo(f"{file}: no label channels found (label it first: edgejudge label coren ...)", err=True)
+    no_truth = report.steps > 0 and report.missing_ground_truth == report.steps
+    checks = None
+    if with_check or (with_check is None and no_truth):
+        names = [c.channel for c in report.channels if c.channel != BASELINE]
+        checks = check_channels(
+            trajs, [n for n in names if not n.partition(".")[2].startswith(("w_", "adv"))]
+        )
     if as_json:
-        click.echo(json.dumps(report.to_dict(), indent=2))
+        d = report.to_dict()
+        if checks is not None:
+            d["label_check"] = [c.to_dict() for c in checks]
+        click.echo(json.dumps(d, indent=2))
     else:
-        click.echo(format_report(report))
+        if not no_truth or checks is None:
+            click.echo(format_report(report))
+        if checks is not None:
+            click.echo(format_checks(checks, file))
     if png:
         # rewards only: ensemble weights (w_*) are in the table but would flatten the plot
         rewards = [c.channel for c in report.channels if not c.channel.partition(".")[2].startswith("w_")]

@@ -1,4 +1,4 @@
-"""``edgejudge collect``: record trajectories in a real TextWorldExpress environment."""
+"""``edgejudge collect``: record trajectories in a real environment (any adapter of :mod:`policy.envs`)."""
 
 from __future__ import annotations
 
@@ -7,32 +7,21 @@ import time
 import click
 
 from labeler.dataset import TrajectoryWriter
+from models.cli_options import env_option, progress_option, split_option
 from policy.collect import BehaviourError, CollectConfig
 from policy.collect import collect as collect_episodes
-from policy.twx_env import SPLITS, EnvSpecError, parse_env
+from policy.envs import EnvError, parse_env
 
 
 @click.command()
-@click.option(
-    "--env",
-    "env_name",
-    default="twx:twc",
-    show_default=True,
-    help="Environment: twx:twc (TextWorld Commonsense) or twx:cookingworld.",
-)
+@env_option()
 @click.option(
     "--params",
     default=None,
-    help="TextWorldExpress game parameters, e.g. 'numLocations=1,numItemsToPutAway=2' "
-    "(default: a small one-room configuration per game).",
+    help="The task's parameters, key=value comma-separated, e.g. 'level=medium' for twx:twc "
+    "(default: the task's smallest configuration).",
 )
-@click.option(
-    "--split",
-    default="train",
-    show_default=True,
-    type=click.Choice(SPLITS),
-    help="Seed fold. TWC's dev/test folds use objects never seen in training.",
-)
+@split_option(default="train")
 @click.option("--episodes", default=10, show_default=True, type=int, help="Number of episodes.")
 @click.option(
     "--behaviour",
@@ -50,11 +39,7 @@ from policy.twx_env import SPLITS, EnvSpecError, parse_env
 @click.option("--max-steps", default=40, show_default=True, type=int, help="Step limit per episode.")
 @click.option("--seed", default=0, show_default=True, type=int, help="Seed: same seed, same dataset.")
 @click.option("--out", required=True, type=click.Path(dir_okay=False), help="Output .jsonl or .jsonl.gz.")
-@click.option(
-    "--progress/--no-progress",
-    default=None,
-    help="Progress bar on stderr (default: when stderr is a terminal).",
-)
+@progress_option()
 def collect(env_name, params, split, episodes, behaviour, noise, max_steps, seed, out, progress) -> None:
     """Collect EPISODES trajectories with a scripted behaviour and write them atomically to OUT.
 
@@ -73,7 +58,7 @@ def collect(env_name, params, split, episodes, behaviour, noise, max_steps, seed
             max_steps=max_steps,
         )
         cfg.validate()
-    except (EnvSpecError, BehaviourError, ValueError) as e:
+    except (EnvError, BehaviourError, ValueError) as e:
         raise click.UsageError(str(e)) from None
 
     from labeler.progress import progress as progress_bar

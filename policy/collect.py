@@ -1,17 +1,19 @@
-"""Data collection in TextWorldExpress with scripted behaviours, deterministic for a given seed.
+"""Data collection in any environment adapter with scripted behaviours, deterministic for a given seed.
 
 Behaviours (chosen per episode from a weighted mixture, so the share of successful episodes can be set):
 
 - ``gold-noise``: follow the gold path; at each step, with probability ``noise``, take a uniformly random
   admissible action instead (COREN-style). The gold pointer advances only when the gold action is taken;
   when the next gold action is not admissible (the noise changed the state), a random admissible action is
-  taken.
-  Once the gold path is exhausted without success, random actions continue until the step limit.
+  taken. Random steps choose among the adapter's ``noise_candidates`` (all candidates unless the world says
+  otherwise). Once the gold path is exhausted without success, random actions continue until the step limit.
 - ``random``: a uniformly random admissible action at every step.
 
 The environment's own reward in the log is sparse: 1.0 on the last step of a successful episode, else 0.0.
 Ground truth that a real robot log would not have (score, score progress, gold-path membership) goes under
-each step's ``info`` and is used only to measure label quality.
+each step's ``info`` and is used only to measure label quality. Each trajectory's ``meta`` records the
+environment (name, parameters, episode id) and its state format and layout, which training, evaluation,
+labeling and serving read back.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from labeler.dataset import Step, Trajectory
-from policy.twx_env import EnvSpec, TWXEnv, check_split
+from policy.envs import EnvAdapter, EnvError, EnvSpec, open_env
 
 BEHAVIOURS = ("gold-noise", "random")
 
@@ -62,7 +64,13 @@ class CollectConfig:
     max_steps: int = 40
 
     def validate(self) -> dict[str, float]:
-        check_split(self.split)
+        from policy.envs import adapter_class
+
+        splits = adapter_class(self.env.adapter).splits
+        if self.split not in splits:
+            raise EnvError(
+                f"unknown split {self.split!r} for {self.env.name}: expected one of {', '.join(splits)}"
+            )
         if self.episodes < 1:
             raise ValueError(f"episodes must be >= 1, got {self.episodes}")
         if not 0.0 <= self.noise <= 1.0:
@@ -78,16 +86,23 @@ def _pick_behaviour(rng: random.Random, mixture: dict[str, float]) -> str:
 
 
 def run_episode(
-    env: TWXEnv, env_seed: int, split: str, behaviour: str, noise: float, rng: random.Random
+    env: EnvAdapter, env_seed: int | str, split: str, behaviour: str, noise: float, rng: random.Random
 ) -> Trajectory:
     state = env.reset(env_seed, split, gold=True)
     gold = env.gold_path()
+    if gold is None:
+        if behaviour == "gold-noise":
+            raise EnvError(f"{env.spec.name} has no expert path: collect with --behaviour random")
+        gold = []
     gold_ptr = 0
     steps: list[Step] = []
     while not state.done:
         expected = gold[gold_ptr] if gold_ptr < len(gold) else None
         follow = behaviour == "gold-noise" and expected in state.candidates and rng.random() >= noise
-        action = expected if follow and expected is not None else rng.choice(state.candidates)
+        if follow and expected is not None:
+            action = expected
+        else:
+            action = rng.choice(env.noise_candidates(state) or state.candidates)
         on_gold = action == expected
         if on_gold:
             gold_ptr += 1
@@ -112,14 +127,16 @@ def run_episode(
         )
         state = nxt
     return Trajectory(
-        id=f"{env.spec.game}-{split}-{env_seed}",
+        id=f"{env.spec.task}-{split}-{env_seed}",
         instruction=state.instruction,
-        task_type=env.spec.game,
+        task_type=env.spec.task,
         success=state.success,
         steps=steps,
         meta={
             "env": env.spec.name,
             "params": env.spec.params,
+            "state_format": env.state_format,
+            "state_layout": env.layout.to_dict(),
             "split": split,
             "env_seed": env_seed,
             "behaviour": behaviour,
@@ -130,15 +147,15 @@ def run_episode(
     )
 
 
-def collect(cfg: CollectConfig, env: TWXEnv | None = None) -> Iterator[Trajectory]:
+def collect(cfg: CollectConfig, env: EnvAdapter | None = None) -> Iterator[Trajectory]:
     """Yield ``cfg.episodes`` trajectories. Episode seeds are drawn without replacement from the split's seeds
     (cycling when more episodes than seeds are asked for); the id carries a repeat suffix in that case."""
     mixture = cfg.validate()
     rng = random.Random(cfg.seed)
     own = env is None
-    env = env or TWXEnv(cfg.env, step_limit=cfg.max_steps)
+    env = env or open_env(cfg.env, step_limit=cfg.max_steps)
     try:
-        seeds = env.seeds(cfg.split)
+        seeds = env.episodes(cfg.split)
         order = rng.sample(seeds, len(seeds))
         for i in range(cfg.episodes):
             env_seed = order[i % len(order)]

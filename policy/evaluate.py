@@ -1,14 +1,16 @@
-"""Evaluation by real rollouts in TextWorldExpress: success rate (Wilson 95 % CI), mean steps, invalid
-actions.
+"""Evaluation by real rollouts in any environment adapter (:mod:`policy.envs`): success rate (Wilson 95 %
+CI), mean steps, invalid actions.
 
-An agent is anything with ``act(instruction, observation, candidates) -> index`` (and ``reset()``,
-``close()``): a bundle (:class:`policy.onnx_agent.BundlePolicy`, torch-free), a checkpoint
-(:class:`policy.torch_agent.TorchPolicy`), the LLM-as-agent baseline (:mod:`policy.llm_agent`) or the uniform
-random baseline here. The observations are the adapter's composed state texts, exactly what the training
-data holds.
+An agent is any policy (:mod:`edge.policies`: ``scores``, ``act``, ``reset``, ``close``), with or without the
+episode wrappers composed over it (:func:`policy.envs.episode_policy`): a bundle
+(:class:`edge.bundle_policy.BundlePolicy`: the daemon's runtime, torch-free), a checkpoint
+(:class:`policy.torch_agent.TorchPolicy`), the LLM-as-agent baseline (:mod:`policy.llm_agent`), the daemon
+(:class:`edge.agent.EdgeAgent`) or the uniform random baseline here. The observations are the adapter's
+composed state texts, exactly what the training data holds.
 
-Episodes use the first N seeds of the split in the environment's own order, so every agent meets the same
-games. This module imports neither torch nor the LLM.
+Episodes use the first N episode ids of the split in the environment's own order, so every agent meets the
+same games. An answer outside the candidates is counted as invalid and goes to the adapter's ``invalid()``
+(the step is spent). This module imports neither torch nor the LLM.
 """
 
 from __future__ import annotations
@@ -21,22 +23,16 @@ import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
-from policy.twx_env import EnvSpec, TWXEnv, check_split
+from edge.policies import Policy, PolicyWrapper, ScoringPolicy
+from policy.envs import EnvAdapter, EnvSpec, adapter_class, open_env
 
-
-class Agent(Protocol):
-    name: str
-
-    def act(self, instruction: str, observation: str, candidates: Sequence[str]) -> int: ...
-
-    def reset(self) -> None: ...
-
-    def close(self) -> None: ...
+Agent = Policy
+"""What evaluation runs: any :class:`edge.policies.Policy`."""
 
 
-class RandomAgent:
+class RandomAgent(ScoringPolicy):
     """Uniform over the admissible actions: the floor every policy must beat."""
 
     name = "random"
@@ -51,14 +47,8 @@ class RandomAgent:
         """Uniform random scores: a random ranking, for wrappers that rank candidates by score."""
         return [self._rng.random() for _ in candidates]
 
-    def reset(self) -> None:
-        pass
 
-    def close(self) -> None:
-        pass
-
-
-class SampledAgent:
+class SampledAgent(PolicyWrapper):
     """Wraps an agent with ``scores()``: samples from softmax(scores / temperature) instead of the argmax.
 
     The bundle and the daemon return the argmax (the policy as specified); sampling is an evaluation option
@@ -68,76 +58,16 @@ class SampledAgent:
     def __init__(self, agent, temperature: float, seed: int = 0):
         if not temperature > 0:
             raise ValueError(f"temperature must be > 0, got {temperature}")
-        self.agent = agent
+        super().__init__(agent)
         self.temperature = temperature
         self.name = f"{agent.name}~T{temperature:g}"
         self._rng = random.Random(seed)
 
     def act(self, instruction: str, observation: str, candidates: Sequence[str]) -> int:
-        s = [float(x) / self.temperature for x in self.agent.scores(instruction, observation, candidates)]
+        s = [float(x) / self.temperature for x in self.inner.scores(instruction, observation, candidates)]
         m = max(s)
         w = [math.exp(x - m) for x in s]
         return self._rng.choices(range(len(candidates)), weights=w, k=1)[0]
-
-    def reset(self) -> None:
-        self.agent.reset()
-
-    def close(self) -> None:
-        self.agent.close()
-
-
-class GuardedAgent:
-    """Wraps an agent with ``scores()`` in an :class:`edge.loop_guard.LoopGuard` keyed by the world part of
-    the state (:func:`policy.twx_env.world_key`): the best-scored action that neither closed a loop from
-    this world state nor was taken in this exact observation before. This is what a client that keeps
-    per-episode memory runs; the policy itself stays stateless."""
-
-    def __init__(self, agent):
-        from edge.loop_guard import LoopGuard
-        from policy.twx_env import world_key
-
-        self.agent = agent
-        self.name = f"{agent.name}+guard"
-        self.guard = LoopGuard(world_key)
-
-    def act(self, instruction: str, observation: str, candidates: Sequence[str]) -> int:
-        return self.guard.choose(
-            observation, candidates, self.agent.scores(instruction, observation, candidates)
-        )
-
-    def reset(self) -> None:
-        self.guard.reset()
-        self.agent.reset()
-
-    def close(self) -> None:
-        self.agent.close()
-
-
-class SearchAgent:
-    """Wraps an agent with ``scores()`` in an :class:`edge.placement_search.PlacementSearch` (which wraps the
-    loop guard): in put-away tasks the agent's scores of hypothetical ``put`` actions rank each object's
-    places, closed containers included, and the search moves to the next best joint assignment when every
-    object has been placed and the episode has not ended. Elsewhere it is the guarded agent."""
-
-    def __init__(self, agent):
-        from edge.placement_search import PlacementSearch
-        from policy.twx_env import world_key
-
-        self.agent = agent
-        self.name = f"{agent.name}+search"
-        self.search = PlacementSearch(agent.scores, key=world_key)
-
-    def act(self, instruction: str, observation: str, candidates: Sequence[str]) -> int:
-        return self.search.choose(
-            instruction, observation, candidates, self.agent.scores(instruction, observation, candidates)
-        )
-
-    def reset(self) -> None:
-        self.search.reset()
-        self.agent.reset()
-
-    def close(self) -> None:
-        self.agent.close()
 
 
 def open_policy(path: str | os.PathLike[str]) -> Agent:
@@ -149,7 +79,7 @@ def open_policy(path: str | os.PathLike[str]) -> Agent:
             f"{p}: does not exist (a checkpoint from 'edgejudge train' or a bundle from 'edgejudge export')"
         )
     if (p / "manifest.json").is_file():
-        from policy.onnx_agent import BundlePolicy
+        from edge.bundle_policy import BundlePolicy
 
         return BundlePolicy(p)
     if (p / "checkpoint.json").is_file():
@@ -222,22 +152,26 @@ def evaluate(
     episodes: int = 20,
     max_steps: int = 40,
     progress: bool | None = None,
-    env: TWXEnv | None = None,
-    seeds: Sequence[int] | None = None,
+    env: EnvAdapter | None = None,
+    seeds: Sequence[int | str] | None = None,
 ) -> EvalResult:
-    """Roll ``agent`` out for ``episodes`` real episodes on the first seeds of ``split`` (or on ``seeds``)."""
+    """Roll ``agent`` out for ``episodes`` real episodes on the first ids of ``split`` (or on ``seeds``)."""
     from labeler.progress import progress as progress_bar
 
-    check_split(split)
+    cls = adapter_class(spec.adapter)
+    if split not in cls.splits:
+        raise ValueError(f"unknown split {split!r} for {spec.name}: expected one of {', '.join(cls.splits)}")
+    if not cls.needs_simulator and env is None:
+        raise ValueError(f"{spec.name} replays logged episodes: evaluating a policy needs a simulator")
     if episodes < 1:
         raise ValueError(f"episodes must be >= 1, got {episodes}")
     own = env is None
-    env = env or TWXEnv(spec, step_limit=max_steps)
+    env = env or open_env(spec, step_limit=max_steps)
     latencies: list[float] = []
     per_episode: list[dict[str, Any]] = []
     invalid = actions = 0
     try:
-        pool = list(seeds) if seeds else env.seeds(split)
+        pool = list(seeds) if seeds else env.episodes(split)
         order = [pool[i % len(pool)] for i in range(episodes)]
         with progress_bar(episodes, enabled=progress, unit="ep", desc=f"eval {agent.name}") as bar:
             for seed in order:
@@ -249,8 +183,8 @@ def evaluate(
                     latencies.append(time.perf_counter() - t0)
                     actions += 1
                     if not (isinstance(idx, int) and 0 <= idx < len(state.candidates)):
-                        invalid += 1  # an agent answer outside the admissible list: the env gets a no-op
-                        state = env.step("look around")
+                        invalid += 1  # an answer outside the candidates: the adapter says what it does
+                        state = env.invalid()
                         continue
                     state = env.step(state.candidates[idx])
                 per_episode.append(

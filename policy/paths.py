@@ -6,9 +6,10 @@ Cloning it teaches the wandering. Every such detour returns the world to a state
 *loop* in the sequence of world states: erasing loops in order (as in a loop-erased random walk) leaves a path
 from the start to the goal in which no world state repeats, made only of actions the episode really took.
 
-The world state is the part of the composed state text that describes the world
-(:func:`policy.twx_env.world_key`): the inventory and room lines, without the feedback and the recent-action
-list (which differ on every visit). Texts in another format are compared whole.
+The world state is the part of the composed state text that describes the world: the world parts of the
+state layout the dataset records (:meth:`models.state_layout.StateLayout.world_key`; e.g. TextWorld's
+inventory and room lines, without the feedback and the recent-action list, which differ on every visit).
+Texts without those parts are compared whole.
 
 The kept steps keep their own observations (history included), so consecutive kept steps need not chain
 exactly: this is for BC, not for temporal-difference learning.
@@ -21,20 +22,22 @@ from collections.abc import Callable
 
 from labeler.dataset import Trajectory
 from labeler.paths import loop_erased_steps
-from policy.twx_env import world_key
+from models.state_layout import layout_of
 
 __all__ = ["detour_steps", "loop_erase", "loop_erased_steps", "path_steps"]
 
 
-def path_steps(traj: Trajectory, key: Callable[[str], str] = world_key) -> list[int]:
-    """Indices of ``traj``'s steps on its loop-erased path."""
+def path_steps(traj: Trajectory, key: Callable[[str], str] | None = None) -> list[int]:
+    """Indices of ``traj``'s steps on its loop-erased path (``key``: the world key of a state text; by
+    default the one of the layout ``traj`` records)."""
     if not traj.steps:
         return []
+    key = key or layout_of(traj.meta).world_key
     keys = [key(s.observation) for s in traj.steps] + [key(traj.steps[-1].next_observation)]
     return loop_erased_steps(keys)
 
 
-def loop_erase(traj: Trajectory, key: Callable[[str], str] = world_key) -> Trajectory:
+def loop_erase(traj: Trajectory, key: Callable[[str], str] | None = None) -> Trajectory:
     """A copy of ``traj`` with only the steps of its loop-erased path (see the module docstring)."""
     if not traj.steps:
         return traj
@@ -42,7 +45,7 @@ def loop_erase(traj: Trajectory, key: Callable[[str], str] = world_key) -> Traje
     return dataclasses.replace(traj, steps=steps, meta={**traj.meta, "loop_erased_from": len(traj.steps)})
 
 
-def detour_steps(traj: Trajectory, key: Callable[[str], str] = world_key) -> list[int]:
+def detour_steps(traj: Trajectory, key: Callable[[str], str] | None = None) -> list[int]:
     """Indices of the steps that are *not* on the loop-erased path (their effect was undone later)."""
     kept = set(path_steps(traj, key))
     return [i for i in range(len(traj.steps)) if i not in kept]

@@ -1,117 +1,15 @@
-"""``edgejudge train`` / ``eval`` / ``export``: offline RL on a trajectory file, real rollouts, ONNX bundles.
+"""``edgejudge train``: offline RL on a trajectory file, written as a checkpoint folder.
 
-Heavy imports (torch, onnxruntime, textworld-express) happen inside the commands, so ``--help`` is instant and
-``eval`` on a bundle never imports torch.
+torch and the sentence encoder are imported inside the command, so ``--help`` is instant.
 """
 
 from __future__ import annotations
 
 import json
-import sys
 
 import click
 
-
-def _fail(msg: str) -> None:
-    click.echo(f"error: {msg}", err=True)
-    sys.exit(1)
-
-
-# ------------------------------------------------------------------------------------------------ export
-
-
-@click.command()
-@click.argument("checkpoint", required=False, type=click.Path())
-@click.option("--out", required=True, type=click.Path(file_okay=False), help="Bundle directory to write.")
-@click.option(
-    "--random-init",
-    is_flag=True,
-    help="Export a randomly initialised scorer instead of a checkpoint (to test a runtime).",
-)
-@click.option("--seed", default=0, show_default=True, type=int, help="--random-init: initialisation seed.")
-@click.option(
-    "--encoder",
-    default="all-MiniLM-L6-v2",
-    show_default=True,
-    help="Sentence encoder: a known name or a sentence-transformers folder.",
-)
-@click.option(
-    "--skills",
-    "skills_file",
-    type=click.Path(exists=True, dir_okay=False),
-    help="Text file with one skill (fixed action) per line; their embeddings go into skills.npy.",
-)
-@click.option(
-    "--overwrite/--no-overwrite",
-    default=True,
-    show_default=True,
-    help="Replace an existing bundle directory.",
-)
-@click.option(
-    "--encoder-precision",
-    type=click.Choice(["fp32", "int8"]),
-    default="fp32",
-    show_default=True,
-    help="fp32: parity cosine >= 0.999 with sentence-transformers. int8 (opt-in): ~2.4x faster on a CPU, "
-    "cosine >= 0.995 (measured 0.9976 min on real TWX texts); recorded in the manifest.",
-)
-@click.option("--json", "as_json", is_flag=True, help="Print the export report as JSON.")
-def export(
-    checkpoint, out, random_init, seed, encoder, skills_file, overwrite, encoder_precision, as_json
-) -> None:
-    """Export CHECKPOINT (a folder written by 'edgejudge train') as an ONNX bundle in OUT.
-
-    Writes policy.onnx, encoder.onnx (mean pooling + normalisation inside), tokenizer.json, optional
-    skills.npy and manifest.json (sha256 of every file, shapes, provenance). Parity is checked before the
-    bundle is written: policy ONNX vs torch max abs diff <= 1e-4, encoder ONNX vs sentence-transformers
-    cosine >= 0.999 (>= 0.995 for the opt-in --encoder-precision int8).
-    """
-    if bool(checkpoint) == bool(random_init):
-        raise click.UsageError("give either CHECKPOINT or --random-init (exactly one)")
-    skills = None
-    if skills_file:
-        with open(skills_file, encoding="utf-8") as f:
-            skills = [line.strip() for line in f if line.strip()]
-        if not skills:
-            raise click.UsageError(f"{skills_file}: no skills (one per line)")
-
-    from models.bundle import BundleError
-    from models.encoder import EncoderError
-    from policy.common import CheckpointError
-    from policy.export import ExportError, export_bundle, export_random_bundle
-
-    try:
-        if random_init:
-            report = export_random_bundle(
-                out,
-                seed=seed,
-                encoder=encoder,
-                skills=skills,
-                overwrite=overwrite,
-                encoder_precision=encoder_precision,
-            )
-        else:
-            report = export_bundle(
-                checkpoint,
-                out,
-                encoder=encoder,
-                skills=skills,
-                overwrite=overwrite,
-                encoder_precision=encoder_precision,
-            )
-    except (CheckpointError, EncoderError, ExportError, BundleError, FileExistsError) as e:
-        _fail(str(e))
-    if as_json:
-        click.echo(json.dumps(report.to_dict(), indent=2))
-    else:
-        click.echo(
-            f"wrote {out}: policy parity max|diff| {report.policy_max_abs_diff_random:.1e} (random), "
-            f"{report.policy_max_abs_diff_real:.1e} (real); encoder min cosine "
-            f"{report.encoder_min_cosine:.6f}{' (cached encoder)' if report.encoder_cached else ''}"
-        )
-
-
-# ------------------------------------------------------------------------------------------------ train
+from models.cli_options import fail, progress_option
 
 
 @click.command()
@@ -158,17 +56,15 @@ def export(
     "--encoder",
     default="all-MiniLM-L6-v2",
     show_default=True,
-    help="Sentence encoder: a known name or a sentence-transformers folder.",
+    help="Text encoder whose features the policy learns on: a known name, a sentence-transformers folder, "
+    "or 'static' / 'static:BASE' (token vectors distilled from BASE, built at first use; ~1000x faster "
+    "to serve: docs/encoders.md).",
 )
 @click.option(
     "--skip-invalid", is_flag=True, help="Skip (and count) invalid dataset lines instead of failing."
 )
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON summary.")
-@click.option(
-    "--progress/--no-progress",
-    default=None,
-    help="Progress bars on stderr (default: when stderr is a terminal).",
-)
+@progress_option()
 def train(
     data,
     algo,
@@ -215,7 +111,7 @@ def train(
             progress=progress,
         )
     except (DatasetError, EncoderError, FileExistsError, RewardError, ValueError) as e:
-        _fail(str(e))
+        fail(str(e))
     first, last = run.result.curves[0], run.result.curves[-1]
     key = run.result.loss_key
     summary = {
@@ -239,145 +135,3 @@ def train(
             f"{spec.name}; {key} {first.get(key):.4g} -> {last.get(key):.4g}; {run.seconds:.1f} s "
             f"({run.texts_embedded} texts embedded)"
         )
-
-
-# ------------------------------------------------------------------------------------------------ eval
-
-
-@click.command("eval")
-@click.argument("policy_path", required=False, type=click.Path())
-@click.option(
-    "--agent",
-    "agent_kind",
-    default=None,
-    type=click.Choice(["policy", "llm", "random"]),
-    help="policy: POLICY_PATH (a checkpoint folder or a bundle folder); llm: the judge LLM picks the "
-    "most likely candidate (baseline); random: uniform over admissible actions.",
-)
-@click.option(
-    "--judge", default="gemma3-270m", show_default=True, help="--agent llm: the judge model reference."
-)
-@click.option("--env", "env_name", default="twx:twc", show_default=True, help="twx:twc or twx:cookingworld.")
-@click.option(
-    "--params", default=None, help="TextWorldExpress game parameters (default: the game's small one)."
-)
-@click.option(
-    "--split",
-    default="test",
-    show_default=True,
-    type=click.Choice(["train", "dev", "test"]),
-    help="Seed fold; TWC's test fold has objects unseen in training.",
-)
-@click.option(
-    "--episodes", default=20, show_default=True, type=int, help="Episodes (first N seeds of the split)."
-)
-@click.option("--max-steps", default=40, show_default=True, type=int, help="Step limit per episode.")
-@click.option(
-    "--seed", default=0, show_default=True, type=int, help="Seed of --agent random and of --sample."
-)
-@click.option(
-    "--sample",
-    "temperature",
-    type=float,
-    default=None,
-    help="Sample from softmax(scores / T) instead of the argmax (an evaluation option; the bundle and "
-    "the daemon return the argmax).",
-)
-@click.option(
-    "--loop-guard",
-    is_flag=True,
-    help="Per-episode memory (edge.loop_guard): an action that led back to a world state already visited is "
-    "not taken again from where it was taken, nor any action twice in the same observation; the best-scored "
-    "allowed one instead. What a client with per-episode memory runs (tools/drive_edge.py does).",
-)
-@click.option(
-    "--placement-search",
-    is_flag=True,
-    help="Put-away tasks (edge.placement_search, implies --loop-guard): the policy scores a hypothetical "
-    "'put OBJECT in PLACE' for every place, closed containers included; the client puts each object in its "
-    "best place and, while the episode goes on after every object is placed, moves to the next best joint "
-    "assignment. With --agent random the places are ranked at random (the search's own floor).",
-)
-@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON (with per-episode records).")
-@click.option(
-    "--progress/--no-progress",
-    default=None,
-    help="Progress bar on stderr (default: when stderr is a terminal).",
-)
-def eval_cmd(
-    policy_path,
-    temperature,
-    loop_guard,
-    placement_search,
-    agent_kind,
-    judge,
-    env_name,
-    params,
-    split,
-    episodes,
-    max_steps,
-    seed,
-    as_json,
-    progress,
-) -> None:
-    """Evaluate a policy by real rollouts: success rate with a 95 % Wilson interval, mean steps,
-    invalid-action rate and per-action latency.
-
-    POLICY_PATH is a checkpoint (from 'edgejudge train') or a bundle (from 'edgejudge export'). A bundle runs
-    through onnxruntime alone, without torch, exactly as the robot runs it.
-    """
-    from policy.twx_env import EnvSpecError, parse_env
-
-    kind = agent_kind or "policy"
-    if kind == "policy" and not policy_path:
-        raise click.UsageError("give a checkpoint or bundle folder, or --agent llm / --agent random")
-    if kind != "policy" and policy_path:
-        raise click.UsageError(f"--agent {kind} takes no POLICY_PATH")
-    if episodes < 1:
-        raise click.UsageError("--episodes must be >= 1")
-    if temperature is not None and (kind == "random" or not temperature > 0):
-        raise click.UsageError("--sample takes a temperature > 0 and a policy or --agent llm")
-    if loop_guard and (kind == "random" or temperature is not None):
-        raise click.UsageError("--loop-guard needs a policy or --agent llm, without --sample")
-    if placement_search and temperature is not None:
-        raise click.UsageError("--placement-search ranks by the scores: it does not go with --sample")
-    try:
-        spec = parse_env(env_name, params)
-    except EnvSpecError as e:
-        raise click.UsageError(str(e)) from None
-
-    agent = None
-    try:
-        if kind == "random":
-            from policy.evaluate import RandomAgent
-
-            agent = RandomAgent(seed)
-        elif kind == "llm":
-            from policy.llm_agent import open_llm_agent
-
-            agent = open_llm_agent(judge)
-        else:
-            from policy.evaluate import open_policy
-
-            agent = open_policy(policy_path)
-    except Exception as e:  # noqa: BLE001 - one clear line for any load failure (bundle, checkpoint, judge)
-        if isinstance(e, SystemExit):
-            raise
-        _fail(str(e))
-
-    from policy.evaluate import GuardedAgent, SampledAgent, SearchAgent, evaluate
-
-    if temperature is not None:
-        agent = SampledAgent(agent, temperature, seed)
-    if placement_search:
-        agent = SearchAgent(agent)
-    elif loop_guard:
-        agent = GuardedAgent(agent)
-    try:
-        result = evaluate(agent, spec, split=split, episodes=episodes, max_steps=max_steps, progress=progress)
-    finally:
-        agent.close()
-    if as_json:
-        click.echo(json.dumps(result.to_dict(episodes=True), indent=2))
-    else:
-        click.echo(result.summary())

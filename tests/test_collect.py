@@ -1,4 +1,5 @@
-"""Real TextWorldExpress collection (both games), determinism, state composition, and CLI bad input."""
+"""Real collection through the TextWorldExpress adapter (both games), determinism, state composition, and CLI
+bad input."""
 
 from __future__ import annotations
 
@@ -8,7 +9,8 @@ import pytest
 
 from labeler.dataset import read_trajectories
 from policy.collect import BehaviourError, CollectConfig, collect, parse_behaviour
-from policy.twx_env import EnvSpecError, TWXEnv, compose_state, parse_env
+from policy.envs import EnvError, open_env, parse_env
+from policy.envs.twx import compose_state
 
 
 @pytest.mark.real
@@ -48,7 +50,7 @@ def test_real_collection_both_games(tmp_path, cli, game):
 def test_collection_is_deterministic_and_noise_matters():
     spec = parse_env("twx:twc")
     cfg = CollectConfig(env=spec, episodes=6, behaviour="gold-noise=0.5,random=0.5", noise=0.3, seed=11)
-    with TWXEnv(spec, step_limit=cfg.max_steps) as env:
+    with open_env(spec, step_limit=cfg.max_steps) as env:
         a = [t.to_dict() for t in collect(cfg, env)]
         b = [t.to_dict() for t in collect(cfg, env)]
         c = [
@@ -106,20 +108,20 @@ def test_parse_behaviour_rejects(spec):
 
 @pytest.mark.parametrize("name", ["gym:cartpole", "twx:coin", "twx", "twc"])
 def test_unknown_env(name):
-    with pytest.raises(EnvSpecError):
+    with pytest.raises(EnvError):
         parse_env(name)
 
 
 def test_bad_params():
-    with pytest.raises(EnvSpecError, match="key=integer"):
+    with pytest.raises(EnvError, match="expected an integer"):
         parse_env("twx:twc", "numLocations=many")
 
 
 @pytest.mark.parametrize(
     "args, message",
     [
-        (["--env", "twx:nope"], "unknown TextWorldExpress game"),
-        (["--env", "atari:pong"], "unknown environment"),
+        (["--env", "twx:nope"], "unknown twx task"),
+        (["--env", "atari:pong"], "unknown environment adapter"),
         (["--split", "validation"], "validation"),
         (["--episodes", "-3"], "episodes must be >= 1"),
         (["--noise", "1.5"], "noise must be in [0, 1]"),

@@ -75,10 +75,16 @@ def test_dry_run_with_either_prompt_layout(cli, tmp_path):
     src = tmp_path / "in.jsonl"
     _write(src)
     est: dict[str, str] = {}
-    for name, extra in (("v2", []), ("v1", ["--prompt-dir", "labeler/prompts/coren/v1"])):
+    layouts = (
+        ("v2", []),
+        ("v1", ["--prompt-dir", "labeler/prompts/coren/v1"]),
+        ("data", ["--examples", "data"]),
+    )
+    for name, extra in layouts:
         proc = cli("label", "coren", str(src), "--out", str(tmp_path / "o.jsonl"), "--prompts", "4",
                    "--dry-run", *extra, check=True, timeout=300)  # fmt: skip
         assert not (tmp_path / "o.jsonl").exists()
         est[name] = proc.stdout + proc.stderr
     assert "progress, progress_towards, task_progress, good_step" in est["v2"]
     assert "plain, examples_kitchen, examples_bedroom, examples_bathroom" in est["v1"]
+    assert "examples: 1 built from the data" in est["data"]  # the one step changed nothing: a "No" example

@@ -1,5 +1,6 @@
-"""edge.placement_search: hand-traced episodes in a tiny put-away world, the joint-assignment order against
-brute force, the guard fallback, and real TextWorld Commonsense games with the right place ranked second."""
+"""policy.envs.twx_placement (TextWorld's opt-in put-away strategy): hand-traced episodes in a tiny put-away
+world, the joint-assignment order against brute force, the guard fallback, and real TextWorld Commonsense
+games with the right place ranked second."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from hypothesis import strategies as st
 
 from edge.actions import split_action
 from edge.loop_guard import LoopGuard
-from edge.placement_search import PlacementSearch, best_untried, log_softmax
+from policy.envs.twx_placement import PlacementSearch, best_untried, log_softmax
 
 
 class PutAwayWorld:
@@ -183,11 +184,12 @@ def test_best_untried_is_the_best_assignment_not_tried(logps, tried_ids):
 def test_real_twc_games_with_the_accepted_place_ranked_second():
     """Real TextWorld Commonsense games (the default two-object configuration): the scorer ranks a wrong
     place first and the gold path's place second for every object; the search still finishes every game."""
-    from policy.twx_env import TWXEnv, parse_env, world_key
+    from policy.envs import open_env, parse_env
+    from policy.envs.twx import world_key
 
     searches = 0
-    with TWXEnv(parse_env("twx:twc"), step_limit=40) as env:
-        for seed in env.seeds("test")[:4]:
+    with open_env(parse_env("twx:twc"), step_limit=40) as env:
+        for seed in env.episodes("test")[:4]:
             state = env.reset(seed, "test", gold=True)
             gold = {}
             for a in env.gold_path():

@@ -9,8 +9,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from labeler.dataset import Step, Trajectory
+from policy.envs.twx import compose_state, world_key
 from policy.paths import loop_erase, loop_erased_steps
-from policy.twx_env import compose_state, world_key
 
 
 def test_hand_computed_paths():

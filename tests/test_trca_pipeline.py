@@ -17,7 +17,7 @@ from labeler.trca.build import TAG_HEAD, TAG_SHOTS, TAGS, BuildConfig, build_hea
 from labeler.trca.checks import CompiledRubric
 from labeler.trca.pipeline import RubricSet, TRCAConfig, label_file, label_trajectory_rewards
 from labeler.trca.rubric import load_rubric, parse_rubric, write_rubric
-from policy.twx_env import compose_state
+from policy.envs.twx import compose_state
 
 INSTR = "Put the apple in the fridge."
 ROOM0 = "You see a closed fridge and an apple."

@@ -20,7 +20,7 @@ pytestmark = pytest.mark.real
 def episodes(tmp_path_factory):
     """2 gold-path-with-noise episodes per game, collected for real."""
     from policy.collect import CollectConfig, collect
-    from policy.twx_env import parse_env
+    from policy.envs import parse_env
 
     root = tmp_path_factory.mktemp("trca-real")
     out = {}

@@ -17,7 +17,7 @@ from labeler.trca.rubric import (
     parse_rubric,
     write_rubric,
 )
-from policy.twx_env import compose_state
+from policy.envs.twx import compose_state
 
 GOOD = """\
 format = "edgejudge.rubrics"

@@ -1,16 +1,17 @@
-"""COREN labeling speed, one process, one thread: the one-query-at-a-time path against the batched path in
-one run, on the first trajectories of the held-out TWC dev set, with where the time goes.
+"""COREN labeling speed, one process, one thread: the one-query-at-a-time path against the batched path in one
+run, on the first trajectories of the held-out TWC dev set, with where the time goes.
 
-* **simple**: every structural answer generated on its own (``Judge.generate``) and every backward check
-  scored on its own, in the pipeline's order (what the labeler did before batching);
-* **batched**: the structural answers of all (QA entry, prompt) pairs generated as parallel sequences
-  (``Judge.generate_many``) and all backward checks in one ``score_many``.
+* **simple**: every structural answer generated on its own (``Judge.generate``, one decode per token), what
+  the labeler did before batching;
+* **batched**: every prompt's answer to a QA entry generated together as parallel sequences
+  (``Judge.generate_many``).
 
-The step queries (rating + multiple choice per step and prompt, one ``score_many`` per trajectory) are the
-same in both. Each mode opens a fresh judge without a label cache; the two run one after the other in this
-process. Time is the labeler's ``label`` call (judge and embeddings; the orchestrator and file I/O are not
-included), wall and CPU seconds, per phase. Label quality (AUROC) comes from ``edgejudge label quality`` on
-full runs; ``--quality A.jsonl.gz --quality B.jsonl.gz`` adds those files' channel AUROCs to the result.
+The step queries (rating + multiple choice per step and prompt, one ``score_many`` per trajectory) and the
+backward checks are the same calls in both. Each mode opens a fresh judge without a label cache; the two run
+one after the other in this process. Time is the labeler's ``label`` call (judge and embeddings; the
+orchestrator and file I/O are not included), wall and CPU seconds, per phase. Label quality (AUROC) comes from
+``edgejudge label quality`` on full runs; ``--quality A.jsonl.gz --quality B.jsonl.gz`` adds those files'
+channel AUROCs to the result.
 
     flock -x /tmp/edgejudge-cpu.lock python tools/bench_coren_speed.py --trajectories 4 \\
         --json-out tools/results/bench_coren_speed.json
@@ -90,7 +91,6 @@ def run_mode(mode: str, trajs, prompts: int, encoder) -> dict:
             ("answer", "structural answers"),
             ("answer_many", "structural answers"),
             ("backward", "backward checks"),
-            ("backward_many", "backward checks"),
         ):
             _timed(lab.calls, name, phase, acc)
         _timed(lab, "embed", "embeddings", acc)

@@ -1,4 +1,5 @@
-"""Shared by the labeling benchmarks: the one held-out TWC dev set they all report on, and a CLI runner."""
+"""Shared by the benchmarks: the one held-out TWC dev set the labeling benchmarks report on, and runners for
+the command line and the tools."""
 
 from __future__ import annotations
 
@@ -19,9 +20,16 @@ HELDOUT_DEV_COLLECT = [
 
 def edgejudge(*args: str, timeout: float = 7200) -> str:
     """Run ``edgejudge ARGS`` in a subprocess; its stdout, or a failure carrying the stderr tail."""
-    proc = subprocess.run(
-        [sys.executable, "-m", "edge.cli", *args], capture_output=True, text=True, cwd=ROOT, timeout=timeout
-    )
+    return _run(["-m", "edge.cli", *args], f"edgejudge {' '.join(args)}", timeout)
+
+
+def run_tool(script: str, *args: str, timeout: float = 7200) -> str:
+    """Run ``python SCRIPT ARGS`` (a path relative to the repository root); its stdout, or a failure."""
+    return _run([script, *args], f"{script} {' '.join(args)}", timeout)
+
+
+def _run(argv: list[str], what: str, timeout: float) -> str:
+    proc = subprocess.run([sys.executable, *argv], capture_output=True, text=True, cwd=ROOT, timeout=timeout)
     if proc.returncode != 0:
-        raise click.ClickException(f"edgejudge {' '.join(args)} failed:\n{proc.stderr[-2000:]}")
+        raise click.ClickException(f"{what} failed:\n{proc.stderr[-2000:]}")
     return proc.stdout

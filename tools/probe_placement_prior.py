@@ -35,11 +35,11 @@ PUT = re.compile(r"^put (.+?) (in|on) (.+)$")
 
 def placements(split: str, games: int) -> list[tuple[str, list[str], int]]:
     """(object, candidate places, index of the gold place) for every gold put with 2+ places."""
-    from policy.twx_env import TWXEnv, parse_env
+    from policy.envs import open_env, parse_env
 
     rows = []
-    with TWXEnv(parse_env("twx:twc"), step_limit=60) as env:
-        for seed in env.seeds(split)[:games]:
+    with open_env(parse_env("twx:twc"), step_limit=60) as env:
+        for seed in env.episodes(split)[:games]:
             state = env.reset(seed, split, gold=True)
             for action in env.gold_path():
                 m = PUT.match(action)

@@ -30,6 +30,8 @@ import click
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from models.cli_options import split_option  # noqa: E402
+
 
 def placements(gold: list[str]) -> dict[str, str]:
     """object -> place from a gold path's ``put OBJECT in PLACE`` steps (the objects to put away)."""
@@ -97,7 +99,7 @@ class NoTakeback:
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
 @click.argument("policy_path", type=click.Path(exists=True, file_okay=False))
-@click.option("--split", type=click.Choice(["train", "dev", "test"]), default="test", show_default=True)
+@split_option()
 @click.option("--episodes", type=click.IntRange(1), default=40, show_default=True)
 @click.option("--max-steps", type=click.IntRange(1), default=40, show_default=True)
 @click.option("--exclude-data", type=click.Path(exists=True, dir_okay=False), help="Skip games in this file.")
@@ -106,7 +108,8 @@ class NoTakeback:
 @click.option(
     "--placement-search",
     is_flag=True,
-    help="Run the policy inside edge.placement_search (as eval --placement-search does); records where the "
+    help="Run the policy inside the placement-search strategy (as eval --strategy placement-search does); "
+    "records where the "
     "gold path's place ranks in each object's place list.",
 )
 @click.option("--out", type=click.Path(dir_okay=False), help="JSON with the summary and every episode.")
@@ -122,22 +125,25 @@ def main(
     out: str | None,
 ) -> None:
     """Roll POLICY_PATH (checkpoint or bundle) out on TWC and say where its failures come from."""
+    from edge.policies import Guarded
     from policy.common import set_threads
-    from policy.evaluate import GuardedAgent, SearchAgent, open_policy, wilson_interval
-    from policy.twx_env import TWXEnv, parse_env
+    from policy.envs import open_env, parse_env
+    from policy.envs.twx import world_key
+    from policy.envs.twx_placement import PlacementSearchPolicy
+    from policy.evaluate import open_policy, wilson_interval
 
     set_threads()
     base = open_policy(policy_path)
     oracle = NoTakeback(base) if oracle_no_takeback else None
     agent = oracle or base
     if placement_search:
-        agent = SearchAgent(agent)
+        agent = PlacementSearchPolicy(agent, world_key)
     elif loop_guard:
-        agent = GuardedAgent(agent)
+        agent = Guarded(agent, world_key)
     skip = data_seeds(exclude_data) if exclude_data else set()
     records = []
-    with TWXEnv(parse_env("twx:twc"), step_limit=max_steps) as env:
-        seeds = [s for s in env.seeds(split) if s not in skip][:episodes]
+    with open_env(parse_env("twx:twc"), step_limit=max_steps) as env:
+        seeds = [s for s in env.episodes(split) if s not in skip][:episodes]
         for seed in seeds:
             agent.reset()
             state = env.reset(seed, split, gold=True)

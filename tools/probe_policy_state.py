@@ -1,8 +1,8 @@
 """Probe: why trained TWC policies loop, and which state text, data filter or serve rule changes that.
 
 Experiment only; no product file is changed. The state text is varied by monkeypatching
-``policy.twx_env.compose_state`` (TWXEnv looks it up as a module global) during evaluation. The training
-data is collected ONCE with a patched ``compose_state`` that stores the raw parts (feedback, look,
+``policy.envs.twx.compose_state`` (the TWX adapter looks it up as a module global) during evaluation. The
+training data is collected ONCE with a patched ``compose_state`` that stores the raw parts (feedback, look,
 inventory, full action history) as JSON, so every variant trains on the same episodes and actions
 (collection behaviour does not depend on the state text). Every variant, filter and annotation uses only
 what the agent observes and its own actions (no ground truth).
@@ -30,7 +30,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import click  # noqa: E402
 
-import policy.twx_env as twx_env  # noqa: E402
+import policy.envs.twx as twx_env  # noqa: E402
+from policy.envs import parse_env  # noqa: E402
 
 ORIGINAL_COMPOSE = twx_env.compose_state
 _clean = twx_env._clean
@@ -231,7 +232,7 @@ def collect_raw(path: Path, episodes: int, behaviour: str, noise: float, seed: i
     from labeler.dataset import write_trajectories
     from policy.collect import CollectConfig, collect
 
-    spec = twx_env.parse_env("twx:twc")
+    spec = parse_env("twx:twc")
     twx_env.compose_state = raw_compose
     try:
         cfg = CollectConfig(
@@ -420,7 +421,7 @@ def run_eval(agent, variant: str, split: str, episodes: int, tabu: bool = False)
         agent.traces = []
         if tabu:
             agent = TabuAgent(agent)
-        r = evaluate(agent, twx_env.parse_env("twx:twc"), split=split, episodes=episodes, max_steps=40)
+        r = evaluate(agent, parse_env("twx:twc"), split=split, episodes=episodes, max_steps=40)
     finally:
         twx_env.compose_state = ORIGINAL_COMPOSE
     modes = Counter(failure_mode(tr, e["success"]) for tr, e in zip(agent.traces, r.per_episode, strict=True))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import time
@@ -9,6 +10,16 @@ from pathlib import Path
 from typing import Any
 
 import click
+
+from labeler.cluster.options import ClusterError, cluster_config, cluster_options
+from models.cli_options import (
+    cache_option,
+    gpu_layers_option,
+    judge_option,
+    n_ctx_option,
+    progress_option,
+    threads_option,
+)
 
 # Measured on the 2-core box with the embedded Gemma 3 270M, 1 thread, while other work shared the CPU
 # (BENCHMARKS.md); used only by --dry-run. Every query also reads one 262k-entry logit row (~0.06 s).
@@ -36,13 +47,7 @@ def _default_ckpt(out: str) -> str:
 @click.command()
 @click.argument("in_path", metavar="IN", type=click.Path(dir_okay=False))
 @click.option("--out", required=True, type=click.Path(dir_okay=False), help="Output .jsonl or .jsonl.gz.")
-@click.option(
-    "--judge",
-    "judge_ref",
-    default="gemma3-270m",
-    show_default=True,
-    help="Judge model: the embedded gemma3-270m or a path to a .gguf file.",
-)
+@judge_option()
 @click.option(
     "--prompts",
     "n_prompts",
@@ -59,18 +64,16 @@ def _default_ckpt(out: str) -> str:
     help="Folder of prompt and template TOML files [default: labeler/prompts/coren; the first layout, one "
     "header per variant: labeler/prompts/coren/v1].",
 )
+@threads_option()
+@n_ctx_option()
 @click.option(
-    "--threads",
-    default=None,
-    type=click.IntRange(1, 64),
-    help="Judge threads (default $EDGEJUDGE_THREADS, else 1).",
-)
-@click.option(
-    "--n-ctx",
-    default=2048,
+    "--examples",
+    "examples_source",
+    default="file",
     show_default=True,
-    type=click.IntRange(256, 131072),
-    help="Judge context size; longer texts are truncated (head kept) and counted.",
+    type=click.Choice(["file", "data"]),
+    help="In-context examples: 'file' as written in the templates file; 'data' built from IN per task type "
+    "(steps that lasted in successful episodes: Yes; steps that changed nothing: No), no info read.",
 )
 @click.option("--limit", default=None, type=click.IntRange(1), help="Label only the first K trajectories.")
 @click.option(
@@ -122,12 +125,7 @@ def _default_ckpt(out: str) -> str:
     help="Orchestrator training steps.",
 )
 @click.option("--no-dists", is_flag=True, help="Do not keep each prompt's distribution (dist_p*) per step.")
-@click.option(
-    "--cache",
-    default=None,
-    type=click.Path(dir_okay=False),
-    help="Judge cache (SQLite); default $EDGEJUDGE_CACHE/labels.sqlite or ~/.cache/edgejudge/.",
-)
+@cache_option()
 @click.option(
     "--dry-run", is_flag=True, help="Print the number of queries and a token/time estimate; label nothing."
 )
@@ -138,17 +136,16 @@ def _default_ckpt(out: str) -> str:
     type=click.Path(dir_okay=False),
     help="Write the run's numbers (queries, cache hits, steps/s, fallbacks) as JSON.",
 )
-@click.option(
-    "--progress/--no-progress",
-    default=None,
-    help="Progress bar on stderr (default: when stderr is a terminal).",
-)
+@gpu_layers_option("gpu_layers")
+@progress_option()
+@cluster_options
 def coren(
     in_path: str,
     out: str,
     judge_ref: str,
     n_prompts: int,
     prompt_dir: str | None,
+    examples_source: str,
     threads: int | None,
     n_ctx: int,
     limit: int | None,
@@ -163,7 +160,13 @@ def coren(
     cache: str | None,
     dry_run: bool,
     report_path: str | None,
+    gpu_layers: int,
     progress: bool | None,
+    ray: str | None,
+    judge_actors: int,
+    cpus_per_actor: float,
+    gpus_per_actor: float,
+    actor_restarts: int,
 ) -> None:
     """Add COREN reward channels to every step of IN: contextual (majority vote of N judge prompts),
     structural (vote of the prompts that answer the retrieved object question), temporal (vote of the prompts
@@ -172,6 +175,9 @@ def coren(
     The taken action is rated with its result (the transition); every candidate is rated to find each prompt's
     high-value actions. All judge queries go through the cache: a rerun or a resumed run costs nothing for
     finished work. Ground truth under info is never read.
+
+    With --ray the per-trajectory judge work runs on --judge-actors Ray actors (each holding one judge), with
+    the same labels as without; calibration, the QA set and the orchestrator stay on this machine.
     """
     from labeler.coren.prompts import PROMPT_DIR, PromptError, load_prompts, load_templates
     from labeler.coren.structural import QAError, load_qa
@@ -188,6 +194,8 @@ def coren(
         raise click.ClickException(str(e)) from None
     if limit:
         trajs = trajs[:limit]
+    if examples_source == "data":
+        templates = _data_examples(templates, trajs)
     from labeler.coren.pipeline import CorenConfig, CorenInputError, check_candidates
 
     try:
@@ -199,6 +207,10 @@ def coren(
     cfg = CorenConfig(
         obs_tokens=obs_tokens, result_tokens=result_tokens, qa_size=qa_size, keep_dists=not no_dists
     )
+    try:
+        cluster = cluster_config(ray, judge_actors, cpus_per_actor, gpus_per_actor, actor_restarts)
+    except ClusterError as e:
+        raise click.ClickException(str(e)) from None
     if dry_run:
         _dry_run(trajs, prompts, templates, cfg, judge_ref, n_ctx, threads)
         return
@@ -219,16 +231,69 @@ def coren(
         cache or _default_cache(),
         report_path,
         progress,
+        gpu_layers,
+        cluster,
     )
 
 
-def _open(judge_ref: str, n_ctx: int, threads: int | None, cache: str | None):
+def _data_examples(templates, trajs):
+    """The templates with a preamble of examples built from the trajectories (labeler.coren.examples)."""
+    import dataclasses
+    import hashlib
+
+    from labeler.coren.examples import data_examples, data_preamble, provenance
+
+    ex = data_examples(trajs)
+    if not ex:
+        raise click.ClickException(
+            "--examples data: no step that lasted or changed nothing to show as an example"
+        )
+    pre = data_preamble(templates.preamble, ex, templates.rating)
+    sha = hashlib.sha256((templates.sha256 + pre).encode("utf-8")).hexdigest()
+    prov = provenance(ex, pre)
+    click.echo(f"examples: {len(ex)} built from the data (sha256 {prov['sha256'][:12]})", err=True)
+    return dataclasses.replace(
+        templates, preamble=pre, sha256=sha, examples_source="data", examples=tuple(prov["examples"])
+    )
+
+
+def _open(judge_ref: str, n_ctx: int, threads: int | None, cache: str | None, gpu_layers: int = 0):
     from labeler.judge import JudgeError, open_judge
     from models.registry import ModelError
 
     try:
-        return open_judge(judge_ref, n_threads=threads, n_threads_batch=threads, n_ctx=n_ctx, cache=cache)
+        return open_judge(
+            judge_ref,
+            n_threads=threads,
+            n_threads_batch=threads,
+            n_ctx=n_ctx,
+            n_gpu_layers=gpu_layers,
+            cache=cache,
+        )
     except (JudgeError, ModelError) as e:
+        raise click.ClickException(str(e)) from None
+
+
+@contextlib.contextmanager
+def _judge(judge_ref, n_ctx, threads, cache, gpu_layers, cluster, prompts, templates, cfg):
+    """The local judge, or (with --ray) the driver's stand-in for the judge actors."""
+    if cluster is None:
+        with _open(judge_ref, n_ctx, threads, cache, gpu_layers) as judge:
+            yield judge
+        return
+    from labeler.cluster.workers import DriverJudge, coren_worker, judge_pool
+    from labeler.judge import JudgeError
+    from models.registry import ModelError
+
+    kwargs = {"model": judge_ref, "n_threads": threads, "n_ctx": n_ctx, "n_gpu_layers": gpu_layers}
+    try:
+        with judge_pool(cluster, kwargs, coren_worker(prompts, templates, cfg), cache) as pool:
+            judge = DriverJudge(judge_ref, pool)
+            try:
+                yield judge
+            finally:
+                judge.close()
+    except (ClusterError, JudgeError, ModelError) as e:
         raise click.ClickException(str(e)) from None
 
 
@@ -290,6 +355,8 @@ def _run(
     cache,
     report_path,
     progress,
+    gpu_layers=0,
+    cluster=None,
 ) -> None:
     import numpy as np
 
@@ -319,7 +386,8 @@ def _run(
         except orch.OrchestratorError as e:
             raise click.ClickException(str(e)) from None
 
-    with _open(judge_ref, n_ctx, threads, cache) as judge:
+    with _judge(judge_ref, n_ctx, threads, cache, gpu_layers, cluster, prompts, templates, cfg) as judge:
+        pool = getattr(judge, "pool", None)
         steps_total = sum(len(t.steps) for t in trajs)
         per_step = sum(2 + p.cot for p in prompts)  # candidate query + rating (+ reasoning) per prompt
         total = steps_total * per_step + len(prompts) * len(trajs)  # + backward checks (QA answers extra)
@@ -331,18 +399,26 @@ def _run(
                 done[0] += n
                 bar.update(n)
                 el = time.perf_counter() - t_start
+                extra = {"actors": f"{pool.alive}/{len(pool.actors)}"} if pool is not None else {}
                 bar.set_postfix(
                     steps_s=f"{done[0] / per_step / max(el, 1e-9):.2f}",
                     hits=info["cache_hits"],
                     refresh=False,
+                    **extra,
                 )
 
-            labeler = CorenLabeler(judge, encoder, prompts, templates, cfg, progress=tick)
+            runner = None
+            if pool is not None:
+                from labeler.cluster.workers import PoolRunner
+
+                runner = PoolRunner(pool, lambda c: labeler.merge_counts(**c))
+            labeler = CorenLabeler(judge, encoder, prompts, templates, cfg, progress=tick, runner=runner)
             try:
                 result = labeler.label(trajs, qa=qa)
             except CorenInputError as e:
                 raise click.ClickException(str(e)) from None
         judge_stats = dict(judge.stats)
+        cluster_report = pool.report() if pool is not None else None
         judge_sha = judge.model_sha256
         judge_prov = judge.provenance() if hasattr(judge, "provenance") else {}
 
@@ -355,9 +431,10 @@ def _run(
             [t.success for t in trajs],
         )
         ocfg = orch.OrchestratorConfig(input_dim=feats.shape[1], epochs=epochs)
-        trained = orch.train(batch, ocfg)
+        trained = orch.fit(batch, ocfg)
         model = trained.model
         labeler.report.orchestrator_losses = (trained.losses[0], trained.losses[-1])
+        labeler.report.orchestrator_check = trained.check.to_dict()
     weights = orch.weights_for(model, feats)
     labeler.report.mean_weights = [float(x) for x in weights.mean(axis=0)]
 
@@ -366,6 +443,7 @@ def _run(
         "judge": judge_prov,
         "prompts": [{"name": p.name, "version": p.version, "sha256": p.sha256} for p in prompts],
         "templates": {"version": templates.version, "sha256": templates.sha256},
+        "examples": {"source": templates.examples_source, "examples": list(templates.examples)},
         "encoder_sha256": enc_ref.sha256,
         "qa_sha256": qa_hash(result.qa),
         "qa_source": "file" if qa is not None else "built",
@@ -382,11 +460,14 @@ def _run(
         )
         provenance["orchestrator_sha256"] = sha
         provenance["orchestrator"] = "trained on this dataset's success flags"
+        provenance["orchestrator_check"] = trained.check.to_dict()
         click.echo(
             f"orchestrator: trained ({epochs} steps, loss {trained.losses[0]:.4f} -> "
-            f"{trained.losses[-1]:.4f}), saved {path}",
+            f"{trained.losses[-1]:.4f}), saved {path}; {trained.check.reason}",
             err=True,
         )
+        if trained.check.gate == 0.0:
+            click.echo(f"warning: {trained.check.reason}", err=True)
     else:
         provenance["orchestrator_sha256"] = orch.file_sha256(ckpt)
         provenance["orchestrator"] = f"applied {os.path.basename(ckpt)}"
@@ -402,6 +483,8 @@ def _run(
     rep.truncations = dict(labeler.trunc.counts)
     d = rep.to_dict()
     d["judge_stats"] = judge_stats
+    if cluster_report is not None:
+        d["cluster"] = cluster_report
     if report_path:
         tmp = Path(report_path).with_name(f".{Path(report_path).name}.tmp")
         tmp.write_text(json.dumps(d, indent=2, default=float))

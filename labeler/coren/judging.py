@@ -1,13 +1,11 @@
 """COREN's judge calls: a trajectory's rating and candidate queries for every prompt in one ``score_many``,
-the backward verification of every prompt's plan in one ``score_many`` (ordered by text, so plans that agree
-on their first actions share those tokens), and the answers to the structural questions of every (QA entry,
-prompt) pair generated together as parallel sequences (``generate_many``; a judge without it answers one at a
-time). Each call is counted by kind in the report and reported to the progress callback.
+the backward verification of each prompt's plan, and every prompt's answer to a structural question
+generated together as parallel sequences (``generate_many``; a judge without it answers one at a time).
+Each call is counted by kind in the report and reported to the progress callback.
 
 Where the time went before batching (4 prompts, 74 TWC dev steps, CPU seconds on a shared 2-core box): step
 queries 65 s (2 decodes and ~155 evaluated tokens per step), structural answers 213 s (96 answers of 16
-generated tokens, one decode per token), backward checks 8 s, embeddings 3 s.
-"""
+generated tokens, one decode per token), backward checks 8 s, embeddings 3 s."""
 
 from __future__ import annotations
 
@@ -128,18 +126,6 @@ class JudgeCalls:
             if n_rate:
                 rate_out[n] = np.array([r.probs for r in res[start + n_cand : start + n_cand + n_rate]])
         return rate_out, cand_out
-
-    def backward_many(self, items: Sequence[tuple[CorenPrompt, str, list[str]]]) -> list[float]:
-        """P(Yes) of many backward verifications ``(prompt, instruction, plan)`` in one ``score_many``: the
-        judge orders them by text, so plans that agree on their first actions share those tokens."""
-        if not items:
-            return []
-        queries = [(self.q.backward_query(p, ins, plan), self.q.t.backward_choices) for p, ins, plan in items]
-        res = self.judge.score_many(
-            queries, template=[p.template_id for p, _, _ in items], version=[p.version for p, _, _ in items]
-        )
-        self._tick("back", len(items))
-        return [float(r.probs[0]) for r in res]
 
     def answer_many(self, items: Sequence[tuple[CorenPrompt, structural.QAEntry]]) -> list[str]:
         """Answers to many structural questions ``(prompt, entry)``: generated together as parallel

@@ -77,6 +77,8 @@ class Templates:
     sha256: str
     path: Path
     preamble: str = ""  # shared by every variant, before the query body
+    examples_source: str = "file"  # 'file': the preamble's examples as written; 'data': built from the logs
+    examples: tuple[dict, ...] = ()  # the examples built from the logs (labeler.coren.examples)
 
     template_id = "coren.templates"
 

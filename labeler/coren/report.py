@@ -24,6 +24,7 @@ class Report:
     qa_entries: int = 0
     mean_weights: list[float] = field(default_factory=list)
     orchestrator_losses: tuple[float, float] | None = None
+    orchestrator_check: dict[str, Any] | None = None
 
     @property
     def total_queries(self) -> int:

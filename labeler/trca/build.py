@@ -351,6 +351,7 @@ def build_rubric(
             "steps": mined.steps,
             "instruction": mined.instruction,
             "judge_queries": report.queries,
+            "grounded": cfg.grounded,
             "date": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         },
     )

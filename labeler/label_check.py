@@ -1,0 +1,182 @@
+"""A label check that needs no ground truth: do a channel's rewards separate successful from failed
+trajectories, and are the labels likely to help a policy?
+
+Only the success flag of each trajectory is used (a robot log has it; ``info`` is not read). Per channel:
+
+* **AUROC of the mean reward per step vs success** — the trajectory's rewards averaged over its steps (the
+  length normalisation of COREN's objective; a plain sum favours long failures), ranked against the success
+  flags, with a 90 % bootstrap interval over trajectories.
+* **fitted** — whether the labeler fit the channel on these same success flags (a success-grounded rubric
+  built from this data, an orchestrator trained on it, a QA set built from its successes): then the AUROC is
+  in-sample and optimistic, and only a held-out figure (a rubric or orchestrator fit on other episodes, or
+  the labelers' own cross-fitted checks) says whether it generalises.
+* **verdict** — ``separates`` (AUROC >= 0.6 and the interval's low end above 0.5), ``weak`` (neither clearly
+  better nor worse than chance), ``inverted`` (the interval's high end below 0.5: the labels rank failures
+  above successes and are likely to hurt), or ``n/a`` (one class only).
+
+:func:`format_checks` prints the table and a warning line for every channel whose labels are not likely to
+help, so the user sees it before training on them.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+from labeler.dataset import Trajectory
+from labeler.quality import auroc
+
+SEPARATES_AUROC = 0.6
+READS_FLAGS = ("return", "adv_episode", "adv_step", "advantage")
+"""Channels computed from the success flag itself (returns with the terminal reward, advantages): not
+checked, they would separate successes trivially."""
+
+
+@dataclass
+class ChannelCheck:
+    channel: str
+    trajectories: int
+    successes: int
+    auroc: float | None
+    low: float | None
+    high: float | None
+    fitted: bool
+    verdict: str
+    message: str
+
+    def to_dict(self) -> dict:
+        return {k: (round(v, 4) if isinstance(v, float) else v) for k, v in asdict(self).items()}
+
+
+def mean_rewards(trajectories: Sequence[Trajectory], channel: str) -> list[float] | None:
+    """Each trajectory's mean reward per step on ``method.channel`` (None if a step lacks it)."""
+    method, _, name = channel.partition(".")
+    out = []
+    for t in trajectories:
+        vals = [s.labels.get(method, {}).get(name) for s in t.steps]
+        if not vals or any(v is None or isinstance(v, list) for v in vals):
+            return None
+        out.append(sum(float(v) for v in vals) / len(vals))
+    return out
+
+
+def bootstrap_auroc(
+    scores: Sequence[float], positives: Sequence[bool], n: int = 400, seed: int = 0, level: float = 0.9
+) -> tuple[float | None, float | None, float | None]:
+    """(AUROC, low, high): the point estimate and a percentile bootstrap interval over trajectories."""
+    point = auroc(scores, positives)
+    if point is None:
+        return None, None, None
+    rng = np.random.default_rng(seed)
+    s, y = np.asarray(scores, dtype=float), np.asarray(positives, dtype=bool)
+    stats = []
+    for _ in range(n):
+        i = rng.integers(0, len(s), len(s))
+        a = auroc(s[i].tolist(), y[i].tolist())
+        if a is not None:
+            stats.append(a)
+    q = (1 - level) / 2
+    return point, float(np.quantile(stats, q)), float(np.quantile(stats, 1 - q))
+
+
+def fitted_on_flags(trajectories: Sequence[Trajectory], channel: str) -> bool:
+    """Whether the labeler that wrote ``channel`` fit it on these trajectories' success flags."""
+    method, _, name = channel.partition(".")
+    prov = trajectories[0].provenance.get(method, {}) if trajectories else {}
+    if method == "coren":
+        trained_here = str(prov.get("orchestrator", "")).startswith("trained on this dataset")
+        qa_built = prov.get("qa_source") == "built"  # the QA set comes from this data's successes
+        return (name == "ensemble" and trained_here) or (name == "structural" and qa_built)
+    if method == "trca":
+        built_from = prov.get("rubric_dataset")
+        return bool(prov.get("rubric_grounded")) and built_from == prov.get("labeled_from")
+    return False
+
+
+def verdict(a: float | None, low: float | None, high: float | None) -> str:
+    if a is None:
+        return "n/a"
+    if a >= SEPARATES_AUROC and low is not None and low > 0.5:
+        return "separates"
+    if high is not None and high < 0.5:
+        return "inverted"
+    return "weak"
+
+
+MESSAGES = {
+    "separates": "its mean reward separates successes from failures",
+    "weak": "its mean reward does not clearly separate successes from failures: no evidence the labels help",
+    "inverted": "its mean reward ranks failures above successes: these labels are likely to make a policy "
+    "worse than the sparse reward",
+    "n/a": "only one class of episode (all successes or all failures): nothing to check against",
+}
+
+
+def check_channels(
+    trajectories: Sequence[Trajectory], channels: Sequence[str], boots: int = 400, seed: int = 0
+) -> list[ChannelCheck]:
+    """The check for every channel that every step carries (see the module docstring)."""
+    y = [bool(t.success) for t in trajectories]
+    out = []
+    for ch in channels:
+        if ch.partition(".")[2] in READS_FLAGS:
+            continue
+        m = mean_rewards(trajectories, ch)
+        if m is None:
+            continue
+        a, lo, hi = bootstrap_auroc(m, y, boots, seed)
+        v = verdict(a, lo, hi)
+        fitted = fitted_on_flags(trajectories, ch)
+        msg = MESSAGES[v]
+        if fitted and v != "n/a":
+            msg += " (in-sample: fit on these success flags, optimistic; check on held-out episodes)"
+        out.append(ChannelCheck(ch, len(y), sum(y), a, lo, hi, fitted, v, msg))
+    return out
+
+
+def folds_of(success: Sequence[bool], k: int, seed: int = 0) -> list[list[int]]:
+    """k folds of trajectory indices, stratified by the success flag (each class dealt out in turn after a
+    seeded shuffle). Fewer than k members of a class leave some folds without it."""
+    rng = np.random.default_rng(seed)
+    folds: list[list[int]] = [[] for _ in range(k)]
+    for cls in (True, False):
+        idx = [i for i, s in enumerate(success) if bool(s) == cls]
+        rng.shuffle(idx)
+        for j, i in enumerate(idx):
+            folds[j % k].append(int(i))
+    return [sorted(f) for f in folds]
+
+
+def heldout_check(
+    channel: str, mean_reward: Sequence[float], success: Sequence[bool], boots: int = 400, seed: int = 0
+) -> ChannelCheck:
+    """The check of held-out mean rewards (each trajectory labeled by a labeler fit without it)."""
+    y = [bool(x) for x in success]
+    a, lo, hi = bootstrap_auroc(list(mean_reward), y, boots, seed)
+    v = verdict(a, lo, hi)
+    return ChannelCheck(channel, len(y), sum(y), a, lo, hi, False, v, MESSAGES[v] + " (held-out episodes)")
+
+
+def format_checks(checks: Sequence[ChannelCheck], path: str = "") -> str:
+    def f(v: float | None) -> str:
+        return "  n/a" if v is None else f"{v:.3f}"
+
+    head = checks[0] if checks else None
+    lines = [
+        f"{os.path.basename(path) or 'labels'}: label check from the success flags alone"
+        + (f" ({head.trajectories} trajectories, {head.successes} successful)" if head else ""),
+        f"{'channel':<28} {'AUROC mean reward vs success':>29} {'90% interval':>15} {'fitted here':>12}"
+        "  verdict",
+    ]
+    for c in checks:
+        ci = "" if c.low is None else f"[{c.low:.2f}, {c.high:.2f}]"
+        lines.append(
+            f"{c.channel:<28} {f(c.auroc):>29} {ci:>15} {('yes' if c.fitted else 'no'):>12}  {c.verdict}"
+        )
+    for c in checks:
+        if c.verdict in ("weak", "inverted"):
+            lines.append(f"warning: {c.channel}: {c.message}")
+    return "\n".join(lines)

@@ -1,0 +1,42 @@
+"""Environment adapters: every world behind one interface, named ``ADAPTER:TASK``.
+
+Modules:
+
+- ``base``: the interface (:class:`EnvAdapter`), one decision point (:class:`EnvState`), names and parameters
+  (:class:`EnvSpec`, :class:`Param`), :class:`EnvError`.
+- ``registry``: ``parse_env`` / ``open_env`` and the registry of adapters (built-ins, entry points,
+  ``EDGEJUDGE_ENVS``).
+- ``cli``: ``edgejudge envs`` (the adapters, tasks and parameters).
+- ``recorded``: the world a dataset, checkpoint or bundle records, and the state-format check.
+- ``twx``: TextWorldExpress (``twx:twc`` with levels easy/medium/hard, ``twx:cookingworld`` small/large).
+- ``twx_placement``: TextWorld's opt-in put-away strategy (``--strategy placement-search``).
+
+See docs/environments.md for the interface and how to write an adapter for another world.
+"""
+
+from policy.envs.base import SPLITS, EnvAdapter, EnvError, EnvSpec, EnvState, Param
+from policy.envs.registry import (
+    adapter_class,
+    adapters,
+    describe,
+    episode_policy,
+    open_env,
+    parse_env,
+    strategy_class,
+)
+
+__all__ = [
+    "SPLITS",
+    "EnvAdapter",
+    "EnvError",
+    "EnvSpec",
+    "EnvState",
+    "Param",
+    "adapter_class",
+    "adapters",
+    "describe",
+    "episode_policy",
+    "open_env",
+    "parse_env",
+    "strategy_class",
+]

@@ -1,0 +1,140 @@
+"""Environment names (``ADAPTER:TASK`` plus ``key=value,...`` parameters) and the registry of adapters.
+
+Built-in adapters are imported only when named, so naming one never starts another's simulator. Adapters of
+other packages register under the ``edgejudge.envs`` entry-point group (``name = "module:Class"``); an adapter
+that is not installed as a package can be named in ``EDGEJUDGE_ENVS`` (``name=module:Class``, comma-separated)
+with its directory on ``PYTHONPATH``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from collections.abc import Mapping
+from typing import Any
+
+from policy.envs.base import EnvAdapter, EnvError, EnvSpec
+
+BUILTIN: dict[str, str] = {
+    "twx": "policy.envs.twx:TWXAdapter",
+    "scienceworld": "policy.envs.scienceworld:ScienceWorldAdapter",
+}
+
+
+def _entry_points() -> dict[str, str]:
+    from importlib.metadata import entry_points
+
+    return {ep.name: ep.value for ep in entry_points(group="edgejudge.envs")}
+
+
+def _from_environment() -> dict[str, str]:
+    out = {}
+    for item in filter(None, (s.strip() for s in os.environ.get("EDGEJUDGE_ENVS", "").split(","))):
+        name, eq, target = item.partition("=")
+        if not eq or ":" not in target:
+            raise EnvError(f"bad EDGEJUDGE_ENVS entry {item!r}: expected name=module:Class")
+        out[name.strip()] = target.strip()
+    return out
+
+
+def adapters() -> dict[str, str]:
+    """Adapter name -> ``module:Class``: built-ins, then entry points, then ``EDGEJUDGE_ENVS``."""
+    return {**BUILTIN, **_entry_points(), **_from_environment()}
+
+
+def adapter_class(name: str) -> type[EnvAdapter]:
+    """The adapter class registered as ``name``; EnvError listing the registered ones."""
+    known = adapters()
+    if name not in known:
+        raise EnvError(f"unknown environment adapter {name!r}: expected one of {', '.join(sorted(known))}")
+    module, _, attr = known[name].partition(":")
+    try:
+        cls = getattr(importlib.import_module(module), attr)
+    except (ImportError, AttributeError) as e:
+        raise EnvError(f"environment adapter {name!r} ({known[name]}) cannot be loaded: {e}") from None
+    return cls
+
+
+def parse_params(text: str | Mapping[str, str] | None) -> dict[str, str]:
+    """``"a=1,b=x"`` (or a mapping) -> ``{"a": "1", "b": "x"}``; EnvError for a part without ``=``."""
+    if text is None:
+        return {}
+    if isinstance(text, Mapping):
+        return {str(k): str(v) for k, v in text.items()}
+    out: dict[str, str] = {}
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        key, eq, value = part.partition("=")
+        if not eq or not key.strip() or not value.strip():
+            raise EnvError(f"bad parameter {part!r} in {text!r}: expected key=value, comma-separated")
+        out[key.strip()] = value.strip()
+    return out
+
+
+def parse_env(name: str, params: str | Mapping[str, str] | None = None) -> EnvSpec:
+    """Check ``ADAPTER:TASK`` and its parameters against the registry; the resolved :class:`EnvSpec`.
+
+    Every error is one line that lists the valid names, tasks or parameters."""
+    adapter, colon, task = name.partition(":")
+    if not colon or not adapter or not task:
+        raise EnvError(
+            f"bad environment name {name!r}: expected ADAPTER:TASK with ADAPTER one of "
+            f"{', '.join(sorted(adapters()))} (e.g. twx:twc)"
+        )
+    cls = adapter_class(adapter)
+    if task not in cls.tasks:
+        raise EnvError(f"unknown {adapter} task {task!r}: expected one of {', '.join(cls.tasks)}")
+    given = parse_params(params)
+    known = cls.parameters(task)
+    for key, value in given.items():
+        if key not in known:
+            valid = ", ".join(known) if known else "none"
+            raise EnvError(f"unknown parameter {key!r} for {name}: expected one of {valid}")
+        given[key] = known[key].check(key, value)
+    return EnvSpec(adapter=adapter, task=task, params=cls.resolve(task, given))
+
+
+def open_env(spec: EnvSpec | str, step_limit: int = 50, params: str | None = None) -> EnvAdapter:
+    """Open the world named by ``spec`` (an :class:`EnvSpec`, or a name parsed with ``params``)."""
+    if isinstance(spec, str):
+        spec = parse_env(spec, params)
+    return adapter_class(spec.adapter)(spec, step_limit=step_limit)
+
+
+def strategy_class(spec: EnvSpec, name: str) -> type:
+    """The opt-in task strategy ``name`` of ``spec``'s adapter; EnvError listing the ones it has."""
+    known = adapter_class(spec.adapter).strategies
+    if name not in known:
+        valid = ", ".join(known) if known else "none"
+        raise EnvError(f"unknown strategy {name!r} for {spec.name}: expected one of {valid}")
+    module, _, attr = known[name].partition(":")
+    return getattr(importlib.import_module(module), attr)
+
+
+def episode_policy(
+    policy: Any, spec: EnvSpec, *, loop_guard: bool = False, strategy: str | None = None
+) -> Any:
+    """``policy`` with the episode wrappers a client composes over it (:mod:`edge.policies`): an adapter's
+    task ``strategy`` (which keeps the loop guard), else the generic loop guard, keyed by the adapter's world
+    key; the bare policy (its argmax) with neither."""
+    key = adapter_class(spec.adapter).world_key
+    if strategy:
+        return strategy_class(spec, strategy)(policy, key)
+    if loop_guard:
+        from edge.policies import Guarded
+
+        return Guarded(policy, key)
+    return policy
+
+
+def describe() -> list[str]:
+    """One line per registered ``ADAPTER:TASK`` with its description (adapters that cannot load say why)."""
+    lines = []
+    for name in sorted(adapters()):
+        try:
+            cls = adapter_class(name)
+        except EnvError as e:
+            lines.append(f"{name}: unavailable ({e})")
+            continue
+        for task, text in cls.tasks.items():
+            lines.append(f"{name}:{task}  {text}")
+    return lines

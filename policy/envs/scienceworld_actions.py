@@ -1,0 +1,200 @@
+"""ScienceWorld action lists: the candidate cap, and matching a gold action to the valid-action wording.
+
+Pure functions over the simulator's data (standard library only), so that they are tested without a JVM.
+
+**Candidates.** ScienceWorld lists every valid action-object combination: 100 to 4,600 per step (a kitchen
+has ~1,000, most of them two-object actions such as ``dunk cup containing water in sink``). A policy scores
+every candidate, so :func:`cap_candidates` keeps at most ``cap`` of them, filled tier by tier:
+
+0. the expected gold action, when collecting along a gold path (so a gold step is always admissible);
+1. actions without an object (``look around``, ``inventory``, ``wait``, ``wait1``, ``task``);
+2. moving: ``go to X`` / ``teleport to X``;
+3. the other one-object actions (``focus on X``, ``pick up X``, ``open X``, ``look at X``, ...);
+4. two-object actions (``move X to Y``, ``pour X in Y``, ``use X on Y``, ``connect X to Y``, ``dunk X in Y``).
+
+The tier that does not fit is sampled uniformly with a generator seeded by the caller (the adapter seeds it
+with the episode, the step number and the room text, so the same state always gets the same candidates); the
+result is sorted. ``reset task`` is never a candidate (it restarts the episode).
+
+**Gold actions.** The simulator's gold path names objects by whatever referent its author chose (``move egg
+common toad in inventory to orange box``), where the valid list uses each visible object's one unique
+referent (``move common toad to orange box``); it also uses verb aliases (``examine``, ``drop``), opens doors
+that the ``openDoors`` simplification already opened, and answers the parser's ambiguity prompts with digits.
+:func:`match_gold` maps a gold action onto the valid list by the objects it names: it finds the action
+template, splits the slots at the template's separators, resolves each slot to object ids through the
+objects' referents (a trailing qualifier ``in X`` / ``on X`` / ``to X`` is allowed: ``door to kitchen``), and
+returns the valid action with the same template and objects.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+NEVER = frozenset({"reset task"})
+NO_OBJECT = frozenset({"look around", "inventory", "wait", "wait1", "task"})
+MOVING = ("go to ", "teleport to ")
+TWO_OBJECT = ("move ", "pour ", "dunk ", "use ", "connect ")
+FOCUS = "focus on "
+# verb aliases the simulator's parser accepts and the valid list never uses
+ALIASES = (("examine ", "look at "), ("drop ", "put down "))
+
+
+def tier(action: str) -> int:
+    """1 no object, 2 moving, 3 one object, 4 two objects (see the module docstring)."""
+    if action in NO_OBJECT:
+        return 1
+    if action.startswith(MOVING):
+        return 2
+    if action.startswith(TWO_OBJECT) and (" to " in action or " in " in action or " on " in action):
+        return 4
+    return 3
+
+
+def cap_candidates(valid: Iterable[str], cap: int, rng: random.Random, keep: Sequence[str] = ()) -> list[str]:
+    """At most ``cap`` of ``valid`` (all of them when ``cap <= 0``), always including ``keep``; sorted and
+    deduplicated. Deterministic for a given ``rng`` state."""
+    pool = sorted(set(valid) - NEVER)
+    kept = [k for k in dict.fromkeys(keep) if k]
+    if cap <= 0 or len(pool) + len(kept) <= cap:
+        return sorted(set(pool) | set(kept))
+    out = set(kept)
+    rest = [a for a in pool if a not in out]
+    for t in (1, 2, 3, 4):
+        group = [a for a in rest if tier(a) == t]
+        room = cap - len(out)
+        if room <= 0:
+            break
+        out.update(group if len(group) <= room else rng.sample(group, room))
+    return sorted(out)
+
+
+def without_focus(candidates: Sequence[str]) -> list[str]:
+    """The candidates a random step may take: ``focus on X`` commits the episode to an answer (a wrong one
+    ends it in failure), so random exploration never focuses."""
+    return [c for c in candidates if not c.startswith(FOCUS)]
+
+
+# ----------------------------------------------------------------------------------------------- gold actions
+
+
+@dataclass(frozen=True)
+class ValidAction:
+    """One entry of the simulator's valid list with its template and the ids of the objects it names."""
+
+    action: str
+    template_id: int
+    obj_ids: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class Template:
+    """An action template such as ``move OBJ to OBJ`` (template ids are shared by ``go`` and ``teleport``, so
+    the verb text is part of the identity)."""
+
+    template_id: int
+    text: str
+
+    @property
+    def pattern(self) -> re.Pattern[str]:
+        words = [re.escape(w) if w != "OBJ" else "(.+)" for w in self.text.split(" ")]
+        return re.compile("^" + " ".join(words) + "$")
+
+    @property
+    def prefix(self) -> str:
+        return self.text.split("OBJ", 1)[0]
+
+    @property
+    def slots(self) -> int:
+        return self.text.split(" ").count("OBJ")
+
+
+def canonical(action: str) -> str:
+    """``action`` with the parser's verb aliases replaced by the verbs the valid list uses."""
+    for alias, verb in ALIASES:
+        if action.startswith(alias):
+            return verb + action[len(alias) :]
+    return action
+
+
+def _slot_splits(template: Template, text: str) -> list[tuple[str, ...]]:
+    """Every way to read ``text`` as ``template``'s slots (a separator word may also occur inside a name)."""
+    if template.slots == 0:
+        return [()] if text == template.text else []
+    if not text.startswith(template.prefix):
+        return []
+    if template.slots == 1:
+        body = text[len(template.prefix) :]
+        rest = template.text[len(template.prefix) + 3 :]
+        if rest:
+            if not body.endswith(rest):
+                return []
+            body = body[: -len(rest)]
+        return [(body,)] if body else []
+    sep = template.text.split("OBJ")[1]  # e.g. " to "
+    body = text[len(template.prefix) :]
+    out = []
+    start = 0
+    while (i := body.find(sep, start)) > 0:
+        a, b = body[:i], body[i + len(sep) :]
+        if a and b:
+            out.append((a, b))
+        start = i + 1
+    return out
+
+
+def _objects_named(slot: str, referents: Mapping[int, Sequence[str]]) -> set[int]:
+    """Ids of the objects ``slot`` names: a referent, optionally followed by a location qualifier."""
+    out = set()
+    for oid, names in referents.items():
+        for name in names:
+            if slot == name or slot.startswith((name + " in ", name + " on ", name + " to ")):
+                out.add(oid)
+                break
+    return out
+
+
+@dataclass(frozen=True)
+class GoldMatch:
+    """How a gold action reads on the valid list: ``action`` (None when nothing matched), ``kind`` one of
+    ``literal`` (already valid), ``alias`` (valid after the verb alias), ``referent`` (same template and
+    objects, other wording), ``noop`` (an ``open``/``close`` that the valid list does not offer: the object
+    already is open or closed, e.g. a door under ``openDoors``), ``unmatched``."""
+
+    action: str | None
+    kind: str
+
+
+def match_gold(
+    gold: str,
+    valid: Sequence[ValidAction],
+    templates: Sequence[Template],
+    referents: Mapping[int, Sequence[str]],
+) -> GoldMatch:
+    """Map one gold action onto the valid list (see the module docstring)."""
+    texts = {v.action for v in valid}
+    if gold in texts:
+        return GoldMatch(gold, "literal")
+    text = canonical(gold)
+    if text in texts:
+        return GoldMatch(text, "alias")
+    for tpl in sorted(templates, key=lambda t: -len(t.prefix)):
+        for slots in _slot_splits(tpl, text):
+            ids = [_objects_named(s, referents) for s in slots]
+            if not all(ids):
+                continue
+            hits = [
+                v
+                for v in valid
+                if v.template_id == tpl.template_id
+                and v.action.startswith(tpl.prefix)
+                and len(v.obj_ids) == len(ids)
+                and all(o in s for o, s in zip(v.obj_ids, ids, strict=True))
+            ]
+            if hits:
+                return GoldMatch(min(hits, key=lambda v: (len(v.action), v.action)).action, "referent")
+            if tpl.text in ("open OBJ", "close OBJ"):
+                return GoldMatch(None, "noop")
+    return GoldMatch(None, "unmatched")

@@ -1,0 +1,232 @@
+"""What the benchmark matrix runs: worlds, sizes and the configuration of every row.
+
+A world is a preset name (``twc-easy``) or ``LABEL=ADAPTER:TASK[PARAMS]`` for any registered adapter, e.g.
+``cw-large=twx:cookingworld[level=large]``. The matrix knows worlds only through the command line
+(``edgejudge collect/label/train/export/eval`` and ``tools/drive_edge.py`` take ``--env`` and ``--params``),
+so any adapter the commands accept works here.
+
+Rows per world:
+
+- trained rows: reward source x algorithm x training episodes x training seed x client, each evaluated
+  through edge-serve (``runner=edge-serve``); BC learns from the successful episodes, so it has one source,
+  ``sparse``;
+- one in-process row beside the headline edge-serve row (``runner=in-process``), which must agree with it
+  episode by episode;
+- ``random`` (uniform over the candidates) and ``llm-agent`` (the judge picking by log-prob), in process.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, dataclass, field, replace
+from typing import Any
+
+
+@dataclass(frozen=True)
+class World:
+    label: str
+    env: str
+    params: str | None = None
+    max_steps: int = 40
+    metric: str = "success"
+    """What the target is on: ``success`` (rate) or ``score`` (mean normalised score)."""
+    target: float | None = None
+
+    def spec_args(self) -> list[str]:
+        return ["--env", self.env] + (["--params", self.params] if self.params else [])
+
+
+PRESETS: dict[str, World] = {
+    w.label: w
+    for w in (
+        World("twc-easy", "twx:twc", "level=easy", 40, "success", 0.90),
+        World("twc-medium", "twx:twc", "level=medium", 60, "success", 0.75),
+        World("twc-hard", "twx:twc", "level=hard", 80, "success", 0.60),
+        World("cookingworld-small", "twx:cookingworld", "level=small", 40, "success", 0.60),
+        World("cookingworld-large", "twx:cookingworld", "level=large", 80),
+        World("scienceworld-find-animal", "scienceworld:find-animal", None, 60, "score", 0.50),
+    )
+}
+
+_WORLD = re.compile(
+    r"^(?P<label>[\w.-]+)=(?P<env>[\w.-]+:[\w.-]+)(\[(?P<params>[^\]]*)\])?(@(?P<steps>\d+))?$"
+)
+
+
+def parse_world(text: str) -> World:
+    """A preset name, or ``LABEL=ADAPTER:TASK[PARAMS]@MAX_STEPS`` (params and step limit optional)."""
+    text = text.strip()
+    if text in PRESETS:
+        return PRESETS[text]
+    m = _WORLD.match(text)
+    if not m:
+        raise ValueError(
+            f"bad world {text!r}: expected a preset ({', '.join(PRESETS)}) or "
+            "LABEL=ADAPTER:TASK[PARAMS]@STEPS"
+        )
+    return World(m["label"], m["env"], m["params"] or None, int(m["steps"] or 40))
+
+
+@dataclass(frozen=True)
+class Sizes:
+    worlds: tuple[str, ...]
+    sizes: tuple[int, ...]
+    seeds: tuple[int, ...]
+    sources: tuple[str, ...]
+    algos: tuple[str, ...]
+    clients: tuple[str, ...]
+    test_episodes: int
+    llm_episodes: int
+    steps: int
+    coren_max_episodes: int
+    """COREN labels only the data sizes up to this (the judge labels about one step per second)."""
+    behaviour: str = "gold-noise=0.3,random=0.7"
+    noise: float = 0.3
+    collect_seed: int = 0
+    max_success_rate: float = 0.3
+    detour_penalty: float = 0.05
+    """Dense sources only (the recipe of the policy tables); sparse rows keep the success flag alone."""
+    coren_prompts: int = 2
+    judge: str = "gemma3-270m"
+    check_runner: bool = True
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+QUICK = Sizes(
+    worlds=("twc-easy",),
+    sizes=(30, 120),
+    seeds=(0,),
+    sources=("sparse", "trca"),
+    algos=("iql", "bc"),
+    clients=("argmax", "guard"),
+    test_episodes=20,
+    llm_episodes=2,
+    steps=1000,
+    coren_max_episodes=0,
+)
+FULL = Sizes(
+    worlds=tuple(PRESETS),
+    sizes=(30, 60, 120, 250),
+    seeds=(0, 1, 2),
+    sources=("sparse", "trca", "coren"),
+    algos=("iql", "bc"),
+    clients=("argmax", "guard"),
+    test_episodes=100,
+    llm_episodes=20,
+    steps=2000,
+    coren_max_episodes=60,
+)
+SIZES = {"quick": QUICK, "full": FULL}
+
+
+def with_overrides(base: Sizes, **kw: Any) -> Sizes:
+    return replace(base, **{k: v for k, v in kw.items() if v is not None})
+
+
+@dataclass(frozen=True)
+class Unit:
+    """One trained policy (world, source, algorithm, training episodes, seed) and the rows it is scored in."""
+
+    world: World
+    source: str
+    algo: str
+    episodes: int
+    seed: int
+    rows: tuple[dict[str, Any], ...]
+
+    @property
+    def name(self) -> str:
+        return f"{self.algo}-{self.source}-n{self.episodes}-s{self.seed}"
+
+
+def _world_config(w: World, s: Sizes, episodes: int) -> dict[str, Any]:
+    return {
+        "world": w.label,
+        "env": w.env,
+        "params": w.params,
+        "split": "test",
+        "max_steps": w.max_steps,
+        "test_episodes": episodes,
+    }
+
+
+def train_config(w: World, s: Sizes, source: str, algo: str, n: int, seed: int) -> dict[str, Any]:
+    cfg = {
+        "source": source,
+        "algo": algo,
+        "train_episodes": n,
+        "seed": seed,
+        "steps": s.steps,
+        "detour_penalty": s.detour_penalty if source != "sparse" else 0.0,
+        "behaviour": s.behaviour,
+        "noise": s.noise,
+        "collect_seed": s.collect_seed,
+        "max_success_rate": s.max_success_rate,
+    }
+    if algo == "bc":
+        cfg["bc_filter"] = "success"
+    if source == "coren":
+        cfg["coren_prompts"] = s.coren_prompts
+        cfg["judge"] = s.judge
+    return cfg
+
+
+def units(w: World, s: Sizes) -> list[Unit]:
+    """The trained policies of world ``w``, each with its edge-serve rows (and the in-process check row on
+    the headline unit: the largest size, the first seed, IQL on the first dense source)."""
+    pairs = [("iql", src) for src in s.sources if "iql" in s.algos] + (
+        [("bc", "sparse")] if "bc" in s.algos else []
+    )
+    dense = [src for src in s.sources if src != "sparse"]
+    head_src = dense[0] if dense else s.sources[0]
+    out = []
+    for algo, src in pairs:
+        for n in s.sizes:
+            if src == "coren" and n > s.coren_max_episodes:
+                continue
+            for seed in s.seeds:
+                base = {**_world_config(w, s, s.test_episodes), **train_config(w, s, src, algo, n, seed)}
+                rows = [{**base, "client": c, "runner": "edge-serve"} for c in s.clients]
+                headline = (algo, src, n, seed) == ("iql", head_src, max(s.sizes), s.seeds[0])
+                if s.check_runner and headline and "guard" in s.clients:
+                    rows.append({**base, "client": "guard", "runner": "in-process"})
+                out.append(Unit(w, src, algo, n, seed, tuple(rows)))
+    return out
+
+
+def baseline_rows(w: World, s: Sizes) -> list[dict[str, Any]]:
+    """Random (one row per seed) and the LLM-as-agent (deterministic: one seed) rows of world ``w``."""
+    rows = []
+    for seed in s.seeds:
+        rows.append(
+            {
+                **_world_config(w, s, s.test_episodes),
+                "source": "-",
+                "algo": "random",
+                "train_episodes": 0,
+                "seed": seed,
+                "client": "argmax",
+                "runner": "in-process",
+            }
+        )
+    if s.llm_episodes > 0:
+        for client in s.clients:
+            rows.append(
+                {
+                    **_world_config(w, s, s.llm_episodes),
+                    "source": "-",
+                    "algo": "llm-agent",
+                    "judge": s.judge,
+                    "train_episodes": 0,
+                    "seed": 0,
+                    "client": client,
+                    "runner": "in-process",
+                }
+            )
+    return rows
+
+
+def describe(s: Sizes) -> dict[str, Any]:
+    d = asdict(s)
+    d.pop("extra")
+    return d
