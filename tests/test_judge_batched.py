@@ -108,7 +108,13 @@ def test_generate_many_follows_the_model_within_the_batch_tolerance(judge, tmp_p
             ref = row.logits - row.lse
             top = np.argsort(-ref)[:5]
             assert np.abs(got[top] - ref[top]).max() <= GEN_TOL
-            assert ref.max() - ref[tok] <= 2 * GEN_TOL
+            # the best token the grammar allows (no newline) under the reference; the pick is it or a near-tie
+            allowed = [
+                t
+                for t in np.argsort(-ref)[:50]
+                if judge.detokenize([int(t)]) and "\n" not in judge.detokenize([int(t)])
+            ]
+            assert ref[allowed[0]] - ref[tok] <= 2 * GEN_TOL
     # deterministic, and the same cache entries as generate
     assert judge.generate_many(prompts, grammar=GRAMMAR, max_tokens=8, stop=["\n"]) == many
     with open_judge("gemma3-270m", n_threads=1, cache=tmp_path / "c.sqlite") as cached:
@@ -170,6 +176,9 @@ def test_coren_batched_answers_and_checks_match_the_simple_path():
 
         def generate(self, prompt, **kw):
             return self.j.generate(prompt, **kw)
+
+        def prime(self, prefix):  # the same fixed state before each unit of work
+            self.j.prime(prefix)
 
     encoder = load_sentence_encoder(resolve_encoder())
     cfg = CorenConfig(qa_size=2)

@@ -62,6 +62,9 @@ class OneAtATime:
     def generate(self, prompt, **kw):
         return self.j.generate(prompt, **kw)
 
+    def prime(self, prefix):  # the same fixed state before each unit of work
+        self.j.prime(prefix)
+
 
 def _timed(obj, name, phase, acc):
     f = getattr(obj, name)
