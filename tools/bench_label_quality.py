@@ -1,5 +1,6 @@
-"""Label-quality table on the held-out TWC dev set (and CookingWorld's, TRCA rows): unreviewed TRCA rubrics (the judge alone, and grounded on
-the success flags), the reviewed rubric, COREN's channels and ensembles, and the sparse reward.
+"""Label-quality table on the held-out TWC dev set (CookingWorld's too, TRCA rows): unreviewed TRCA rubrics
+(the judge alone, and grounded on the success flags), the reviewed rubric, COREN's channels and ensembles,
+and the sparse reward.
 
     python tools/bench_label_quality.py --work runs/lq --coren runs/dev.coren.jsonl.gz \\
         --json-out tools/results/label_quality_twc.json
