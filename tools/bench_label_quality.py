@@ -144,7 +144,7 @@ def crossfit_values(trajs: list[Trajectory], cache: Path, world: str, folds: int
         for fold in folds_of([t.success for t in trajs], folds, 0):
             held = set(fold)
             rub = build_rubric(
-                [t for i, t in enumerate(trajs) if i not in held], judge, BuildConfig("twc")
+                [t for i, t in enumerate(trajs) if i not in held], judge, BuildConfig(world)
             ).rubric
             vals = trca_values([trajs[i] for i in fold], rubric=rub)
             for i, v in zip(fold, vals, strict=True):
