@@ -6,7 +6,8 @@ replies), ``scoring`` (answers to ``act`` requests), ``reload`` (hot reload in a
 (Prometheus text), ``logs`` (JSON log lines, systemd notify), ``launch`` (start a daemon and read its
 endpoint). Both ends: ``protocol`` (msgpack messages and errors), ``protocol_vectors`` (byte-level test
 vectors shared with the C++ client), ``actions`` (candidate features). Clients: ``client`` (``EdgeClient``),
-``query_cli`` (``edgejudge query``), ``agent`` (``EdgeAgent``: episodes through the daemon), ``loop_guard``
-and ``placement_search`` (client-side episode memory and the put-away search), ``cli`` (the ``edgejudge``
-entry point). The C++ client is in ``edge/cpp``.
+``query_cli`` (``edgejudge query``), ``policies`` (the one policy interface and the episode wrappers),
+``agent`` (``EdgeAgent``: the daemon as a policy), ``loop_guard`` (client-side episode memory), ``cli`` (the
+``edgejudge`` entry point). The C++ client is in ``edge/cpp``. Nothing here parses a world's text: state
+texts and world keys come from the client's environment adapter.
 """

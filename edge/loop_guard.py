@@ -69,7 +69,7 @@ class LoopGuard:
 
     def record(self, observation: str, action: str) -> None:
         """Remember an action that something other than :meth:`choose` picked in this observation (e.g.
-        :class:`edge.placement_search.PlacementSearch`), so the episode's memory stays whole."""
+        a task strategy), so the episode's memory stays whole."""
         world = self._enter(observation)
         self._taken.add((observation, action))
         self._last = (world, action)

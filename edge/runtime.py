@@ -17,14 +17,8 @@ from typing import Any
 import numpy as np
 
 from edge.actions import assemble, candidate_texts
-from models.bundle import (
-    ENCODER_INPUTS,
-    ENCODER_OUTPUT,
-    POLICY_INPUTS,
-    POLICY_OUTPUT,
-    BundleError,
-    load_manifest,
-)
+from edge.text_encoder import TextEncoder, ort_session
+from models.bundle import POLICY_INPUTS, POLICY_OUTPUT, BundleError, load_manifest
 
 
 @dataclass(frozen=True)
@@ -82,55 +76,10 @@ class Item:
     texts: list[str] | None
 
 
-def _session(path: Path, cfg: RuntimeConfig) -> Any:
-    import onnxruntime as ort
-
-    so = ort.SessionOptions()
-    so.intra_op_num_threads = max(1, cfg.threads)
-    so.inter_op_num_threads = 1
-    so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
-    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-    so.log_severity_level = 3
-    spin = "1" if cfg.spinning else "0"
-    so.add_session_config_entry("session.intra_op.allow_spinning", spin)
-    so.add_session_config_entry("session.inter_op.allow_spinning", spin)
-    return ort.InferenceSession(str(path), sess_options=so, providers=["CPUExecutionProvider"])
-
-
-# Fixed cost of one encoder run, in tokens of work: ~2.4 ms of an fp32 MiniLM run on one thread streams the
-# weights whatever the batch, against ~0.22 ms per token (measured; BENCHMARKS.md "Serving").
-RUN_COST_TOKENS = 11
-
-
-def length_groups(lengths: list[int], max_group: int, *, allow_padding: bool = True) -> list[list[int]]:
-    """Partition text indices into encoder runs with least work: texts sorted by token count, cut where
-    padding everything to the group's longest would cost more than another run (RUN_COST_TOKENS).
-    ``allow_padding=False``: only texts of equal length share a run."""
-    order = sorted(range(len(lengths)), key=lambda i: lengths[i])
-    n = len(order)
-    best = [0.0] + [float("inf")] * n  # best[j]: cost of the first j sorted texts
-    cut = [0] * (n + 1)
-    for j in range(1, n + 1):
-        longest = lengths[order[j - 1]]
-        for i in range(j - 1, max(-1, j - 1 - max_group), -1):
-            if not allow_padding and lengths[order[i]] != longest:
-                break
-            cost = best[i] + RUN_COST_TOKENS + (j - i) * longest
-            if cost < best[j]:
-                best[j], cut[j] = cost, i
-    groups: list[list[int]] = []
-    j = n
-    while j > 0:
-        groups.append(order[cut[j] : j])
-        j = cut[j]
-    return groups[::-1]
-
-
 class Runtime:
     """A loaded, checked bundle. Build with :meth:`load`; :meth:`close` drops the sessions."""
 
     def __init__(self, bundle_dir: str | os.PathLike[str], cfg: RuntimeConfig | None = None):
-        from tokenizers import Tokenizer
 
         self.cfg = cfg or RuntimeConfig()
         self.bundle_dir = Path(bundle_dir).resolve()
@@ -138,8 +87,7 @@ class Runtime:
         self.dim = self.manifest.embedding_dim
         self.cand_dim = self.manifest.candidate_dim
         try:
-            self.policy = _session(self.bundle_dir / "policy.onnx", self.cfg)
-            self.encoder = _session(self.bundle_dir / "encoder.onnx", self.cfg)
+            self.policy = ort_session(self.bundle_dir / "policy.onnx", self.cfg)
         except Exception as e:  # onnxruntime raises its own exception types
             raise BundleError(f"{self.bundle_dir}: onnxruntime cannot load the graphs ({e})") from None
         pin = {i.name for i in self.policy.get_inputs()}
@@ -147,22 +95,21 @@ class Runtime:
             raise BundleError(
                 f"{self.bundle_dir}: policy.onnx lacks inputs {sorted(set(POLICY_INPUTS) - pin)}"
             )
-        self._enc_inputs = [i.name for i in self.encoder.get_inputs()]
-        if not {"input_ids", "attention_mask"} <= set(self._enc_inputs) or set(self._enc_inputs) - set(
-            ENCODER_INPUTS
-        ):
-            raise BundleError(
-                f"{self.bundle_dir}: encoder.onnx inputs {self._enc_inputs} are not {ENCODER_INPUTS}"
-            )
-        try:
-            self.tokenizer = Tokenizer.from_file(str(self.bundle_dir / "tokenizer.json"))
-        except Exception as e:
-            raise BundleError(f"{self.bundle_dir}: tokenizer.json cannot be read ({e})") from None
-        self.tokenizer.enable_truncation(max_length=self.manifest.max_length)
-        self.tokenizer.no_padding()
         # An int8 encoder (policy.encoder_opt) quantises activations per tensor: padding rows would shift
-        # the scales of the real tokens, so its texts are only batched with texts of the same length.
-        self._pad_ok = self.manifest.provenance.get("encoder_precision", "fp32") == "fp32"
+        # the scales of the real tokens, so its texts are only batched with texts of the same length. A
+        # static encoder's runs cost microseconds: equal lengths only keep its sums independent of batching.
+        self.encoder_kind = self.manifest.encoder_kind
+        precision = self.manifest.provenance.get("encoder_precision", "fp32")
+        self.text_encoder = TextEncoder(
+            self.bundle_dir / "encoder.onnx",
+            self.bundle_dir / "tokenizer.json",
+            dim=self.dim,
+            max_length=self.manifest.max_length,
+            allow_padding=precision == "fp32" and self.encoder_kind == "transformer",
+            max_group=self.cfg.encode_chunk,
+            session=self.cfg,
+        )
+        self.tokenizer = self.text_encoder.tokenizer
         self.cache = LRU(self.cfg.cache_size)
         self._ones: dict[int, np.ndarray] = {}
         self.skills = list(self.manifest.skills)
@@ -188,10 +135,12 @@ class Runtime:
             "model": self.model_sha256,
             "bundle": str(self.bundle_dir),
             "embedding_dim": self.dim,
+            "encoder_kind": self.encoder_kind,
             "candidate_features": self.manifest.candidate_features,
             "max_length": self.manifest.max_length,
             "skills": self.skills,
             "provenance": self.manifest.provenance,
+            "world": self.manifest.world,
             "threads": self.cfg.threads,
             "spinning": self.cfg.spinning,
             "cache": {
@@ -205,25 +154,7 @@ class Runtime:
     # ------------------------------------------------------------------------------------------------ encoder
 
     def _encode_uncached(self, texts: list[str]) -> np.ndarray:
-        """One encoder run per group of similar-length texts (see :func:`length_groups`)."""
-        out = np.empty((len(texts), self.dim), dtype=np.float32)
-        # encode() per text: encode_batch would start tokenizers' thread pool for a handful of short texts.
-        ids = [self.tokenizer.encode(t).ids for t in texts]
-        for group in length_groups(
-            [len(i) for i in ids], max(1, self.cfg.encode_chunk), allow_padding=self._pad_ok
-        ):
-            length = max(1, max(len(ids[i]) for i in group))
-            batch = np.zeros((len(group), length), dtype=np.int64)
-            att = np.zeros_like(batch)
-            for row, i in enumerate(group):
-                batch[row, : len(ids[i])] = ids[i]
-                att[row, : len(ids[i])] = 1
-            feeds = {"input_ids": batch, "attention_mask": att}
-            if "token_type_ids" in self._enc_inputs:
-                feeds["token_type_ids"] = np.zeros_like(batch)
-            (emb,) = self.encoder.run([ENCODER_OUTPUT], feeds)
-            out[group] = emb
-        return out
+        return self.text_encoder.encode(texts)
 
     def encode(self, texts: list[str], *, cache: bool = True) -> np.ndarray:
         """Embeddings [N, D] of ``texts``; cached texts skip the encoder, the rest go in batched calls."""
@@ -339,7 +270,7 @@ class Runtime:
 
     def close(self) -> None:
         self.policy = None
-        self.encoder = None
+        self.text_encoder.close()
 
 
 def load_runtime(bundle_dir: str | os.PathLike[str], cfg: RuntimeConfig | None = None) -> Runtime:

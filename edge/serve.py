@@ -12,13 +12,7 @@ from edge.logs import LEVELS, JsonLogger
 from edge.protocol import DEFAULT_MAX_MESSAGE_BYTES
 from edge.runtime import RuntimeConfig
 from edge.server import ServeConfig, Server
-
-
-def _threads_default() -> int:
-    try:
-        return max(1, int(os.environ.get("EDGEJUDGE_THREADS", "1")))
-    except ValueError:
-        return 1
+from models.cli_options import env_threads, threads_option
 
 
 @click.group(invoke_without_command=True, context_settings={"help_option_names": ["-h", "--help"]})
@@ -35,12 +29,7 @@ def _threads_default() -> int:
     show_default=True,
     help="ZeroMQ endpoint to bind; repeat for several (tcp://127.0.0.1:PORT, tcp://127.0.0.1:*, ipc://PATH).",
 )
-@click.option(
-    "--threads",
-    type=click.IntRange(1, 64),
-    default=_threads_default,
-    help="onnxruntime intra-op threads per session [default: $EDGEJUDGE_THREADS or 1].",
-)
+@threads_option()
 @click.option(
     "--spinning/--no-spinning",
     default=False,
@@ -100,7 +89,7 @@ def main(
     ctx: click.Context,
     bundle: Path | None,
     binds: tuple[str, ...],
-    threads: int,
+    threads: int | None,
     spinning: bool,
     cache_size: int,
     max_batch: int,
@@ -135,7 +124,7 @@ def main(
     cfg = ServeConfig(
         bundle=bundle,
         binds=list(binds),
-        runtime=RuntimeConfig(threads=threads, spinning=spinning, cache_size=cache_size),
+        runtime=RuntimeConfig(threads=threads or env_threads(), spinning=spinning, cache_size=cache_size),
         max_batch=max_batch,
         batch_wait_ms=batch_wait_ms,
         max_message_bytes=max_message_bytes,

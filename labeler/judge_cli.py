@@ -11,37 +11,20 @@ from typing import Any
 import click
 
 from labeler.cache import CacheError, LabelCache
-from models.registry import DEFAULT_JUDGE, ModelError, resolve_judge
+from models.cli_options import (
+    cache_option,
+    gpu_layers_option,
+    judge_option,
+    n_ctx_option,
+    progress_option,
+    threads_option,
+)
+from models.registry import ModelError, resolve_judge
 
 
 def _model_options(f: Any) -> Any:
-    f = click.option(
-        "--gpu-layers",
-        "n_gpu_layers",
-        type=int,
-        default=0,
-        show_default=True,
-        help="Layers to offload to a GPU (needs a CUDA build of llama-cpp-python; -1: all).",
-    )(f)
-    f = click.option(
-        "--n-ctx",
-        type=click.IntRange(min=64),
-        default=2048,
-        show_default=True,
-        help="Context size in tokens.",
-    )(f)
-    f = click.option(
-        "--threads",
-        type=click.IntRange(min=1),
-        default=None,
-        help="llama.cpp threads [default: $EDGEJUDGE_THREADS or 1].",
-    )(f)
-    f = click.option(
-        "--model",
-        default=DEFAULT_JUDGE,
-        show_default=True,
-        help="Judge: 'gemma3-270m' (embedded) or a path to a .gguf file.",
-    )(f)
+    for option in (gpu_layers_option(), n_ctx_option(), threads_option(), judge_option("model")):
+        f = option(f)
     return f
 
 
@@ -67,12 +50,7 @@ def judge() -> None:
 
 
 @judge.command()
-@click.option(
-    "--model",
-    default=DEFAULT_JUDGE,
-    show_default=True,
-    help="Judge: 'gemma3-270m' (embedded) or a path to a .gguf file.",
-)
+@judge_option("model")
 def info(model: str) -> None:
     """Resolve the judge (assembling the embedded GGUF on first use) and print its path, sha256 and header."""
     try:
@@ -109,7 +87,7 @@ def info(model: str) -> None:
     show_default=True,
     help="Softmax over summed or per-token mean log-probs.",
 )
-@click.option("--cache", type=click.Path(dir_okay=False), default=None, help="SQLite label cache file.")
+@cache_option()
 def score(
     model: str,
     threads: int | None,
@@ -180,18 +158,13 @@ def _read_queries(path: str) -> list[tuple[str, list[str]]]:
     required=True,
     help="Results, one JSON line per query (written atomically at the end).",
 )
-@click.option(
-    "--cache",
-    type=click.Path(dir_okay=False),
-    required=True,
-    help="SQLite label cache: finished queries survive a crash and are not recomputed on a rerun.",
-)
+@cache_option(required=True)
 @click.option(
     "--template", default="batch", show_default=True, help="Prompt template id (part of the cache key)."
 )
 @click.option("--version", "version", type=int, default=1, show_default=True, help="Prompt template version.")
 @click.option("--normalize", type=click.Choice(["sum", "mean"]), default="sum", show_default=True)
-@click.option("--progress/--no-progress", default=None, help="Progress bar [default: on a terminal].")
+@progress_option()
 def batch(
     model: str,
     threads: int | None,

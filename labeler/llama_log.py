@@ -10,6 +10,7 @@ written to stderr. Call it before loading a model; calling it again changes noth
 
 from __future__ import annotations
 
+import atexit
 import ctypes
 import os
 import re
@@ -47,6 +48,7 @@ def route_llama_logs(path: str | os.PathLike[str] | None = None) -> Path:
         target = Path(path) if path is not None else llama_log_path()
         target.parent.mkdir(parents=True, exist_ok=True)
         stream = open(target, "a", encoding="utf-8", buffering=1)  # noqa: SIM115 - lives as long as the process
+        atexit.register(stream.close)
         last = {"level": 0}
 
         @llama_cpp.llama_log_callback

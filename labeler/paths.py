@@ -13,6 +13,7 @@ from collections.abc import Callable
 
 from labeler.dataset import Trajectory
 from labeler.trca.checks import StateView
+from models.state_layout import LEGACY_LAYOUT, StateLayout, layout_of
 
 
 def loop_erased_steps(keys: list[str]) -> list[int]:
@@ -32,18 +33,23 @@ def loop_erased_steps(keys: list[str]) -> list[int]:
     return kept
 
 
-def world_key(text: str) -> str:
-    """The world part of a state text (inventory as a set of items, and the room), else the whole text."""
-    v = StateView.parse(text)
+def world_key(text: str, layout: StateLayout = LEGACY_LAYOUT) -> str:
+    """The world part of a state text (inventory as a set of items, and the other world parts of the
+    layout), else the whole text."""
+    v = StateView.parse(text, layout)
     if v.inventory is None and v.world == " ".join(text.split()):
         return v.world
     return "|".join(sorted(v.inventory_items)) + "\n" + v.world.split("\n", 1)[-1]
 
 
-def path_steps(traj: Trajectory, key: Callable[[str], str] = world_key) -> list[int]:
-    """Indices of ``traj``'s steps on its loop-erased path."""
+def path_steps(traj: Trajectory, key: Callable[[str], str] | None = None) -> list[int]:
+    """Indices of ``traj``'s steps on its loop-erased path (``key``: by default the world key of the state
+    layout ``traj`` records)."""
     if not traj.steps:
         return []
+    if key is None:
+        layout = layout_of(traj.meta)
+        key = lambda text: world_key(text, layout)  # noqa: E731
     keys = [key(s.observation) for s in traj.steps] + [key(traj.steps[-1].next_observation)]
     return loop_erased_steps(keys)
 

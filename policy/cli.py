@@ -7,32 +7,21 @@ import time
 import click
 
 from labeler.dataset import TrajectoryWriter
+from models.cli_options import env_option, progress_option, split_option
 from policy.collect import BehaviourError, CollectConfig
 from policy.collect import collect as collect_episodes
 from policy.envs import EnvError, parse_env
 
 
 @click.command()
-@click.option(
-    "--env",
-    "env_name",
-    default="twx:twc",
-    show_default=True,
-    help="Environment ADAPTER:TASK, e.g. twx:twc, twx:cookingworld, scienceworld:boil "
-    "(see docs/environments.md).",
-)
+@env_option()
 @click.option(
     "--params",
     default=None,
     help="The task's parameters, key=value comma-separated, e.g. 'level=medium' for twx:twc "
     "(default: the task's smallest configuration).",
 )
-@click.option(
-    "--split",
-    default="train",
-    show_default=True,
-    help="Split (train, dev, test). TWC's dev/test folds use objects never seen in training.",
-)
+@split_option(default="train")
 @click.option("--episodes", default=10, show_default=True, type=int, help="Number of episodes.")
 @click.option(
     "--behaviour",
@@ -50,11 +39,7 @@ from policy.envs import EnvError, parse_env
 @click.option("--max-steps", default=40, show_default=True, type=int, help="Step limit per episode.")
 @click.option("--seed", default=0, show_default=True, type=int, help="Seed: same seed, same dataset.")
 @click.option("--out", required=True, type=click.Path(dir_okay=False), help="Output .jsonl or .jsonl.gz.")
-@click.option(
-    "--progress/--no-progress",
-    default=None,
-    help="Progress bar on stderr (default: when stderr is a terminal).",
-)
+@progress_option()
 def collect(env_name, params, split, episodes, behaviour, noise, max_steps, seed, out, progress) -> None:
     """Collect EPISODES trajectories with a scripted behaviour and write them atomically to OUT.
 

@@ -1,8 +1,8 @@
 """Faster encoder graphs: int8 quantisation of the exported MiniLM encoder.onnx (an explicit opt-in).
 
-``quantize_encoder(src, dst, texts)`` turns the fp32 encoder graph of :mod:`policy.export` into an int8 one
-that onnxruntime runs about 2.4x faster on one thread (AVX-512 VNNI / AVX2 integer kernels), with the same
-inputs and output, so ``edge/runtime.py`` runs it unchanged. What it does, in order:
+``quantize_encoder(src, dst, texts)`` turns the fp32 encoder graph of :mod:`policy.encoder_graph` into an
+int8 one that onnxruntime runs about 2.4x faster on one thread (AVX-512 VNNI / AVX2 integer kernels), with
+the same inputs and output, so ``edge/runtime.py`` runs it unchanged. What it does, in order:
 
 1. **Calibrate** (fp32 graph, ``texts``): the largest |activation| per input channel of every weight MatMul.
 2. **SmoothQuant** (Xiao et al. 2023) on the query/key/value and first feed-forward MatMuls: activations are
@@ -240,9 +240,9 @@ def parity_unpadded(onnx_path: Path, tokenizer_path: Path, st_model, texts: list
     per-tensor activation scales would otherwise see the padding rows), and sentence-transformers."""
     from tokenizers import Tokenizer
 
-    from policy.export import _ort_session
+    from policy.export_common import ort_session
 
-    sess = _ort_session(onnx_path)
+    sess = ort_session(onnx_path)
     tok = Tokenizer.from_file(str(tokenizer_path))
     tok.no_padding()
     names = {i.name for i in sess.get_inputs()}
@@ -261,22 +261,24 @@ def _cache_key(enc, precision: str) -> str:
 
     import onnxruntime
 
-    from policy.export import _encoder_cache_key
+    from policy.encoder_graph import encoder_cache_key
 
     calib = hashlib.sha256(CALIBRATION_FILE.read_bytes()).hexdigest() if CALIBRATION_FILE.is_file() else "-"
-    raw = f"{_encoder_cache_key(enc)}|{precision}|{OPT_VERSION}|{calib}|{onnxruntime.__version__}"
+    raw = f"{encoder_cache_key(enc)}|{precision}|{OPT_VERSION}|{calib}|{onnxruntime.__version__}"
     return hashlib.sha256(raw.encode()).hexdigest()[:24]
 
 
 def cached_quantized_encoder(enc, precision: str, *, st_model=None) -> tuple[Path, Path, float, bool]:
     """(encoder.onnx, tokenizer.json, parity min cosine, was cached) of the ``precision`` encoder for
     ``enc``, built once per cache key from the cached fp32 graph and parity-checked against
-    sentence-transformers (min cosine >= :data:`INT8_MIN_COSINE`, else :class:`policy.export.ExportError`)."""
+    sentence-transformers (min cosine >= :data:`INT8_MIN_COSINE`, else
+    :class:`policy.export_common.ExportError`)."""
     import os
     import shutil
 
     from models.encoder import load_sentence_encoder
-    from policy.export import PARITY_TEXTS, ExportError, cache_root, cached_encoder_onnx
+    from policy.encoder_graph import cached_encoder_onnx
+    from policy.export_common import PARITY_TEXTS, ExportError, cache_root
 
     if precision not in PRECISIONS:
         raise ExportError(f"unknown encoder precision {precision!r}: expected one of {', '.join(PRECISIONS)}")

@@ -1,11 +1,12 @@
 """Evaluation by real rollouts in any environment adapter (:mod:`policy.envs`): success rate (Wilson 95 %
 CI), mean steps, invalid actions.
 
-An agent is anything with ``act(instruction, observation, candidates) -> index`` (and ``reset()``,
-``close()``): a bundle (:class:`policy.onnx_agent.BundlePolicy`, torch-free), a checkpoint
-(:class:`policy.torch_agent.TorchPolicy`), the LLM-as-agent baseline (:mod:`policy.llm_agent`) or the uniform
-random baseline here. The observations are the adapter's composed state texts, exactly what the training
-data holds.
+An agent is any policy (:mod:`edge.policies`: ``scores``, ``act``, ``reset``, ``close``), with or without the
+episode wrappers composed over it (:func:`policy.envs.episode_policy`): a bundle
+(:class:`edge.bundle_policy.BundlePolicy`: the daemon's runtime, torch-free), a checkpoint
+(:class:`policy.torch_agent.TorchPolicy`), the LLM-as-agent baseline (:mod:`policy.llm_agent`), the daemon
+(:class:`edge.agent.EdgeAgent`) or the uniform random baseline here. The observations are the adapter's
+composed state texts, exactly what the training data holds.
 
 Episodes use the first N episode ids of the split in the environment's own order, so every agent meets the
 same games. An answer outside the candidates is counted as invalid and goes to the adapter's ``invalid()``
@@ -19,25 +20,19 @@ import os
 import random
 import statistics
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
+from edge.policies import Policy, PolicyWrapper, ScoringPolicy
 from policy.envs import EnvAdapter, EnvSpec, adapter_class, open_env
 
-
-class Agent(Protocol):
-    name: str
-
-    def act(self, instruction: str, observation: str, candidates: Sequence[str]) -> int: ...
-
-    def reset(self) -> None: ...
-
-    def close(self) -> None: ...
+Agent = Policy
+"""What evaluation runs: any :class:`edge.policies.Policy`."""
 
 
-class RandomAgent:
+class RandomAgent(ScoringPolicy):
     """Uniform over the admissible actions: the floor every policy must beat."""
 
     name = "random"
@@ -52,14 +47,8 @@ class RandomAgent:
         """Uniform random scores: a random ranking, for wrappers that rank candidates by score."""
         return [self._rng.random() for _ in candidates]
 
-    def reset(self) -> None:
-        pass
 
-    def close(self) -> None:
-        pass
-
-
-class SampledAgent:
+class SampledAgent(PolicyWrapper):
     """Wraps an agent with ``scores()``: samples from softmax(scores / temperature) instead of the argmax.
 
     The bundle and the daemon return the argmax (the policy as specified); sampling is an evaluation option
@@ -69,74 +58,16 @@ class SampledAgent:
     def __init__(self, agent, temperature: float, seed: int = 0):
         if not temperature > 0:
             raise ValueError(f"temperature must be > 0, got {temperature}")
-        self.agent = agent
+        super().__init__(agent)
         self.temperature = temperature
         self.name = f"{agent.name}~T{temperature:g}"
         self._rng = random.Random(seed)
 
     def act(self, instruction: str, observation: str, candidates: Sequence[str]) -> int:
-        s = [float(x) / self.temperature for x in self.agent.scores(instruction, observation, candidates)]
+        s = [float(x) / self.temperature for x in self.inner.scores(instruction, observation, candidates)]
         m = max(s)
         w = [math.exp(x - m) for x in s]
         return self._rng.choices(range(len(candidates)), weights=w, k=1)[0]
-
-    def reset(self) -> None:
-        self.agent.reset()
-
-    def close(self) -> None:
-        self.agent.close()
-
-
-class GuardedAgent:
-    """Wraps an agent with ``scores()`` in an :class:`edge.loop_guard.LoopGuard` keyed by the world part of
-    the state (the adapter's ``world_key``): the best-scored action that neither closed a loop from
-    this world state nor was taken in this exact observation before. This is what a client that keeps
-    per-episode memory runs; the policy itself stays stateless."""
-
-    def __init__(self, agent, world_key: Callable[[str], str] | None = None):
-        from edge.loop_guard import LoopGuard
-
-        self.agent = agent
-        self.name = f"{agent.name}+guard"
-        self.guard = LoopGuard(world_key)
-
-    def act(self, instruction: str, observation: str, candidates: Sequence[str]) -> int:
-        return self.guard.choose(
-            observation, candidates, self.agent.scores(instruction, observation, candidates)
-        )
-
-    def reset(self) -> None:
-        self.guard.reset()
-        self.agent.reset()
-
-    def close(self) -> None:
-        self.agent.close()
-
-
-class SearchAgent:
-    """Wraps an agent with ``scores()`` in an :class:`edge.placement_search.PlacementSearch` (which wraps the
-    loop guard): in put-away tasks the agent's scores of hypothetical ``put`` actions rank each object's
-    places, closed containers included, and the search moves to the next best joint assignment when every
-    object has been placed and the episode has not ended. Elsewhere it is the guarded agent."""
-
-    def __init__(self, agent, world_key: Callable[[str], str] | None = None):
-        from edge.placement_search import PlacementSearch
-
-        self.agent = agent
-        self.name = f"{agent.name}+search"
-        self.search = PlacementSearch(agent.scores, key=world_key)
-
-    def act(self, instruction: str, observation: str, candidates: Sequence[str]) -> int:
-        return self.search.choose(
-            instruction, observation, candidates, self.agent.scores(instruction, observation, candidates)
-        )
-
-    def reset(self) -> None:
-        self.search.reset()
-        self.agent.reset()
-
-    def close(self) -> None:
-        self.agent.close()
 
 
 def open_policy(path: str | os.PathLike[str]) -> Agent:
@@ -148,7 +79,7 @@ def open_policy(path: str | os.PathLike[str]) -> Agent:
             f"{p}: does not exist (a checkpoint from 'edgejudge train' or a bundle from 'edgejudge export')"
         )
     if (p / "manifest.json").is_file():
-        from policy.onnx_agent import BundlePolicy
+        from edge.bundle_policy import BundlePolicy
 
         return BundlePolicy(p)
     if (p / "checkpoint.json").is_file():

@@ -11,8 +11,9 @@ is embedded once and every later run (training with another reward, evaluation, 
 
 Rows are appended before their keys, and a reader uses only rows that have a key, so an interrupted write
 never yields a wrong vector. :class:`TextEmbedder` combines the cache with a sentence-transformers model
-(loaded only
-when some text is missing from the cache).
+(loaded only when some text is missing from the cache). For the static encoder kind (``static[:BASE]``,
+:mod:`policy.static_encoder`) it runs the shipped ``encoder.onnx`` through the runtime's own text encoder,
+with no disk cache (a text costs microseconds): the features a policy trains on are the ones it is served.
 """
 
 from __future__ import annotations
@@ -25,7 +26,11 @@ from pathlib import Path
 
 import numpy as np
 
-from models.encoder import DEFAULT_ENCODER, EncoderRef, resolve_encoder
+from models.encoder import DEFAULT_ENCODER, EncoderRef
+from policy.static_encoder import resolve_text_encoder, static_text_encoder
+
+FLUSH_TEXTS = 256
+"""Texts computed between two writes to the disk cache."""
 
 
 def text_key(text: str) -> str:
@@ -119,10 +124,12 @@ class TextEmbedder:
         batch_size: int = 16,
         progress: bool | None = None,
     ):
-        self.encoder = encoder if isinstance(encoder, EncoderRef) else resolve_encoder(encoder)
+        self.encoder = resolve_text_encoder(encoder, progress=progress)
         self.dim = self.encoder.embedding_dim
+        self.static = self.encoder.kind == "static"
         root = Path(cache_dir) if cache_dir is not None else default_cache_dir()
-        self.cache = EmbeddingCache(root / self.encoder.sha256[:16], self.dim) if cache else None
+        use_disk = cache and not self.static
+        self.cache = EmbeddingCache(root / self.encoder.sha256[:16], self.dim) if use_disk else None
         self.batch_size = batch_size
         self.progress = progress
         self._memory: dict[str, np.ndarray] = {}
@@ -133,19 +140,30 @@ class TextEmbedder:
         if self._model is None:
             from models.encoder import load_sentence_encoder
 
-            self._model = load_sentence_encoder(self.encoder)
+            enc = self.encoder
+            self._model = static_text_encoder(enc) if self.static else load_sentence_encoder(enc)
         return self._model
 
-    def _encode(self, texts: list[str]) -> np.ndarray:
+    def _encode(self, texts: list[str], keys: list[str] | None = None) -> np.ndarray:
+        """Embeddings of ``texts``; with ``keys`` (and the disk cache) written to the cache every
+        :data:`FLUSH_TEXTS` texts, so an interrupted run keeps what it computed."""
         from labeler.progress import progress
 
         model = self._load_model()
+        if self.static:
+            self.computed += len(texts)
+            return model.encode(list(texts))
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         # Longest first: batches of similar length pad less.
         order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
+        pending: list[int] = []
         with progress(len(texts), enabled=self.progress, unit="text", desc="embed") as bar:
             for start in range(0, len(order), self.batch_size):
                 idx = order[start : start + self.batch_size]
+                if keys is not None and self.cache is not None and len(pending) >= FLUSH_TEXTS:
+                    self.cache.put([keys[i] for i in pending], out[pending])
+                    pending = []
+                pending += idx
                 out[idx] = model.encode(
                     [texts[i] for i in idx],
                     convert_to_numpy=True,
@@ -154,6 +172,8 @@ class TextEmbedder:
                     show_progress_bar=False,
                 )
                 bar.update(len(idx))
+        if keys is not None and self.cache is not None and pending:
+            self.cache.put([keys[i] for i in pending], out[pending])
         self.computed += len(texts)
         return out
 
@@ -176,10 +196,8 @@ class TextEmbedder:
                 vecs[i] = got[j]
             todo = [todo[j] for j in missing]
         if todo:
-            new = self._encode([unique[i] for i in todo])
-            vecs[todo] = new
-            if self.cache is not None:
-                self.cache.put([keys[i] for i in todo], new)
+            new = self._encode([unique[i] for i in todo], [keys[i] for i in todo])
+            vecs[todo] = new  # _encode wrote them to the disk cache
         for k, v in zip(keys, vecs, strict=True):
             self._memory[k] = v
         pos = {t: i for i, t in enumerate(unique)}

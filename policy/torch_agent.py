@@ -1,4 +1,4 @@
-"""Run a training checkpoint: sentence-transformers features (cached) + the torch scorer."""
+"""Run a training checkpoint: the features of the encoder it was trained on (cached) + the torch scorer."""
 
 from __future__ import annotations
 
@@ -19,7 +19,8 @@ class TorchPolicy:
     def __init__(self, checkpoint: str | os.PathLike[str], *, embedder: TextEmbedder | None = None):
         set_threads()
         self.model, self.meta = load_checkpoint(checkpoint)
-        self.embedder = embedder or TextEmbedder(progress=False)
+        trained_on = self.meta.get("provenance", {}).get("encoder") or "all-MiniLM-L6-v2"
+        self.embedder = embedder or TextEmbedder(trained_on, progress=False)
         if self.embedder.dim != self.model.cfg.embedding_dim:
             raise ValueError(
                 f"checkpoint expects {self.model.cfg.embedding_dim}-d embeddings, the encoder "

@@ -19,6 +19,7 @@ from labeler.dataset import read_trajectories
 from policy import awr, bc, cql, iql
 from policy.buffer import build_table
 from policy.common import TrainResult, save_checkpoint, set_threads
+from policy.envs.recorded import dataset_world
 from policy.features import TextEmbedder
 from policy.paths import loop_erase
 from policy.rewards import RewardSpec, parse_reward
@@ -141,6 +142,7 @@ def train_from_file(
         "encoder": embedder.encoder.name,
         "encoder_sha256": embedder.encoder.sha256,
         "seed": cfg.seed,
+        "world": dataset_world(all_trajs),
     }
     name = algo if algo != "bc" else f"bc-{cfg.filter}"
     ckpt = save_checkpoint(

@@ -31,9 +31,10 @@ def _fail(msg: str) -> None:
 @click.option("--seed", default=0, show_default=True, type=int, help="--random-init: initialisation seed.")
 @click.option(
     "--encoder",
-    default="all-MiniLM-L6-v2",
-    show_default=True,
-    help="Sentence encoder: a known name or a sentence-transformers folder.",
+    default=None,
+    help="Encoder to ship (default: the one the checkpoint was trained on; all-MiniLM-L6-v2 for "
+    "--random-init): a known name, a sentence-transformers folder, or 'static' / 'static:BASE' for the "
+    "static kind distilled from it (docs/encoders.md). It must be the checkpoint's.",
 )
 @click.option(
     "--skills",
@@ -52,8 +53,8 @@ def _fail(msg: str) -> None:
     type=click.Choice(["fp32", "int8"]),
     default="fp32",
     show_default=True,
-    help="fp32: parity cosine >= 0.999 with sentence-transformers. int8 (opt-in): ~2.4x faster on a CPU, "
-    "cosine >= 0.995 (measured 0.9976 min on real TWX texts); recorded in the manifest.",
+    help="Transformer kind only. fp32: parity cosine >= 0.999 with sentence-transformers. int8 (opt-in): "
+    "~2.4x faster on a CPU, cosine >= 0.995 (measured 0.9976 min on real TWX texts); in the manifest.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the export report as JSON.")
 def export(
@@ -62,9 +63,10 @@ def export(
     """Export CHECKPOINT (a folder written by 'edgejudge train') as an ONNX bundle in OUT.
 
     Writes policy.onnx, encoder.onnx (mean pooling + normalisation inside), tokenizer.json, optional
-    skills.npy and manifest.json (sha256 of every file, shapes, provenance). Parity is checked before the
-    bundle is written: policy ONNX vs torch max abs diff <= 1e-4, encoder ONNX vs sentence-transformers
-    cosine >= 0.999 (>= 0.995 for the opt-in --encoder-precision int8).
+    skills.npy and manifest.json (sha256 of every file, shapes, encoder kind, provenance). Parity is checked
+    before the bundle is written: policy ONNX vs torch max abs diff <= 1e-4, encoder ONNX vs
+    sentence-transformers cosine >= 0.999 (>= 0.995 for the opt-in --encoder-precision int8; the static
+    kind against its numpy definition).
     """
     if bool(checkpoint) == bool(random_init):
         raise click.UsageError("give either CHECKPOINT or --random-init (exactly one)")
@@ -158,7 +160,9 @@ def export(
     "--encoder",
     default="all-MiniLM-L6-v2",
     show_default=True,
-    help="Sentence encoder: a known name or a sentence-transformers folder.",
+    help="Text encoder whose features the policy learns on: a known name, a sentence-transformers folder, "
+    "or 'static' / 'static:BASE' (token vectors distilled from BASE, built at first use; ~1000x faster "
+    "to serve: docs/encoders.md).",
 )
 @click.option(
     "--skip-invalid", is_flag=True, help="Skip (and count) invalid dataset lines instead of failing."
@@ -260,9 +264,9 @@ def train(
 @click.option(
     "--env",
     "env_name",
-    default="twx:twc",
-    show_default=True,
-    help="Environment ADAPTER:TASK (docs/environments.md).",
+    default=None,
+    help="Environment ADAPTER:TASK (docs/environments.md); default: the one the policy was trained in "
+    "(twx:twc when it does not say).",
 )
 @click.option(
     "--params", default=None, help="The task's parameters, e.g. 'level=medium' (default: the smallest)."
@@ -296,12 +300,11 @@ def train(
     "allowed one instead. What a client with per-episode memory runs (tools/drive_edge.py does).",
 )
 @click.option(
-    "--placement-search",
-    is_flag=True,
-    help="Put-away tasks (edge.placement_search, implies --loop-guard): the policy scores a hypothetical "
-    "'put OBJECT in PLACE' for every place, closed containers included; the client puts each object in its "
-    "best place and, while the episode goes on after every object is placed, moves to the next best joint "
-    "assignment. With --agent random the places are ranked at random (the search's own floor).",
+    "--strategy",
+    default=None,
+    help="An opt-in task strategy of the environment's adapter, composed over the policy instead of the "
+    "plain loop guard (it keeps the guard); e.g. placement-search on twx:twc (put-away tasks: the policy "
+    "ranks each object's places by hypothetical puts). Not a headline client: see docs/environments.md.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON (with per-episode records).")
 @click.option(
@@ -313,7 +316,7 @@ def eval_cmd(
     policy_path,
     temperature,
     loop_guard,
-    placement_search,
+    strategy,
     agent_kind,
     judge,
     env_name,
@@ -329,9 +332,11 @@ def eval_cmd(
     invalid-action rate and per-action latency.
 
     POLICY_PATH is a checkpoint (from 'edgejudge train') or a bundle (from 'edgejudge export'). A bundle runs
-    through onnxruntime alone, without torch, exactly as the robot runs it.
+    through onnxruntime alone, without torch, exactly as the robot runs it. The environment defaults to the
+    one the policy was trained in; a policy trained on another state format is refused.
     """
-    from policy.envs import EnvError, adapter_class, parse_env
+    from policy.envs import EnvError, adapter_class, episode_policy, parse_env, strategy_class
+    from policy.envs.recorded import check_world, default_env, recorded_world
 
     kind = agent_kind or "policy"
     if kind == "policy" and not policy_path:
@@ -344,12 +349,30 @@ def eval_cmd(
         raise click.UsageError("--sample takes a temperature > 0 and a policy or --agent llm")
     if loop_guard and (kind == "random" or temperature is not None):
         raise click.UsageError("--loop-guard needs a policy or --agent llm, without --sample")
-    if placement_search and temperature is not None:
-        raise click.UsageError("--placement-search ranks by the scores: it does not go with --sample")
+    if strategy and temperature is not None:
+        raise click.UsageError("--strategy ranks by the scores: it does not go with --sample")
+    world: dict = {}
+    if policy_path:
+        try:
+            world = recorded_world(policy_path)
+        except Exception as e:  # noqa: BLE001 - a bundle or checkpoint that cannot be read: one clear line
+            _fail(f"{policy_path}: {e}")
+    if env_name is None:
+        env_name, recorded_params = default_env(world)
+        params = recorded_params if params is None else params
     try:
         spec = parse_env(env_name, params)
+        if strategy:
+            strategy_class(spec, strategy)
     except EnvError as e:
         raise click.UsageError(str(e)) from None
+    if not adapter_class(spec.adapter).needs_simulator:
+        _fail(f"{spec.name} replays logged episodes: evaluating a policy needs a simulator of the world")
+    if policy_path:
+        try:
+            check_world(world, spec, what=str(policy_path))
+        except EnvError as e:
+            _fail(str(e))
 
     agent = None
     try:
@@ -370,14 +393,11 @@ def eval_cmd(
             raise
         _fail(str(e))
 
-    from policy.evaluate import GuardedAgent, SampledAgent, SearchAgent, evaluate
+    from policy.evaluate import SampledAgent, evaluate
 
     if temperature is not None:
         agent = SampledAgent(agent, temperature, seed)
-    if placement_search:
-        agent = SearchAgent(agent, world_key=adapter_class(spec.adapter).world_key)
-    elif loop_guard:
-        agent = GuardedAgent(agent, world_key=adapter_class(spec.adapter).world_key)
+    agent = episode_policy(agent, spec, loop_guard=loop_guard, strategy=strategy)
     try:
         result = evaluate(agent, spec, split=split, episodes=episodes, max_steps=max_steps, progress=progress)
     finally:

@@ -10,11 +10,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from edge.actions import (
-    LOCATION_FEATURES,
     PREPOSITIONS,
     candidate_matrix,
     candidate_texts,
-    locate,
     parts_of,
     split_action,
 )
@@ -91,40 +89,16 @@ ROOM = (
 )
 
 
-@pytest.mark.parametrize(
-    "obj, place",
-    [
-        ("dirty pie plate", "fridge"),  # "An open fridge, that contains ...": no article or state word
-        ("clean whisk", "counter"),  # first of a list
-        ("cookbook", "counter"),  # last of a list
-        ("clean spoon", ""),  # on the floor
-        ("stove", ""),  # a receptacle is not inside anything
-        ("whisk", "counter"),  # a whole-word part of a name still matches
-        ("pen", ""),  # held: the inventory line is not a room sentence
-        ("", ""),
-    ],
-)
-def test_locate_reads_the_receptacle_from_textworld_room_text(obj, place):
-    assert locate(obj, ROOM) == place
+@given(observation=st.text(max_size=200))
+def test_candidate_features_never_read_the_state_text(observation):
+    cands = ["take cookbook", "put pen in fridge", "open chest of drawers"]
+    for kind in ("action", "action+arguments"):
+        assert candidate_texts(kind, cands, observation) == candidate_texts(kind, cands, ROOM)
 
 
-@given(obj=st.text(max_size=20), observation=st.text(max_size=200))
-def test_locate_never_fails_and_returns_words_of_the_observation(obj, observation):
-    place = locate(obj, observation)
-    assert place == "" or all(w in observation for w in place.split())
-
-
-def test_location_features_fill_only_missing_targets():
-    cands = ["take cookbook", "put pen in fridge", "open chest of drawers", "take clean spoon"]
-    assert candidate_texts(LOCATION_FEATURES, cands, ROOM) == [
-        "take cookbook", "cookbook", "counter",
-        "put pen in fridge", "pen", "fridge",
-        "open chest of drawers", "chest of drawers", "",
-        "take clean spoon", "clean spoon", "",
-    ]  # fmt: skip
-    assert candidate_texts("action+arguments", cands, ROOM)[2] == ""  # the older kind ignores the text
-    assert candidate_texts(LOCATION_FEATURES, cands) == candidate_texts("action+arguments", cands)
-    assert parts_of(LOCATION_FEATURES) == 3
+def test_the_location_kind_is_retired_with_its_reason():
+    with pytest.raises(ValueError, match="retired: it read objects' places from TextWorld's room text"):
+        parts_of("action+arguments+location")
 
 
 # ------------------------------------------------------------------------------------------------ scorer
@@ -197,12 +171,14 @@ def test_loop_guard_no_ops_exact_repeats_and_fallback():
 
 def test_edge_agent_guard_picks_from_the_reply_scores():
     from edge.agent import EdgeAgent
+    from edge.policies import Guarded, Policy
 
     class StubClient:  # the reply fields EdgeAgent reads; the real daemon is driven in test_edge_drive.py
         def act(self, instruction, observation, candidates):
             return {"index": 0, "scores": [0.9, 0.5], "model": "m", "timing": {"server_ms": 0.1}}
 
-    plain, guarded = EdgeAgent(StubClient()), EdgeAgent(StubClient(), loop_guard=True)
+    plain, guarded = EdgeAgent(StubClient()), Guarded(EdgeAgent(StubClient()))
+    assert isinstance(plain, Policy) and isinstance(guarded, Policy)
     assert [plain.act("i", "s", ["a", "b"]) for _ in range(3)] == [0, 0, 0]
     assert [guarded.act("i", "s", ["a", "b"]) for _ in range(3)] == [0, 1, 0]
     assert guarded.overrides == 1 and guarded.name == "edge-serve+guard"
@@ -210,8 +186,9 @@ def test_edge_agent_guard_picks_from_the_reply_scores():
     assert guarded.act("i", "s", ["a", "b"]) == 0
 
 
-def test_edge_agent_search_ranks_places_with_one_more_request():
+def test_placement_strategy_over_the_daemon_ranks_places_with_one_more_request():
     from edge.agent import EdgeAgent
+    from policy.envs.twx_placement import PlacementSearchPolicy
 
     class StubClient:
         def __init__(self):
@@ -223,27 +200,28 @@ def test_edge_agent_search_ranks_places_with_one_more_request():
             return {"index": 0, "scores": scores, "model": "m", "timing": {"server_ms": 0.1}}
 
     client = StubClient()
-    agent = EdgeAgent(client, placement_search=True)
+    inner = EdgeAgent(client)
+    agent = PlacementSearchPolicy(inner)
     assert agent.name == "edge-serve+search"
     assert agent.act("i", "s0", ["look around", "take cup"]) == 1
     assert agent.act("i", "s1", ["put cup in sink", "put cup in shelf", "open box"]) == 1
     # the second step asked for the admissible scores, then for one hypothetical put per place
     assert client.requests[-1] == ["put cup in sink", "put cup in shelf", "put cup in box"]
-    assert agent.latency()["n"] == 3 and agent.searches == 0
+    assert inner.latency()["n"] == 3 and agent.searches == 0
 
 
 # ------------------------------------------------------------------------------------------------ real bundle
 
 
-@pytest.mark.parametrize("kind", ["action+arguments", LOCATION_FEATURES])
+@pytest.mark.parametrize("kind", ["action+arguments"])
 def test_argument_bundle_agrees_across_torch_onnx_and_the_daemon_runtime(tmp_path, kind):
     """A real MiniLM encoder.onnx; the same scores from the torch scorer on sentence-transformers features,
     the bundle runner, the daemon runtime from text and from features sent as arrays."""
+    from edge.bundle_policy import BundlePolicy
     from edge.runtime import load_runtime
     from models.bundle import load_manifest
     from policy.export import export_bundle
     from policy.features import TextEmbedder
-    from policy.onnx_agent import BundlePolicy
 
     model = build_scorer(ScorerConfig(embedding_dim=384, hidden=16, candidate_features=kind), 3)
     rep = export_bundle(model, tmp_path / "b", skills=["put mug in dishwasher", "look around"])
@@ -258,7 +236,7 @@ def test_argument_bundle_agrees_across_torch_onnx_and_the_daemon_runtime(tmp_pat
     emb = TextEmbedder(progress=False)
     ctx = torch.from_numpy(emb.embed([instr, obs]))
     feats = candidate_matrix(kind, cands, emb.embed, 384, obs)
-    assert feats[2, 2 * 384 :].any() == (kind == LOCATION_FEATURES)  # "take fork": from the dishwasher
+    assert not feats[2, 2 * 384 :].any()  # "take fork" has no target
     with torch.no_grad():
         ref = model(ctx[:1], ctx[1:], torch.from_numpy(feats)[None], torch.ones(1, 3, dtype=torch.bool))[0]
 

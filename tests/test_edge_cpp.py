@@ -114,8 +114,11 @@ def _guard_episodes(path, episodes: int = 60, seed: int = 0) -> int:
     items = ["apple", "dirty mug", "pen"]
     actions = ["take apple", "put apple in fridge", "open fridge", "look around", "take pen", "inventory"]
     feedback = ["", "You take the apple.", "That is already open."]
+    from policy.envs.twx import TWXAdapter
+
     hx = str.encode
-    lines = []
+    # the layout's world parts, as a client reads them from its adapter or the daemon's info reply
+    lines = [f"part {hx(p.label).hex()} {int(p.unordered)}" for p in TWXAdapter.layout.parts if p.world]
     key_cases = ["Inventory: pen apple\nRoom: x", "no world lines", "Inventory:\r\nRoom: y\r\nFeedback: z"]
     key_cases.append("")
     for obs in key_cases:
@@ -154,86 +157,6 @@ def test_cpp_loop_guard_matches_the_python_guard(cpp_build, tmp_path):
     assert p.returncode == 0, p.stdout + p.stderr[-3000:]
     r = json.loads(p.stdout)
     assert r["failures"] == 0 and r["keys"] == 4 and r["steps"] > 500
-
-
-def _search_episodes(path, episodes: int = 120, seed: int = 0) -> dict:
-    """Random put-away episodes through the Python PlacementSearch, written for edge_placement_search_test:
-    1-3 objects, 2-5 places (some closed), accepted places that are sometimes missing (the guard takes
-    over), refused puts, and scores with ties; plus split_action cases. Returns counts that show coverage."""
-    import random
-
-    from edge.actions import split_action
-    from edge.placement_search import PlacementSearch
-    from tests.test_placement_search import PutAwayWorld, table_scorer
-
-    rng = random.Random(seed)
-    objects = ["apple", "dirty mug", "box of cereal", "pair of socks", "pen"]
-    places = ["sink", "kitchen cupboard", "shelf", "fridge", "trash can", "table"]
-    hx = str.encode
-    lines = []
-    for a in [
-        *objects,
-        "put box of cereal in kitchen cupboard",
-        "take pen from table",
-        "look",
-        "",
-        "put in",
-        "put a in b in c",
-        "go to the north",
-        "insert x into y z",
-        "put  spaced   out  in  box ",
-    ]:
-        obj, target = split_action(a)
-        lines.append(f"split {hx(a).hex()} {hx(obj).hex()} {hx(target).hex()}")
-    search = PlacementSearch(lambda *a: [])
-    counts = {"steps": 0, "successes": 0, "fallbacks": 0}
-    for _ in range(episodes):
-        objs, where = rng.sample(objects, rng.randint(1, 3)), rng.sample(places, rng.randint(2, 5))
-        accepted = {
-            o: set(rng.sample(where, rng.randint(1, 2))) if rng.random() < 0.85 else {"-"} for o in objs
-        }
-        world = PutAwayWorld(
-            objs,
-            where,
-            closed=[p for p in where if rng.random() < 0.4],
-            accepted=accepted,
-            refuses={(o, p) for o in objs for p in where if rng.random() < 0.1},
-        )
-        prefs = {o: {p: round(rng.uniform(-2, 2), 1) for p in where} for o in objs}  # one decimal: ties
-        search.score = table_scorer(prefs)
-        search.reset()
-        lines.append("reset")
-        lines += [f"pref {hx(o).hex()} {hx(p).hex()} {v!r}" for o in prefs for p, v in prefs[o].items()]
-        while not world.done() and len(world.trace) < 25:
-            cands, obs = world.candidates(), world.observation()
-            scores = search.score("tidy up", obs, cands)
-            overrides = search.guard.total_overrides
-            pick = search.choose("tidy up", obs, cands, scores)
-            counts["fallbacks"] += search.guard.total_overrides > overrides
-            lines.append(
-                f"step {hx(obs).hex()} {pick} {len(cands)} "
-                + " ".join(hx(c).hex() for c in cands)
-                + " "
-                + " ".join(repr(x) for x in scores)
-            )
-            world.step(cands[pick])
-            counts["steps"] += 1
-        counts["successes"] += world.done()
-    lines.append(f"searches {search.searches}")
-    counts["searches"] = search.searches
-    path.write_text("\n".join(lines) + "\n")
-    return counts
-
-
-def test_cpp_placement_search_matches_the_python_search(cpp_build, tmp_path):
-    episodes = tmp_path / "search_episodes.txt"
-    counts = _search_episodes(episodes)
-    # the episodes exercise re-placements, the guard fallback and failures, not only first choices
-    assert counts["searches"] > 50 and counts["fallbacks"] > 10 and 30 < counts["successes"] < 120, counts
-    p = run([str(cpp_build / "edge_placement_search_test"), str(episodes)], timeout=60)
-    assert p.returncode == 0, p.stdout + p.stderr[-3000:]
-    r = json.loads(p.stdout)
-    assert r["failures"] == 0 and r["splits"] == 14 and r["steps"] == counts["steps"], r
 
 
 def test_cpp_bench_tool(cpp_build, daemon):
@@ -288,3 +211,25 @@ def test_cpp_client_with_curve(cpp_build, tmp_path):
             "0",
         )
         assert refused.returncode == 1 and "no reply" in refused.stderr
+
+
+@pytest.mark.parametrize("kind", ["transformer", "static"])
+def test_each_encoder_kind_serves_through_edge_serve_and_the_cpp_client(cpp_build, tmp_path, kind):
+    """A bundle of each encoder kind: edge-serve answers the C++ client's text request with the Python
+    client's scores, and reports the kind."""
+    if kind == "static":
+        from policy.export import export_random_bundle
+
+        bundle = tmp_path / "static"
+        export_random_bundle(bundle, encoder="static", candidate_features="action+arguments")
+    else:
+        bundle = exported_bundle()
+    with Daemon(bundle) as d:
+        with EdgeClient(d.endpoint, timeout=30) as c:
+            py = c.act(INSTR, OBS, CANDS)
+            assert c.info()["encoder_kind"] == kind
+        p = query(cpp_build, *act_args(d.endpoint))
+        assert p.returncode == 0, p.stderr
+        cpp = json.loads(p.stdout)
+        assert cpp["ok"] and cpp["index"] == py["index"] and cpp["model"] == py["model"]
+        assert cpp["scores"] == pytest.approx(py["scores"], abs=1e-6)

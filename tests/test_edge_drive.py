@@ -1,4 +1,5 @@
-"""tools/drive_edge.py: real TextWorldExpress episodes (JVM) driven through a real edge-serve daemon."""
+"""tools/drive_edge.py: real TextWorldExpress episodes (JVM) driven through a real edge-serve daemon, and the
+refusal of a bundle trained on another state format."""
 
 from __future__ import annotations
 
@@ -33,9 +34,10 @@ def test_drive_twx_episodes_through_edge_serve():
     assert out["loop_guard"] is True and out["guard_overrides"] >= 0  # the default: the client keeps memory
 
 
-def test_drive_with_the_placement_search_ranks_places_through_the_daemon():
-    out = drive("--max-steps", "4", "--placement-search")
-    assert out["placement_search"] is True and out["searches"] >= 0 and out["invalid_action_rate"] == 0.0
+def test_drive_with_the_placement_strategy_ranks_places_through_the_daemon():
+    out = drive("--max-steps", "4", "--strategy", "placement-search")
+    assert out["strategy"] == "placement-search" and out["searches"] >= 0
+    assert out["invalid_action_rate"] == 0.0
     # every episode starts by taking an object; ranking its places is one more request to the daemon
     assert out["latency"]["n"] >= out["actions"] + 2
 

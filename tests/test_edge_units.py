@@ -175,7 +175,7 @@ def test_inference_failure_is_an_internal_error_reply_and_serving_goes_on(tmp_pa
 
 
 def test_length_groups_cover_every_text_once_and_respect_limits():
-    from edge.runtime import RUN_COST_TOKENS, length_groups
+    from edge.text_encoder import RUN_COST_TOKENS, length_groups
 
     rng = np.random.default_rng(0)
     for _ in range(50):

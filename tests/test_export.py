@@ -13,7 +13,6 @@ from policy.common import CheckpointError, save_checkpoint
 from policy.export import (
     POLICY_TOL,
     ExportError,
-    _ort_session,
     cached_encoder_onnx,
     check_policy_parity,
     encoder_parity,
@@ -22,6 +21,7 @@ from policy.export import (
     export_random_bundle,
     random_policy_inputs,
 )
+from policy.export_common import ort_session
 from policy.model import ScorerConfig, build_scorer
 
 torch.set_num_threads(1)
@@ -65,13 +65,13 @@ def test_policy_onnx_parity_random_and_real(tmp_path, hidden):
 
     from policy.export import tokenize
 
-    real = _ort_session(enc_onnx).run(
+    real = ort_session(enc_onnx).run(
         ["embeddings"], tokenize(Tokenizer.from_file(str(tok_json)), REAL_TEXTS)
     )[0]
     diff_random, diff_real = check_policy_parity(model, path, real, seed=1)
     assert diff_random <= 1e-4 and diff_real <= 1e-4
     # dynamic batch and candidate counts, including K=1 and heavy padding
-    sess = _ort_session(path)
+    sess = ort_session(path)
     rng = np.random.default_rng(0)
     for b, k in [(1, 1), (7, 3), (2, 64)]:
         inputs = random_policy_inputs(rng, b, k, 384)

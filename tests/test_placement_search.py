@@ -1,5 +1,6 @@
-"""edge.placement_search: hand-traced episodes in a tiny put-away world, the joint-assignment order against
-brute force, the guard fallback, and real TextWorld Commonsense games with the right place ranked second."""
+"""policy.envs.twx_placement (TextWorld's opt-in put-away strategy): hand-traced episodes in a tiny put-away
+world, the joint-assignment order against brute force, the guard fallback, and real TextWorld Commonsense
+games with the right place ranked second."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from hypothesis import strategies as st
 
 from edge.actions import split_action
 from edge.loop_guard import LoopGuard
-from edge.placement_search import PlacementSearch, best_untried, log_softmax
+from policy.envs.twx_placement import PlacementSearch, best_untried, log_softmax
 
 
 class PutAwayWorld:

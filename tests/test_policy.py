@@ -14,9 +14,11 @@ import pytest
 import torch
 
 from labeler.dataset import write_trajectories
+from models.bundle import load_manifest
 from policy.collect import run_episode
 from policy.envs import open_env, parse_env
-from policy.evaluate import RandomAgent, SearchAgent, evaluate
+from policy.envs.twx_placement import PlacementSearchPolicy
+from policy.evaluate import RandomAgent, evaluate
 from policy.export import export_bundle
 from policy.torch_agent import TorchPolicy
 from policy.train import train_from_file
@@ -81,7 +83,7 @@ def test_training_lowers_the_loss_and_beats_random(tiny, trained):
     assert ours.invalid_action_rate == 0.0
     with TorchPolicy(trained.checkpoint) as agent:  # the same policy ranking places for the client's search
         searched = evaluate(
-            SearchAgent(agent),
+            PlacementSearchPolicy(agent),
             tiny["spec"],
             split="train",
             episodes=4,
@@ -96,6 +98,8 @@ def test_training_lowers_the_loss_and_beats_random(tiny, trained):
 def test_bundle_eval_runs_without_torch(tiny, trained, tmp_path):
     bundle = tmp_path / "bundle"
     export_bundle(trained.checkpoint, bundle)
+    world = load_manifest(bundle).world  # the world of the training data, recorded for the clients
+    assert world["env"] == "twx:twc" and world["state_format"] == "twx/1" and world["state_layout"]
     # The real CLI, in a fresh interpreter; afterwards torch (and the LLM stack) must not have been imported.
     code = textwrap.dedent(f"""
         import json, sys
@@ -167,7 +171,8 @@ def test_train_cli_and_checkpoint_eval(cli, tiny, tmp_path):
         "2",
         "--max-steps",
         "8",
-        "--placement-search",
+        "--strategy",
+        "placement-search",
         "--json",
         check=True,
     )
@@ -201,7 +206,9 @@ def test_cli_errors(cli, tiny, tmp_path):
     assert proc.returncode == 1 and "does not exist" in proc.stderr
     proc = cli("eval", "--agent", "random", "--episodes", "1", "--env", "twx:nope")
     assert proc.returncode == 2 and "unknown twx task" in proc.stderr
-    proc = cli("eval", "--agent", "llm", "--placement-search", "--sample", "1.0", "--episodes", "1")
+    proc = cli(
+        "eval", "--agent", "llm", "--strategy", "placement-search", "--sample", "1.0", "--episodes", "1"
+    )
     assert proc.returncode == 2 and "does not go with --sample" in proc.stderr
     assert not (tmp_path / "x").exists()
 

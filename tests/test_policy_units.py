@@ -224,3 +224,29 @@ def test_embedding_cache_persists_and_survives_a_torn_write(tmp_path):
     c3.put([text_key("c")], np.full((1, 4), 7, np.float32))
     got, missing = EmbeddingCache(tmp_path, dim=4).get([text_key("c"), keys[0]])
     assert missing == [] and (got[0] == 7).all() and np.array_equal(got[1], vecs[0])
+
+
+def test_embedder_writes_the_disk_cache_as_it_goes(tmp_path, monkeypatch):
+    """An interrupted embedding run keeps every flushed batch (a stand-in model fails half way)."""
+    import policy.features as features
+    from policy.features import TextEmbedder
+
+    class Model:
+        calls = 0
+
+        def encode(self, texts, **_kw):
+            Model.calls += 1
+            if Model.calls > 5:
+                raise KeyboardInterrupt
+            return np.stack([np.full(384, len(t), np.float32) for t in texts])
+
+    monkeypatch.setattr(features, "FLUSH_TEXTS", 8)
+    emb = TextEmbedder(cache_dir=tmp_path, batch_size=4, progress=False)
+    monkeypatch.setattr(emb, "_load_model", lambda: Model())
+    texts = [f"text {i:03d}" for i in range(40)]
+    with pytest.raises(KeyboardInterrupt):
+        emb.embed(texts)
+    again = TextEmbedder(cache_dir=tmp_path, progress=False)
+    assert len(again.cache) == 16  # two flushes of 8 of the 5 batches of 4 that ran
+    _got, missing = again.cache.get([text_key(t) for t in texts])
+    assert len(missing) == 24

@@ -86,3 +86,20 @@ def test_judge_cli_stderr_has_no_llama_cpp_load_log():
     with open(llama_log_path(), "rb") as f:  # ... they went to the log file
         f.seek(max(0, f.seek(0, 2) - 200_000))
         assert b"full-size SWA cache" in f.read()
+
+
+@pytest.mark.real
+def test_export_cli_stderr_has_no_exporter_or_loading_noise(tmp_path):
+    """A fresh cache makes export trace the encoder graph, which is where the exporter's notices come from;
+    PYTHONWARNINGS=default would show deprecations that Python otherwise hides, so they must be filtered."""
+    p = run_cli(
+        "export",
+        "--random-init",
+        "--out",
+        str(tmp_path / "bundle"),
+        env={"EDGEJUDGE_CACHE": str(tmp_path / "cache"), "PYTHONWARNINGS": "default"},
+        check=True,
+    )
+    assert p.stdout.startswith("wrote ")
+    for noise in ("Warning:", "TorchScript", "Loading weights", "aten::index", "trace might be incorrect"):
+        assert noise not in p.stderr, p.stderr[-2000:]

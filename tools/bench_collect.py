@@ -1,10 +1,14 @@
-"""Collection throughput: `edgejudge collect`'s pipeline against the bare environment, in one run.
+"""Collection throughput per environment adapter: `edgejudge collect`'s pipeline against the bare environment,
+in one run.
 
-Baseline: TextWorldExpressEnv alone, same game, same episodes (gold paths generated, random admissible
-actions, same step limit), nothing recorded. Measured: policy.collect + state composition + validated
-dataset writing (gzip JSONL, atomic). Both on one thread of this machine.
+Baseline, per world: the simulator alone (``BARE``: same game and parameters, same episodes, gold paths
+generated, random admissible actions, same step limit, nothing recorded). Measured: policy.collect through the
+adapter (state composition, gold-path replay, ground truth) + validated dataset writing (gzip JSONL, atomic).
+Both on one thread of this machine; worlds one after the other.
 
-    .venv/bin/python tools/bench_collect.py --episodes 200 --json tools/results/bench_collect.json
+    python tools/bench_collect.py --episodes 100 --json tools/results/bench_collect.json
+
+Worlds are ``NAME`` or ``NAME@PARAMS`` (``twx:twc@level=medium``); the default is the TextWorldExpress ladder.
 """
 
 from __future__ import annotations
@@ -12,18 +16,32 @@ from __future__ import annotations
 import json
 import platform
 import random
+import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import click
 
-from labeler.dataset import TrajectoryWriter
-from policy.collect import CollectConfig, collect
-from policy.envs import open_env, parse_env
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from labeler.dataset import TrajectoryWriter  # noqa: E402
+from policy.collect import CollectConfig, collect  # noqa: E402
+from policy.envs import EnvError, EnvSpec, open_env, parse_env  # noqa: E402
+
+WORLDS = (
+    "twx:twc@level=easy",
+    "twx:twc@level=medium",
+    "twx:twc@level=hard",
+    "twx:cookingworld@level=small",
+    "twx:cookingworld@level=large",
+)
 
 
-def bare_env(spec, episodes: int, max_steps: int, seed: int) -> tuple[int, float]:
+def bare_twx(spec: EnvSpec, episodes: int, max_steps: int, seed: int) -> tuple[int, float]:
     from textworld_express import TextWorldExpressEnv
 
     env = TextWorldExpressEnv(envStepLimit=max_steps + 1)
@@ -45,7 +63,13 @@ def bare_env(spec, episodes: int, max_steps: int, seed: int) -> tuple[int, float
     return steps, dt
 
 
-def edgejudge_collect(spec, episodes: int, max_steps: int, seed: int, behaviour: str) -> tuple[int, float]:
+BARE: dict[str, Callable[[EnvSpec, int, int, int], tuple[int, float]]] = {"twx": bare_twx}
+"""Adapter name -> the bare simulator loop of the baseline."""
+
+
+def edgejudge_collect(
+    spec: EnvSpec, episodes: int, max_steps: int, seed: int, behaviour: str
+) -> tuple[int, float]:
     cfg = CollectConfig(
         env=spec, episodes=episodes, behaviour=behaviour, noise=0.3, seed=seed, max_steps=max_steps
     )
@@ -59,29 +83,52 @@ def edgejudge_collect(spec, episodes: int, max_steps: int, seed: int, behaviour:
         return steps, time.perf_counter() - t0
 
 
-@click.command()
-@click.option("--env", "env_name", default="twx:twc", show_default=True)
-@click.option("--episodes", default=200, show_default=True)
-@click.option("--max-steps", default=40, show_default=True)
+def parse_world(text: str) -> EnvSpec:
+    name, _, params = text.partition("@")
+    spec = parse_env(name, params or None)
+    if spec.adapter not in BARE:
+        raise EnvError(f"no bare baseline for {spec.adapter}: expected one of {', '.join(BARE)}")
+    return spec
+
+
+@click.command(context_settings={"help_option_names": ["-h", "--help"]})
+@click.option(
+    "--world", "worlds", multiple=True, help="NAME or NAME@PARAMS (repeat); default: the TWX ladder."
+)
+@click.option("--episodes", default=100, show_default=True, type=click.IntRange(1, 100_000))
+@click.option("--max-steps", default=60, show_default=True, type=click.IntRange(1, 1000))
 @click.option("--behaviour", default="gold-noise=0.3,random=0.7", show_default=True)
 @click.option("--seed", default=0, show_default=True)
 @click.option("--json", "json_out", type=click.Path(dir_okay=False), help="Write the results here.")
-def main(env_name, episodes, max_steps, behaviour, seed, json_out):
-    """Steps/s of the bare environment (baseline) and of edgejudge's collector, and their ratio."""
-    spec = parse_env(env_name)
-    base_steps, base_dt = bare_env(spec, episodes, max_steps, seed)
-    ej_steps, ej_dt = edgejudge_collect(spec, episodes, max_steps, seed, behaviour)
+def main(worlds, episodes, max_steps, behaviour, seed, json_out):
+    """Steps/s of the bare environment (baseline) and of edgejudge's collector per world, and their ratio."""
+    try:
+        specs = [(w, parse_world(w)) for w in (worlds or WORLDS)]
+    except EnvError as e:
+        raise click.UsageError(str(e)) from None
+    rows = []
+    for text, spec in specs:
+        base_steps, base_dt = BARE[spec.adapter](spec, episodes, max_steps, seed)
+        ej_steps, ej_dt = edgejudge_collect(spec, episodes, max_steps, seed, behaviour)
+        rows.append(
+            {
+                "world": text,
+                "env": spec.name,
+                "params": spec.params,
+                "baseline_env_steps": base_steps,
+                "baseline_env_steps_per_s": round(base_steps / base_dt, 1),
+                "collect_steps": ej_steps,
+                "collect_steps_per_s": round(ej_steps / ej_dt, 1),
+                "ratio_collect_vs_env": round((ej_steps / ej_dt) / (base_steps / base_dt), 3),
+            }
+        )
+        click.echo(json.dumps(rows[-1]), err=True)
     res = {
-        "env": spec.name,
-        "params": spec.params,
         "episodes": episodes,
+        "max_steps": max_steps,
         "behaviour": behaviour,
-        "baseline_env_steps": base_steps,
-        "baseline_env_steps_per_s": base_steps / base_dt,
-        "collect_steps": ej_steps,
-        "collect_steps_per_s": ej_steps / ej_dt,
-        "ratio_collect_vs_env": (ej_steps / ej_dt) / (base_steps / base_dt),
         "machine": f"{platform.machine()} {platform.processor() or ''} {platform.python_version()}".strip(),
+        "worlds": rows,
     }
     click.echo(json.dumps(res, indent=2))
     if json_out:

@@ -41,8 +41,6 @@ ROW_SPECS = {
     "iql-trca": ("iql", "trca", {}, True),
     "iql-trcab": ("iql", "trca.breakthrough", {}, True),
     "iql-trca-detour": ("iql", "trca", {}, True),
-    # the opt-in location features (edge.actions.locate): target-less actions get their object's place
-    "iql-trca-detour-loc": ("iql", "trca", {"candidate_features": "action+arguments+location"}, True),
     "bc-paths": ("bc", "sparse", {"filter": "paths"}, False),
     "awr-trca": ("awr", "sparse", {}, True),
     "iql-coren": ("iql", "coren", {}, True),
@@ -125,10 +123,31 @@ def fmt_ci(r) -> str:
 )
 @click.option(
     "--placement-search/--no-placement-search",
+    default=False,
+    show_default=True,
+    help="Also evaluate every row (random and the LLM agent too) with TextWorld's opt-in placement-search "
+    "strategy (policy.envs.twx_placement; random ranks places at random). Labelled rows, never headline.",
+)
+@click.option(
+    "--encoder",
+    default="all-MiniLM-L6-v2",
+    show_default=True,
+    help="Text encoder every row trains on and its bundle ships ('static' for the static kind).",
+)
+@click.option("--seed", "train_seed", default=0, show_default=True, type=int, help="Training seed.")
+@click.option(
+    "--evaluate",
+    "eval_what",
+    type=click.Choice(["checkpoint", "bundle"]),
+    default="checkpoint",
+    show_default=True,
+    help="bundle: export every trained row and evaluate the bundle (what ships) instead of the checkpoint.",
+)
+@click.option(
+    "--argmax/--no-argmax",
     default=True,
     show_default=True,
-    help="Also evaluate every row (random and the LLM agent too) with the client-side placement search "
-    "(edge.placement_search; random ranks places at random).",
+    help="Also evaluate every row without a client wrapper (the policy's argmax).",
 )
 def main(
     train_path,
@@ -148,12 +167,18 @@ def main(
     reuse,
     loop_guard,
     placement_search,
+    encoder,
+    train_seed,
+    eval_what,
+    argmax,
 ) -> None:
     """Train and evaluate every row; write the results table (JSON + Markdown)."""
     os.environ.setdefault("EDGEJUDGE_THREADS", "1")
+    from edge.policies import Guarded
     from labeler.dataset import read_trajectories, write_trajectories
-    from policy.envs import parse_env
-    from policy.evaluate import GuardedAgent, RandomAgent, SearchAgent, evaluate
+    from policy.envs import adapter_class, parse_env
+    from policy.envs.twx_placement import PlacementSearchPolicy
+    from policy.evaluate import RandomAgent, evaluate
     from policy.features import TextEmbedder
     from policy.rewards import parse_reward
     from policy.torch_agent import TorchPolicy
@@ -190,9 +215,10 @@ def main(
     }
     click.echo(f"training data: {data_info}", err=True)
 
-    clients = [("guard", GuardedAgent, "loop guard")] if loop_guard else []
+    key = adapter_class(spec.adapter).world_key
+    clients = [("guard", lambda a: Guarded(a, key), "loop guard")] if loop_guard else []
     if placement_search:
-        clients.append(("search", SearchAgent, "placement search"))
+        clients.append(("search", lambda a: PlacementSearchPolicy(a, key), "placement-search strategy"))
 
     def with_clients(agent, key: str, label: str, n: int, extra: dict, only=("guard", "search")) -> None:
         """Evaluate ``agent`` inside each client wrapper asked for; rows ``KEY+guard``, ``KEY+search``."""
@@ -202,7 +228,7 @@ def main(
                 results[f"{key}+{suffix}"] = {"row": f"{label} + {text}", **extra, **r.to_dict()}
                 click.echo(r.summary(), err=True)
 
-    embedder = TextEmbedder(progress=True)
+    embedder = TextEmbedder(encoder, progress=True)
     results: dict[str, dict] = {}
     trained: dict[str, Path] = {}
     t_start = time.perf_counter()
@@ -234,24 +260,29 @@ def main(
                 algo=algo,
                 reward=parse_reward(reward, detour_penalty=DETOUR_PENALTY.get(name, 0.0)),
                 out=ckpt,
-                overrides={"steps": steps, **extra},
+                overrides={"steps": steps, "seed": train_seed, **extra},
                 embedder=embedder,
                 progress=True,
             )
         train_s = time.perf_counter() - t0
         trained[name] = ckpt
-        with TorchPolicy(ckpt, embedder=embedder) as agent:
+        base = {"row": name, "algo": algo, "reward": reward, "train_seconds": round(train_s, 1)}
+        if eval_what == "bundle":
+            from edge.bundle_policy import BundlePolicy
+            from policy.export import export_bundle
+
+            export_bundle(ckpt, out / f"bundle-{name}")
+            agent = BundlePolicy(out / f"bundle-{name}")
+            base["evaluated"] = "bundle (onnxruntime, the daemon's runtime)"
+        else:
+            agent = TorchPolicy(ckpt, embedder=embedder)
+        with agent:
             agent.name = name
-            r = evaluate(agent, spec, split=split, episodes=episodes, max_steps=max_steps, progress=True)
-            results[name] = {
-                "row": name,
-                "algo": algo,
-                "reward": reward,
-                "train_seconds": round(train_s, 1),
-                **r.to_dict(),
-            }
-            click.echo(r.summary(), err=True)
-            with_clients(agent, name, name, episodes, {"algo": algo, "reward": reward})
+            if argmax:
+                r = evaluate(agent, spec, split=split, episodes=episodes, max_steps=max_steps, progress=True)
+                results[name] = {**base, **r.to_dict()}
+                click.echo(r.summary(), err=True)
+            with_clients(agent, name, name, episodes, {k: base[k] for k in ("algo", "reward")})
 
     if "random" in row_names:
         r = evaluate(RandomAgent(0), spec, split=split, episodes=episodes, max_steps=max_steps)
@@ -270,15 +301,16 @@ def main(
     )
     states = _sample_states(spec, split, latency_samples, max_steps)
     if best is not None:
+        from edge.bundle_policy import BundlePolicy
         from policy.export import export_bundle
-        from policy.onnx_agent import BundlePolicy
 
         bundle = out / "bundle"
         report = export_bundle(trained[best], bundle)
-        with BundlePolicy(bundle) as bp:
-            r = evaluate(bp, spec, split=split, episodes=episodes, max_steps=max_steps, progress=True)
-            results[f"{best} (bundle)"] = {"row": f"{best} (bundle, onnxruntime)", **r.to_dict()}
-            with_clients(bp, f"{best} (bundle)", f"{best} (bundle, onnxruntime)", episodes, {})
+        if eval_what == "checkpoint":
+            with BundlePolicy(bundle) as bp:
+                r = evaluate(bp, spec, split=split, episodes=episodes, max_steps=max_steps, progress=True)
+                results[f"{best} (bundle)"] = {"row": f"{best} (bundle, onnxruntime)", **r.to_dict()}
+                with_clients(bp, f"{best} (bundle)", f"{best} (bundle, onnxruntime)", episodes, {})
         latency["bundle"] = {
             "row": best,
             "parity": report.to_dict(),
@@ -311,6 +343,10 @@ def main(
         "episodes": episodes,
         "llm_episodes": llm_episodes,
         "steps": steps,
+        "encoder": embedder.encoder.name,
+        "encoder_sha256": embedder.encoder.sha256,
+        "train_seed": train_seed,
+        "evaluated": eval_what,
         "data": data_info,
         "results": results,
         "latency": latency,
@@ -368,7 +404,7 @@ def _latency(make, states, close=True):
 
 def _scorer_latency(bundle, states):
     """The scorer graph alone on pre-computed features (the daemon's embedding op)."""
-    from policy.onnx_agent import BundlePolicy
+    from edge.bundle_policy import BundlePolicy
 
     with BundlePolicy(bundle) as bp:
         embs = [(bp.embed([i])[0], bp.embed([o])[0], bp.candidate_features(c, o)) for i, o, c in states]

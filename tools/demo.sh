@@ -2,15 +2,23 @@
 # make demo: the whole pipeline on embedded defaults, sized for a 2-core laptop (about 10 minutes the first time;
 # judge answers are cached, so a rerun is faster).
 #
-#   collect (TWC train, success-scarce) -> label (TRCA on all, COREN on a slice) -> train (IQL on TRCA
+#   collect (train split, success-scarce) -> label (TRCA on all, COREN on a slice) -> train (IQL on TRCA
 #   rewards, and sparse BC on successful episodes as the baseline) -> export (ONNX bundle) -> evaluate the
-#   bundle (onnxruntime only; argmax, with the client-side loop guard, and with the client-side placement
-#   search) -> edge-serve + TWC test episodes driven through the daemon (the client runs the placement
-#   search) -> summary
+#   bundle (onnxruntime only; argmax and with the client-side loop guard) -> edge-serve + test episodes driven
+#   through the daemon by a client with the generic loop guard (the headline row) -> summary
+#
+# DEMO_ENV picks the world (default twx:twc, TextWorld Commonsense), DEMO_PARAMS its parameters, e.g.
+#   DEMO_ENV=twx:cookingworld make demo;  DEMO_ENV=twx:twc DEMO_PARAMS=level=medium DEMO_MAX_STEPS=60 make demo
+# A world without a shipped rubric (labeler/rubrics/TASK.toml) gets one built by the judge from the train data.
 set -euo pipefail
 OUT="${DEMO_OUT:-demo-out}"
 PY="${PY:-.venv/bin/python}"
 EJ=("$PY" -m edge.cli)
+ENV_NAME="${DEMO_ENV:-twx:twc}"
+TASK="${ENV_NAME#*:}"
+MAX_STEPS="${DEMO_MAX_STEPS:-40}"
+WORLD=(--env "$ENV_NAME" --max-steps "$MAX_STEPS")
+if [ -n "${DEMO_PARAMS:-}" ]; then WORLD+=(--params "$DEMO_PARAMS"); fi
 TRAIN_EPISODES="${DEMO_TRAIN_EPISODES:-150}"
 TEST_EPISODES="${DEMO_TEST_EPISODES:-20}"
 COREN_EPISODES="${DEMO_COREN_EPISODES:-3}"
@@ -18,8 +26,8 @@ export EDGEJUDGE_CACHE="${EDGEJUDGE_CACHE:-$OUT/cache}"
 mkdir -p "$OUT"
 stage() { printf '\n== %s\n' "$*"; }
 
-stage "1/7 collect: TextWorld Commonsense, train split, success-scarce mixture (<= 30 % of episodes succeed)"
-"${EJ[@]}" collect --env twx:twc --split train --episodes "$TRAIN_EPISODES" \
+stage "1/7 collect: $ENV_NAME, train split, success-scarce mixture (<= 30 % of episodes succeed)"
+"${EJ[@]}" collect "${WORLD[@]}" --split train --episodes "$TRAIN_EPISODES" \
   --behaviour "gold-noise=0.1,random=0.9" --noise 0.3 --seed 0 --out "$OUT/train.jsonl.gz"
 "${EJ[@]}" data validate "$OUT/train.jsonl.gz"
 "${EJ[@]}" data stats "$OUT/train.jsonl.gz" --json > "$OUT/train.stats.json"
@@ -27,14 +35,21 @@ stage "1/7 collect: TextWorld Commonsense, train split, success-scarce mixture (
 
 stage "2/7 label: COREN with the embedded Gemma 3 270M judge on $COREN_EPISODES short held-out (dev) episodes"
 # COREN asks the judge several questions per step (~0.5-1 step/s on one thread), so the demo shows it on a slice.
-"${EJ[@]}" collect --env twx:twc --split dev --episodes "$COREN_EPISODES" --behaviour gold-noise --noise 0.3 \
+"${EJ[@]}" collect "${WORLD[@]}" --split dev --episodes "$COREN_EPISODES" --behaviour gold-noise --noise 0.3 \
   --seed 1 --out "$OUT/slice.jsonl.gz"
 "${EJ[@]}" label coren "$OUT/slice.jsonl.gz" --out "$OUT/slice.coren.jsonl.gz" --prompts 2 \
   --report "$OUT/coren.report.json"
 "${EJ[@]}" label quality "$OUT/slice.coren.jsonl.gz" --plot "$OUT/coren.png"
 
-stage "3/7 label: TRCA (judge-built rubric shipped in labeler/rubrics/twc.toml; no judge call per step)"
-"${EJ[@]}" label trca "$OUT/train.jsonl.gz" --out "$OUT/train.trca.jsonl.gz"
+RUBRIC=()
+if [ -f "labeler/rubrics/$TASK.toml" ]; then
+  stage "3/7 label: TRCA (judge-built rubric shipped in labeler/rubrics/$TASK.toml; no judge call per step)"
+else
+  stage "3/7 label: TRCA with a rubric the judge builds from the train data (no judge call per step after it)"
+  "${EJ[@]}" rubrics build --dataset "$OUT/train.jsonl.gz" --task-type "$TASK" --out "$OUT/rubric.toml"
+  RUBRIC=(--rubrics "$OUT/rubric.toml")
+fi
+"${EJ[@]}" label trca "$OUT/train.jsonl.gz" "${RUBRIC[@]}" --out "$OUT/train.trca.jsonl.gz"
 "${EJ[@]}" label quality "$OUT/train.trca.jsonl.gz" --json > "$OUT/trca.quality.json"
 "${EJ[@]}" label quality "$OUT/train.trca.jsonl.gz"
 
@@ -47,22 +62,15 @@ stage "4/7 train: IQL on TRCA rewards (dense; undone detours penalised), and BC 
 stage "5/7 export: ONNX bundle (policy + MiniLM encoder + tokenizer, checksummed manifest, parity checked)"
 "${EJ[@]}" export "$OUT/ckpt-iql-trca" --out "$OUT/bundle"
 
-stage "6/7 evaluate on the TWC test split (objects unseen in training): bundle via onnxruntime, and the baseline"
-"${EJ[@]}" eval "$OUT/bundle" --env twx:twc --split test --episodes "$TEST_EPISODES" --json > "$OUT/eval.bundle.json"
-"${EJ[@]}" eval "$OUT/bundle" --env twx:twc --split test --episodes "$TEST_EPISODES" --loop-guard --json \
-  > "$OUT/eval.bundle.guard.json"
-"${EJ[@]}" eval "$OUT/bundle" --env twx:twc --split test --episodes "$TEST_EPISODES" --placement-search --json \
-  > "$OUT/eval.bundle.search.json"
-"${EJ[@]}" eval "$OUT/ckpt-bc" --env twx:twc --split test --episodes "$TEST_EPISODES" --loop-guard --json \
-  > "$OUT/eval.bc.json"
-"${EJ[@]}" eval "$OUT/ckpt-bc" --env twx:twc --split test --episodes "$TEST_EPISODES" --placement-search --json \
-  > "$OUT/eval.bc.search.json"
-"${EJ[@]}" eval --agent random --env twx:twc --split test --episodes "$TEST_EPISODES" --json > "$OUT/eval.random.json"
-"${EJ[@]}" eval --agent random --env twx:twc --split test --episodes "$TEST_EPISODES" --placement-search --json \
-  > "$OUT/eval.random.search.json"
+stage "6/7 evaluate on the $ENV_NAME test split: the bundle via onnxruntime, the sparse baseline, random"
+EVAL=("${EJ[@]}" eval "${WORLD[@]}" --split test --episodes "$TEST_EPISODES" --json)
+"${EVAL[@]}" "$OUT/bundle" > "$OUT/eval.bundle.json"
+"${EVAL[@]}" "$OUT/bundle" --loop-guard > "$OUT/eval.bundle.guard.json"
+"${EVAL[@]}" "$OUT/ckpt-bc" --loop-guard > "$OUT/eval.bc.json"
+"${EVAL[@]}" --agent random > "$OUT/eval.random.json"
 
-stage "7/7 serve: edge-serve on the bundle, TWC test episodes driven through it (Python client + placement search)"
-"$PY" tools/drive_edge.py --bundle "$OUT/bundle" --split test --episodes "$TEST_EPISODES" --placement-search \
+stage "7/7 serve: edge-serve on the bundle, $ENV_NAME test episodes driven through it (Python client, loop guard)"
+"$PY" tools/drive_edge.py --bundle "$OUT/bundle" "${WORLD[@]}" --split test --episodes "$TEST_EPISODES" \
   --json > "$OUT/drive.json"
 
 stage "summary"

@@ -21,8 +21,9 @@ def main(out_dir: str) -> None:
     stats = _load(out / "train.stats.json")
     quality = _load(out / "trca.quality.json")
     total = next((c for c in quality["channels"] if c["channel"] == "trca.total"), None)
+    env = _load(out / "eval.bundle.json")["env"]
     print(
-        f"data     {stats['trajectories']} TWC train episodes, {stats['steps']} steps, "
+        f"data     {stats['trajectories']} {env} train episodes, {stats['steps']} steps, "
         f"success {stats['success_rate']:.1%}" + (" (success-scarce)" if stats["success_rate"] <= 0.3 else "")
     )
     if total is not None:
@@ -40,24 +41,20 @@ def main(out_dir: str) -> None:
             f"({c['cache_hits']} cached), {rate:.2f} steps/s"
         )
     print()
-    print(f"{'policy (TWC test split, unseen objects)':44s} {'success  [95% CI]':22s} {'ms/action p50':>14s}")
+    print(f"{'policy (' + env + ' test split)':44s} {'success  [95% CI]':22s} {'ms/action p50':>14s}")
+    d = _load(out / "drive.json")
+    lat = d["latency"]
+    via = "IQL-TRCA bundle via edge-serve" + (" + loop guard" if d.get("loop_guard") else "")
+    print(f"{via:44s} {_rate(d):22s} {lat['round_trip_ms_p50']:14.2f}")
     rows = [
-        ("IQL on TRCA labels, ONNX bundle, argmax", out / "eval.bundle.json"),
-        ("  same bundle + client loop guard", out / "eval.bundle.guard.json"),
-        ("  same bundle + client placement search", out / "eval.bundle.search.json"),
+        ("  same bundle in-process, argmax", out / "eval.bundle.json"),
+        ("  same bundle in-process + loop guard", out / "eval.bundle.guard.json"),
         ("BC on successes (sparse baseline) + guard", out / "eval.bc.json"),
-        ("BC on successes + placement search", out / "eval.bc.search.json"),
         ("random admissible action", out / "eval.random.json"),
-        ("random place order + placement search", out / "eval.random.search.json"),
     ]
     for name, path in rows:
         r = _load(path)
         print(f"{name:44s} {_rate(r):22s} {r['latency_ms_p50']:14.2f}")
-    d = _load(out / "drive.json")
-    lat = d["latency"]
-    client = " + search" if d.get("placement_search") else " + guard" if d.get("loop_guard") else ""
-    via = "  same bundle via edge-serve" + client
-    print(f"{via:44s} {_rate(d):22s} {lat['round_trip_ms_p50']:14.2f}")
     print(
         "(in-process rows keep an LRU of text embeddings, so a repeated state costs only the scorer;\n"
         " edge-serve caches instruction/candidate embeddings but encodes every observation:\n"

@@ -1,11 +1,14 @@
-"""Drive TextWorldExpress episodes through a running (or freshly started) edge-serve daemon.
+"""Drive episodes of any environment adapter through a running (or freshly started) edge-serve daemon.
 
     python tools/drive_edge.py --bundle out/bundle --episodes 10 --split test   # starts edge-serve itself
     python tools/drive_edge.py --connect tcp://127.0.0.1:5555 --episodes 10     # uses a running daemon
 
-Every step is one ``act`` request through the Python client (:class:`edge.agent.EdgeAgent`), on the composed
-state text (the adapter's ``compose``) the policy was trained on. Prints the success rate (Wilson
-95 % interval) and p50/p99 of the client round trip and of the daemon's own time; ``--json`` for machines.
+Every step is one ``act`` request through the Python client (:class:`edge.agent.EdgeAgent`), on the state
+text the adapter composes, with the episode wrappers composed over it as a robot's client would (the loop
+guard keyed by the adapter's world key; an adapter's opt-in ``--strategy``). The environment defaults to the
+one the bundle was trained in; a bundle trained on another state format is refused. Prints the success rate
+(Wilson 95 % interval) and p50/p99 of the client round trip and of the daemon's own time; ``--json`` for
+machines.
 """
 
 from __future__ import annotations
@@ -28,9 +31,14 @@ if str(ROOT) not in sys.path:
     help="Start edge-serve on this bundle (on a free loopback port) for the run.",
 )
 @click.option("--connect", help="Use a running daemon instead (e.g. tcp://127.0.0.1:5555).")
-@click.option("--env", "env_name", default="twx:twc", show_default=True, help="twx:twc or twx:cookingworld.")
-@click.option("--params", default=None, help="Game parameters (default: the adapter's small configuration).")
-@click.option("--split", default="test", show_default=True, type=click.Choice(["train", "dev", "test"]))
+@click.option(
+    "--env",
+    "env_name",
+    default=None,
+    help="Environment ADAPTER:TASK; default: the one the bundle was trained in (twx:twc if it does not say).",
+)
+@click.option("--params", default=None, help="The task's parameters, e.g. 'level=medium'.")
+@click.option("--split", default="test", show_default=True, help="Split (train, dev, test).")
 @click.option("--episodes", default=10, show_default=True, type=click.IntRange(1, 100_000))
 @click.option("--max-steps", default=40, show_default=True, type=click.IntRange(1, 1000))
 @click.option(
@@ -52,21 +60,20 @@ if str(ROOT) not in sys.path:
     default=True,
     show_default=True,
     help="Keep per-episode memory in the client and never repeat an action in an observation where it was "
-    "taken before (edge.loop_guard); --no-loop-guard takes the daemon's argmax every step.",
+    "taken before (edge.loop_guard, keyed by the adapter's world key); --no-loop-guard takes the daemon's "
+    "argmax every step.",
 )
 @click.option(
-    "--placement-search/--no-placement-search",
-    default=False,
-    show_default=True,
-    help="Put-away tasks: rank each object's places by the daemon's scores of hypothetical puts (closed "
-    "containers included) and move to the next best joint placement while the episode goes on "
-    "(edge.placement_search; keeps the loop guard).",
+    "--strategy",
+    default=None,
+    help="An opt-in task strategy of the adapter instead of the plain guard (it keeps the guard), e.g. "
+    "placement-search on twx:twc. Not a headline client.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 def main(
     bundle: Path | None,
     connect: str | None,
-    env_name: str,
+    env_name: str | None,
     params: str | None,
     split: str,
     episodes: int,
@@ -74,26 +81,43 @@ def main(
     threads: int,
     timeout: float,
     loop_guard: bool,
-    placement_search: bool,
+    strategy: str | None,
     as_json: bool,
 ) -> None:
-    """Roll out TWX episodes with edge-serve choosing every action; success rate and latency."""
+    """Roll out episodes with edge-serve choosing every action; success rate and latency."""
     from edge.agent import EdgeAgent
     from edge.client import EdgeClient
     from edge.launch import LaunchError, start_daemon
-    from policy.envs import EnvError, adapter_class, parse_env
+    from models.bundle import BundleError, load_manifest
+    from policy.envs import EnvError, episode_policy, parse_env, strategy_class
+    from policy.envs.recorded import check_world, default_env
     from policy.evaluate import evaluate
 
     if (bundle is None) == (connect is None):
         raise click.UsageError(
             "give exactly one of --bundle (start a daemon) or --connect (use a running one)"
         )
-    try:
-        spec = parse_env(env_name, params)
-    except EnvError as e:
-        raise click.BadParameter(str(e), param_hint="--env/--params") from None
+
+    def world_spec(world: dict, what: str):
+        """The environment to drive (the recorded one by default), checked against the bundle's format."""
+        name, recorded_params = (env_name, params) if env_name else default_env(world)
+        try:
+            spec = parse_env(name, recorded_params if params is None else params)
+            if strategy:
+                strategy_class(spec, strategy)
+            check_world(world, spec, what=what)
+        except EnvError as e:
+            raise click.ClickException(str(e)) from None
+        return spec
+
+    world: dict = {}
     proc = None
     if bundle is not None:
+        try:
+            world = load_manifest(bundle, verify=False).world
+        except BundleError as e:
+            raise click.ClickException(str(e)) from None
+        spec = world_spec(world, f"bundle {bundle}")
         try:
             proc, connect = start_daemon(bundle, threads=threads, cwd=ROOT)
         except LaunchError as e:
@@ -101,25 +125,27 @@ def main(
     assert connect is not None
     try:
         with EdgeClient(connect, timeout=timeout, retries=2) as client:
-            agent = EdgeAgent(
-                client, loop_guard=loop_guard, placement_search=placement_search,
-                world_key=adapter_class(spec.adapter).world_key,
-            )
+            if bundle is None:
+                world = dict(client.info().get("world") or {})
+                spec = world_spec(world, f"the bundle served at {connect}")
+            daemon = EdgeAgent(client)
+            agent = episode_policy(daemon, spec, loop_guard=loop_guard, strategy=strategy)
             result = evaluate(agent, spec, split=split, episodes=episodes, max_steps=max_steps)
     finally:
         if proc is not None:
             proc.terminate()
             proc.wait(timeout=30)
-    lat = agent.latency()
+    lat = daemon.latency()
     out = {
         **result.to_dict(episodes=True),
-        "model": agent.model,
+        "model": daemon.model,
         "endpoint": connect,
         "latency": lat,
-        "loop_guard": loop_guard,
-        "guard_overrides": agent.overrides,
-        "placement_search": placement_search,
-        "searches": agent.searches,
+        "loop_guard": loop_guard or bool(strategy),
+        "strategy": strategy,
+        "guard_overrides": getattr(agent, "overrides", 0),
+        "searches": getattr(agent, "searches", 0),
+        "state_format": world.get("state_format", "twx/1"),
     }
     if as_json:
         click.echo(json.dumps(out, indent=1))
@@ -132,7 +158,7 @@ def main(
     click.echo(
         f"latency per action: round trip p50 {lat['round_trip_ms_p50']:.2f} ms, p99 "
         f"{lat['round_trip_ms_p99']:.2f} ms; in the daemon p50 {lat['server_ms_p50']:.2f} ms, "
-        f"p99 {lat['server_ms_p99']:.2f} ms; model {agent.model[:12]}"
+        f"p99 {lat['server_ms_p99']:.2f} ms; model {daemon.model[:12]}"
     )
 
 

@@ -106,7 +106,8 @@ class NoTakeback:
 @click.option(
     "--placement-search",
     is_flag=True,
-    help="Run the policy inside edge.placement_search (as eval --placement-search does); records where the "
+    help="Run the policy inside the placement-search strategy (as eval --strategy placement-search does); "
+    "records where the "
     "gold path's place ranks in each object's place list.",
 )
 @click.option("--out", type=click.Path(dir_okay=False), help="JSON with the summary and every episode.")
@@ -122,18 +123,21 @@ def main(
     out: str | None,
 ) -> None:
     """Roll POLICY_PATH (checkpoint or bundle) out on TWC and say where its failures come from."""
+    from edge.policies import Guarded
     from policy.common import set_threads
     from policy.envs import open_env, parse_env
-    from policy.evaluate import GuardedAgent, SearchAgent, open_policy, wilson_interval
+    from policy.envs.twx import world_key
+    from policy.envs.twx_placement import PlacementSearchPolicy
+    from policy.evaluate import open_policy, wilson_interval
 
     set_threads()
     base = open_policy(policy_path)
     oracle = NoTakeback(base) if oracle_no_takeback else None
     agent = oracle or base
     if placement_search:
-        agent = SearchAgent(agent)
+        agent = PlacementSearchPolicy(agent, world_key)
     elif loop_guard:
-        agent = GuardedAgent(agent)
+        agent = Guarded(agent, world_key)
     skip = data_seeds(exclude_data) if exclude_data else set()
     records = []
     with open_env(parse_env("twx:twc"), step_limit=max_steps) as env:

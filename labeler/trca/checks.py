@@ -1,14 +1,18 @@
 """Deterministic rubric checks on a transition (observation, action, next observation).
 
-The state texts are read in the layout of :func:`policy.twx_env.compose_state` when they have it::
+The state texts are read through the state layout the dataset records (:mod:`models.state_layout`, a
+trajectory's ``meta["state_layout"]``; datasets without one have the ``twx/1`` layout): its ``feedback`` part
+is the environment's response to the last action, ``inventory`` what the agent holds, ``history`` the recent
+actions, and its world parts the world state. E.g. TextWorld's::
 
     Feedback: <the environment's response to the last action>     (absent when it just repeats the room)
     Inventory: <items or "empty">
     Recent actions: <a, b, c>
     Room: <room description>
 
-and as plain text otherwise (a user's own logs): then the response is the whole next observation, there is no
-inventory, and the world state is the whole text. Nothing here calls a model, so checks run at thousands of
+A text with none of the layout's world parts is plain text (a user's own logs): then the response is the
+whole next observation, there is no inventory, and the world state is the whole text. No world's layout is
+written here. Nothing here calls a model, so checks run at thousands of
 transitions per second.
 """
 
@@ -19,13 +23,8 @@ from dataclasses import dataclass
 from functools import cached_property, lru_cache
 
 from labeler.trca.rubric import Item, Rubric
+from models.state_layout import LEGACY_LAYOUT, StateLayout
 
-_PREFIXES = {
-    "Feedback: ": "feedback",
-    "Inventory: ": "inventory",
-    "Recent actions: ": "recent",
-    "Room: ": "room",
-}
 _WORD = re.compile(r"[a-z0-9][a-z0-9'-]*")
 _ARTICLE = re.compile(r"\b(?:a|an|some|the)\s+", re.IGNORECASE)
 
@@ -46,28 +45,26 @@ class StateView:
     context: str  # the text without the recent-actions line (decision context, and where terms appear)
 
     @classmethod
-    def parse(cls, text: str) -> StateView:
-        """Parse (cached: a step's next state is the next step's state)."""
-        return _parse_state(text)
+    def parse(cls, text: str, layout: StateLayout = LEGACY_LAYOUT) -> StateView:
+        """Parse with ``layout`` (cached: a step's next state is the next step's state)."""
+        return _parse_state(text, layout)
 
     @classmethod
-    def _parse(cls, text: str) -> StateView:
-        parts: dict[str, str] = {}
-        for line in text.splitlines():
-            for prefix, name in _PREFIXES.items():
-                if line.startswith(prefix):
-                    parts.setdefault(name, line[len(prefix) :].strip())
-                    break
-        if "room" not in parts and "inventory" not in parts:
+    def _parse(cls, text: str, layout: StateLayout) -> StateView:
+        parts = layout.parse(text)
+        if not any(p.world and p.name in parts for p in layout.parts):
             t = _norm(text)
             return cls(text=text, feedback=t, inventory=None, recent=(), world=t, context=t)
-        recent_raw = parts.get("recent", "")
+        recent_raw = parts.get("history", "")
         recent = (
             tuple(a.strip() for a in recent_raw.split(",")) if recent_raw and recent_raw != "none" else ()
         )
         inventory = parts.get("inventory")
-        world = f"{inventory or ''}\n{parts.get('room', '')}"
-        context = "\n".join(line for line in text.splitlines() if not line.startswith("Recent actions: "))
+        world = "\n".join(parts.get(p.name, "") or "" for p in layout.parts if p.world)
+        history = next((p.prefix for p in layout.parts if p.name == "history"), None)
+        context = "\n".join(
+            line for line in text.splitlines() if history is None or not line.startswith(history)
+        )
         return cls(
             text=text,
             feedback=parts.get("feedback", ""),
@@ -86,8 +83,8 @@ class StateView:
 
 
 @lru_cache(maxsize=1024)
-def _parse_state(text: str) -> StateView:
-    return StateView._parse(text)
+def _parse_state(text: str, layout: StateLayout) -> StateView:
+    return StateView._parse(text, layout)
 
 
 @dataclass
@@ -96,20 +93,21 @@ class Transition:
     observation: str
     action: str
     next_observation: str
+    layout: StateLayout = LEGACY_LAYOUT
 
     @cached_property
     def before(self) -> StateView:
-        return StateView.parse(self.observation)
+        return StateView.parse(self.observation, self.layout)
 
     @cached_property
     def after(self) -> StateView:
-        return StateView.parse(self.next_observation)
+        return StateView.parse(self.next_observation, self.layout)
 
 
-def context_key(instruction: str, observation: str) -> str:
+def context_key(instruction: str, observation: str, layout: StateLayout = LEGACY_LAYOUT) -> str:
     """The decision context of a step for step-relative advantages: instruction + normalised state text
     (lowercase, whitespace collapsed, the recent-actions line dropped)."""
-    return f"{_norm(instruction).lower()}\n{StateView.parse(observation).context.lower()}"
+    return f"{_norm(instruction).lower()}\n{StateView.parse(observation, layout).context.lower()}"
 
 
 def _rx(pattern: str | None) -> re.Pattern[str] | None:

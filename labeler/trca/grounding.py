@@ -27,10 +27,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from labeler.dataset import Trajectory
-from labeler.paths import changed, path_steps
+from labeler.paths import changed, path_steps, world_key
 from labeler.trca.checks import CompiledItem, StateView, Transition
 from labeler.trca.mine import parse_action
 from labeler.trca.rubric import Item
+from models.state_layout import LEGACY_LAYOUT, StateLayout, layout_of
 
 _WORD = re.compile(r"[a-z][a-z'-]+")
 
@@ -42,10 +43,10 @@ def lift(hits_s: int, steps_s: int, hits_f: int, steps_f: int) -> float | None:
     return ((hits_s + 1) / (steps_s + 2)) / ((hits_f + 1) / (steps_f + 2))
 
 
-def novel(observation: str, next_observation: str) -> bool:
+def novel(observation: str, next_observation: str, layout: StateLayout = LEGACY_LAYOUT) -> bool:
     """Whether the response to an action holds a word that the observation before it did not."""
     before = set(_WORD.findall(observation.lower()))
-    response = StateView.parse(next_observation).feedback.lower()
+    response = StateView.parse(next_observation, layout).feedback.lower()
     return any(w not in before for w in _WORD.findall(response))
 
 
@@ -110,7 +111,14 @@ class Episode:
 def prepare(trajectories: Sequence[Trajectory]) -> list[Episode]:
     out = []
     for t in trajectories:
-        trs = [Transition(t.instruction, s.observation, s.action, s.next_observation) for s in t.steps]
+        layout = layout_of(t.meta)
+
+        def key(text: str, layout: StateLayout = layout) -> str:
+            return world_key(text, layout)
+
+        trs = [
+            Transition(t.instruction, s.observation, s.action, s.next_observation, layout) for s in t.steps
+        ]
         objects = [parse_action(s.action)[1] for s in t.steps]
         last: list[bool] = []
         later: set[str | None] = set()
@@ -122,7 +130,7 @@ def prepare(trajectories: Sequence[Trajectory]) -> list[Episode]:
                 success=bool(t.success),
                 transitions=trs,
                 on_path=frozenset(path_steps(t)) if t.success else frozenset(),
-                effects=[changed(s.observation, s.next_observation) for s in t.steps],
+                effects=[changed(s.observation, s.next_observation, key) for s in t.steps],
                 last_on_object=last[::-1],
             )
         )
@@ -145,7 +153,7 @@ def ground(item: Item, episodes: Sequence[Episode]) -> Grounding:
                 continue
             g.hits += 1
             g.effect_hits += ep.effects[i]
-            g.novel_hits += novel(tr.observation, tr.next_observation)
+            g.novel_hits += novel(tr.observation, tr.next_observation, tr.layout)
             g.verbs[tr.action.split(" ", 1)[0].lower() if tr.action.strip() else ""] += 1
             kept = ep.success and i in ep.on_path
             if ep.success:

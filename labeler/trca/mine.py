@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 
 from labeler.dataset import Trajectory
 from labeler.trca.checks import StateView
+from models.state_layout import layout_of
 
 PREPOSITIONS = ("in", "on", "into", "onto", "with", "from", "to")
 _ACTION = re.compile(
@@ -163,7 +164,7 @@ def mine(
     raw: dict[tuple[str, str], list[tuple[str, str, str | None, str | None, str | None]]] = defaultdict(list)
     for t in trajs:
         for s in t.steps:
-            fb = StateView.parse(s.next_observation).feedback
+            fb = StateView.parse(s.next_observation, layout_of(t.meta)).feedback
             if not fb:
                 continue  # the response only repeated the room description: nothing to check against
             verb, obj, prep, place = parse_action(s.action)

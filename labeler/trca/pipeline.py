@@ -24,6 +24,7 @@ from labeler.trca.advantages import check_gamma, completion_aware_returns, group
 from labeler.trca.checks import CompiledRubric, Transition, context_key
 from labeler.trca.rewards import check_lambda, trajectory_rewards
 from labeler.trca.rubric import Rubric, RubricError, embedded_rubric_path, load_rubric
+from models.state_layout import layout_of
 
 METHOD = "trca"
 EPISODE_GROUPS = ("instruction", "task-type")
@@ -178,8 +179,9 @@ def label_trajectory_rewards(
         raise ValueError("item_judge='llm' needs a judge")
     queries = 0
     hits_per_step = []
+    layout = layout_of(traj.meta)
     for s in traj.steps:
-        tr = Transition(traj.instruction, s.observation, s.action, s.next_observation)
+        tr = Transition(traj.instruction, s.observation, s.action, s.next_observation, layout)
         hits = cr.hits(tr)
         for i in judge_items:
             queries += 1
@@ -221,7 +223,10 @@ def label_file(
         p1.episode_keys.append(
             traj.task_type + ("\n" + traj.instruction if cfg.episode_group == "instruction" else "")
         )
-        p1.step_keys.extend(_key_hash(context_key(traj.instruction, s.observation)) for s in traj.steps)
+        layout = layout_of(traj.meta)
+        p1.step_keys.extend(
+            _key_hash(context_key(traj.instruction, s.observation, layout)) for s in traj.steps
+        )
         summary.trajectories += 1
         summary.steps += len(traj.steps)
         if on_progress:

@@ -6,13 +6,23 @@ Modules:
   (:class:`EnvSpec`, :class:`Param`), :class:`EnvError`.
 - ``registry``: ``parse_env`` / ``open_env`` and the registry of adapters (built-ins, entry points,
   ``EDGEJUDGE_ENVS``).
+- ``recorded``: the world a dataset, checkpoint or bundle records, and the state-format check.
 - ``twx``: TextWorldExpress (``twx:twc`` with levels easy/medium/hard, ``twx:cookingworld`` small/large).
+- ``twx_placement``: TextWorld's opt-in put-away strategy (``--strategy placement-search``).
 
 See docs/environments.md for the interface and how to write an adapter for another world.
 """
 
 from policy.envs.base import SPLITS, EnvAdapter, EnvError, EnvSpec, EnvState, Param
-from policy.envs.registry import adapter_class, adapters, describe, open_env, parse_env
+from policy.envs.registry import (
+    adapter_class,
+    adapters,
+    describe,
+    episode_policy,
+    open_env,
+    parse_env,
+    strategy_class,
+)
 
 __all__ = [
     "SPLITS",
@@ -24,6 +34,8 @@ __all__ = [
     "adapter_class",
     "adapters",
     "describe",
+    "episode_policy",
     "open_env",
     "parse_env",
+    "strategy_class",
 ]

@@ -115,6 +115,10 @@ class EnvAdapter(ABC):
     its episodes still start in the same world state."""
     needs_simulator: ClassVar[bool] = True
     """False for a replay of logged episodes (collect works, evaluation of a new policy does not)."""
+    strategies: ClassVar[Mapping[str, str]] = {}
+    """Opt-in task strategies of this world: name -> ``module:Class``, a policy wrapper
+    (:class:`edge.policies.PolicyWrapper`) built as ``Class(policy, world_key)``. Never part of a headline
+    result: the generic client is the loop guard."""
 
     def __init__(self, spec: EnvSpec, step_limit: int = 50):
         self.spec = spec

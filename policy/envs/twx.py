@@ -113,6 +113,9 @@ class TWXAdapter(EnvAdapter):
     }
     layout: ClassVar[StateLayout] = LEGACY_LAYOUT
     state_format: ClassVar[str] = LEGACY_STATE_FORMAT
+    strategies: ClassVar[Mapping[str, str]] = {
+        "placement-search": "policy.envs.twx_placement:PlacementSearchPolicy",
+    }
 
     @classmethod
     def parameters(cls, task: str) -> Mapping[str, Param]:

@@ -1,6 +1,7 @@
-// Checks edge::LoopGuard and edge::world_key against episodes recorded from the Python guard
+// Checks edge::LoopGuard and edge::WorldKey against episodes recorded from the Python guard
 // (tests/test_edge_cpp.py writes them). Usage: edge_loop_guard_test EPISODES_FILE
-// Lines: "key OBS_HEX EXPECTED_HEX" | "reset" | "step OBS_HEX PICK K CAND_HEX... SCORE..."
+// Lines: "part LABEL_HEX UNORDERED" (the layout's world parts, first) | "key OBS_HEX EXPECTED_HEX" | "reset" |
+// "step OBS_HEX PICK K CAND_HEX... SCORE..."
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -15,20 +16,32 @@ using edge_test::unhex;
 int main(int argc, char** argv) {
     std::ifstream f;
     if (!edge_test::open_vectors(argc, argv, "edge_loop_guard_test EPISODES_FILE", f)) return 2;
-    edge::LoopGuard guard(edge::world_key);
-    int failures = 0, steps = 0, keys = 0, line_no = 0;
+    std::vector<std::string> lines;
+    std::vector<edge::WorldPart> parts;
     for (std::string line; std::getline(f, line);) {
+        std::istringstream ss(line);
+        std::string kind, label;
+        int unordered = 0;
+        if ((ss >> kind) && kind == "part" && (ss >> label >> unordered)) parts.push_back({unhex(label), unordered != 0});
+        lines.push_back(line);
+    }
+    const edge::WorldKey world_key(parts);
+    edge::LoopGuard guard(world_key);
+    int failures = 0, steps = 0, keys = 0, line_no = 0;
+    for (const std::string& line : lines) {
         ++line_no;
         std::istringstream ss(line);
         std::string kind;
         ss >> kind;
-        if (kind == "reset") {
+        if (kind == "part") {
+            continue;
+        } else if (kind == "reset") {
             guard.reset();
         } else if (kind == "key") {
             std::string obs, want;
             ss >> obs >> want;
             ++keys;
-            if (edge::world_key(unhex(obs)) != unhex(want)) {
+            if (world_key(unhex(obs)) != unhex(want)) {
                 std::cerr << "FAIL line " << line_no << ": world_key differs\n";
                 ++failures;
             }

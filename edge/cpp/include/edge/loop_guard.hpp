@@ -23,41 +23,59 @@
 
 namespace edge {
 
-// The world part of a composed state text (edgejudge's compose_state): its "Inventory:" and "Room:" lines,
-// the inventory as a sorted bag of words; the whole text when it has no such lines. As policy.twx_env.world_key.
-inline std::string world_key(const std::string& observation) {
-    std::vector<std::string> kept;
-    std::size_t start = 0;
-    while (start <= observation.size()) {
-        std::size_t end = observation.find_first_of("\r\n", start);
-        if (end == std::string::npos) end = observation.size();
-        std::string line = observation.substr(start, end - start);
-        if (line.rfind("Inventory:", 0) == 0) {
-            std::istringstream words(line.substr(10));
-            std::vector<std::string> bag;
-            for (std::string w; words >> w;) bag.push_back(w);
-            std::sort(bag.begin(), bag.end());
-            line = "Inventory:";
-            line += " ";
-            for (std::size_t i = 0; i < bag.size(); ++i) line += (i ? " " : "") + bag[i];
-            kept.push_back(line);
-        } else if (line.rfind("Room:", 0) == 0) {
-            kept.push_back(line);
+// One world part of a state layout (models/state_layout.py): the label of its "Label: value" line, and whether
+// it is compared as a sorted bag of words. A client takes them from its environment adapter or from the
+// daemon's info reply (world.state_layout.parts with world=true); nothing here knows a world.
+struct WorldPart {
+    std::string label;
+    bool unordered = false;
+};
+
+// The world state of a state text: its world lines in order (unordered parts as sorted words), the whole text
+// when it has none. As models.state_layout.StateLayout.world_key.
+class WorldKey {
+  public:
+    explicit WorldKey(std::vector<WorldPart> parts) : parts_(std::move(parts)) {}
+
+    std::string operator()(const std::string& observation) const {
+        std::vector<std::string> kept;
+        std::size_t start = 0;
+        while (start <= observation.size()) {
+            std::size_t end = observation.find_first_of("\r\n", start);
+            if (end == std::string::npos) end = observation.size();
+            std::string line = observation.substr(start, end - start);
+            for (const WorldPart& p : parts_) {
+                const std::string head = p.label + ":";
+                if (line.rfind(head, 0) != 0) continue;
+                if (p.unordered) {
+                    std::istringstream words(line.substr(head.size()));
+                    std::vector<std::string> bag;
+                    for (std::string w; words >> w;) bag.push_back(w);
+                    std::sort(bag.begin(), bag.end());
+                    line = head + " ";
+                    for (std::size_t i = 0; i < bag.size(); ++i) line += (i ? " " : "") + bag[i];
+                }
+                kept.push_back(line);
+                break;
+            }
+            if (end == observation.size()) break;
+            start = end + ((observation[end] == '\r' && end + 1 < observation.size() && observation[end + 1] == '\n') ? 2 : 1);
         }
-        if (end == observation.size()) break;
-        start = end + ((observation[end] == '\r' && end + 1 < observation.size() && observation[end + 1] == '\n') ? 2 : 1);
+        if (kept.empty()) return observation;
+        std::string out = kept[0];
+        for (std::size_t i = 1; i < kept.size(); ++i) out += "\n" + kept[i];
+        return out;
     }
-    if (kept.empty()) return observation;
-    std::string out = kept[0];
-    for (std::size_t i = 1; i < kept.size(); ++i) out += "\n" + kept[i];
-    return out;
-}
+
+  private:
+    std::vector<WorldPart> parts_;
+};
 
 class LoopGuard {
   public:
     using Key = std::function<std::string(const std::string&)>;
 
-    // key maps an observation to its world state (e.g. edge::world_key); by default the whole observation.
+    // key maps an observation to its world state (e.g. an edge::WorldKey); by default the whole observation.
     explicit LoopGuard(Key key = nullptr) : key_(std::move(key)) {}
 
     void reset() {
@@ -100,8 +118,8 @@ class LoopGuard {
         return pick;
     }
 
-    // Remember an action something other than choose() picked in this observation (e.g. edge::PlacementSearch),
-    // so the episode's memory stays whole.
+    // Remember an action something other than choose() picked in this observation (e.g. a task strategy), so
+    // the episode's memory stays whole.
     void record(const std::string& observation, const std::string& action) {
         const std::string world = enter(observation);
         taken_.insert({observation, action});

@@ -1,4 +1,7 @@
-"""Per-episode placement search for put-away tasks, on the client side, ranked by the policy's own scores.
+"""An opt-in task strategy of the TextWorld adapter: per-episode placement search for put-away tasks, on the
+client side, ranked by the policy's own scores (``--strategy placement-search``). It reads TextWorld's command
+grammar, so it belongs to the adapter, and it is never part of a headline result: the generic client is the
+loop guard alone.
 
 In a put-away task ("pick up objects, then place them in their usual locations") the decision that matters is
 where each object goes, and the environment says nothing when a place is wrong: the episode just does not
@@ -24,7 +27,8 @@ Where it has no opinion (no objects, no place to try, every assignment ruled out
 :class:`edge.loop_guard.LoopGuard` it wraps, which also sees every step the search takes. The episode's end is
 the only success signal it uses, as on a robot whose task reports completion. Commands are ``verb object
 [preposition target]`` (:func:`edge.actions.split_action`); the verbs are constructor arguments. No model
-code: the standard library and :mod:`edge.actions`.
+code: the standard library and :mod:`edge`. :class:`PlacementSearchPolicy` is the strategy as a policy
+wrapper (:mod:`edge.policies`).
 """
 
 from __future__ import annotations
@@ -35,6 +39,7 @@ from collections.abc import Callable, Sequence
 
 from edge.actions import split_action
 from edge.loop_guard import LoopGuard
+from edge.policies import Policy, PolicyWrapper
 
 Scorer = Callable[[str, str, Sequence[str]], Sequence[float]]
 """``score(instruction, observation, candidates) -> one score per candidate`` (any candidate texts)."""
@@ -218,3 +223,32 @@ class PlacementSearch:
                 if self.where.get(obj) in opens:
                     return opens[self.where[obj]]
         return None
+
+
+class PlacementSearchPolicy(PolicyWrapper):
+    """The inner policy inside a :class:`PlacementSearch` (which wraps the loop guard): in put-away tasks its
+    scores of hypothetical ``put`` actions rank each object's places; elsewhere it is the guarded policy."""
+
+    suffix = "search"
+
+    def __init__(self, inner: Policy, world_key: Callable[[str], str] | None = None):
+        super().__init__(inner)
+        self.search = PlacementSearch(inner.scores, key=world_key)
+        self.guard = self.search.guard
+
+    def act(self, instruction: str, state: str, candidates: Sequence[str]) -> int:
+        scores = self.inner.scores(instruction, state, candidates)
+        return self.search.choose(instruction, state, candidates, scores)
+
+    @property
+    def overrides(self) -> int:
+        return self.guard.total_overrides
+
+    @property
+    def searches(self) -> int:
+        """Joint placements ruled out (the episode went on after them), over all episodes."""
+        return self.search.searches
+
+    def reset(self) -> None:
+        self.search.reset()
+        self.inner.reset()

@@ -1,0 +1,105 @@
+"""An exported bundle as an in-process agent, run by the daemon's own :class:`edge.runtime.Runtime`.
+
+:class:`BundlePolicy` is what ``edgejudge eval BUNDLE``, the benchmarks and any in-process robot code use:
+one ``act`` request per call through exactly the runtime edge-serve runs (same tokenizer settings, same
+length-grouped encoder runs, same int8 rule, same embedding LRU, same scorer call), so what is evaluated
+offline is what the daemon serves. Imports: numpy, onnxruntime, tokenizers and ``models`` (no torch).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Sequence
+
+import numpy as np
+
+from edge.runtime import Item, Runtime, RuntimeConfig, load_runtime
+from models.bundle import BundleError
+
+
+def env_threads() -> int:
+    """onnxruntime threads from ``EDGEJUDGE_THREADS`` (default 1)."""
+    raw = os.environ.get("EDGEJUDGE_THREADS", "1")
+    return int(raw) if raw.isdigit() and int(raw) > 0 else 1
+
+
+class BundlePolicy:
+    """Scores candidate actions with a bundle. ``cache_size`` > 0 keeps the runtime's LRU of instruction and
+    candidate embeddings (they repeat across steps); 0 encodes every text on every call. The observation is
+    encoded on every call, as in the daemon."""
+
+    name = "bundle"
+
+    def __init__(
+        self, bundle_dir: str | os.PathLike[str], *, cache_size: int = 4096, threads: int | None = None
+    ):
+        try:
+            import onnxruntime  # noqa: F401
+            import tokenizers  # noqa: F401
+        except ImportError as e:  # pragma: no cover - depends on the install
+            raise BundleError(
+                f"running a bundle needs onnxruntime and tokenizers (pip install 'edgejudge[edge]'): {e}"
+            ) from e
+        self.runtime: Runtime = load_runtime(
+            bundle_dir, RuntimeConfig(threads=threads or env_threads(), cache_size=cache_size)
+        )
+        self.dir = self.runtime.bundle_dir
+        self.manifest = self.runtime.manifest
+        self.skills = list(self.runtime.skills)
+
+    @property
+    def model_sha256(self) -> str:
+        return self.runtime.model_sha256
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """float32 [N, D] embeddings of ``texts`` (through the LRU when it is on)."""
+        return self.runtime.encode(list(texts), cache=self.runtime.cache.capacity > 0)
+
+    def candidate_features(self, candidates: Sequence[str], observation: str = "") -> np.ndarray:
+        """float32 [K, C]: the scorer's per-candidate input (the bundle's ``candidate_features``)."""
+        (item,) = self.runtime.items_from_text([("", observation, list(candidates))])
+        return item.candidates
+
+    def scores_from_embeddings(
+        self, instruction: np.ndarray, state: np.ndarray, candidates: np.ndarray
+    ) -> np.ndarray:
+        """The scorer alone on pre-computed features ([D], [D], [K,C]), as the daemon's embedding op."""
+        item = Item(
+            np.asarray(instruction, dtype=np.float32),
+            np.asarray(state, dtype=np.float32),
+            np.asarray(candidates, dtype=np.float32),
+            None,
+        )
+        return self.runtime.score([item])[0]
+
+    def scores(self, instruction: str, observation: str, candidates: Sequence[str] | None) -> np.ndarray:
+        """One score per candidate (``None``: the bundle's skill list), as edge-serve's text ``act`` gives."""
+        if candidates is None:
+            if not self.skills:
+                raise BundleError(f"{self.dir}: no candidates given and the bundle has no skill list")
+        elif not candidates:
+            raise ValueError("no candidate actions to choose from")
+        cands = None if candidates is None else list(candidates)
+        rt = self.runtime
+        return rt.score(rt.items_from_text([(instruction, observation, cands)]))[0]
+
+    def act(self, instruction: str, observation: str, candidates: Sequence[str]) -> int:
+        return int(np.argmax(self.scores(instruction, observation, candidates)))
+
+    def timed_act(self, instruction: str, observation: str, candidates: Sequence[str]) -> tuple[int, float]:
+        t0 = time.perf_counter()
+        i = self.act(instruction, observation, candidates)
+        return i, time.perf_counter() - t0
+
+    def reset(self) -> None:
+        """Nothing per episode: the policy is stateless (history is in the observation text)."""
+
+    def close(self) -> None:
+        self.runtime.close()
+
+    def __enter__(self) -> BundlePolicy:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

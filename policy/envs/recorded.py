@@ -1,0 +1,71 @@
+"""The world a dataset, checkpoint or bundle records, and the check that a policy meets its own state format.
+
+Collection records in every trajectory's ``meta`` the environment (``env``, ``params``) and the adapter's
+``state_format`` and ``state_layout``. Training copies them into the checkpoint's provenance (``world``),
+export into the bundle's manifest. Evaluation and the edge drivers refuse to run a policy in a world that
+composes its state texts in another format: its scores there would mean nothing. Records without a format
+(older datasets and bundles) are the ``twx/1`` format. No simulator is needed here.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from models.state_layout import LEGACY_STATE_FORMAT, layout_of, state_format_of
+from policy.envs.base import EnvError, EnvSpec
+from policy.envs.registry import adapter_class
+
+
+def dataset_world(trajectories: Iterable[Any]) -> dict[str, Any]:
+    """The world of a dataset's trajectories (``env``/``params`` when they all share them); EnvError when
+    they mix state formats."""
+    trajs = list(trajectories)
+    formats = sorted({state_format_of(t.meta) for t in trajs})
+    if len(formats) > 1:
+        raise EnvError(f"the dataset mixes state formats {', '.join(formats)}: train on one format at a time")
+    envs = sorted({(str(t.meta.get("env", "")), str(t.meta.get("params", ""))) for t in trajs})
+    world: dict[str, Any] = {"state_format": formats[0] if formats else LEGACY_STATE_FORMAT}
+    if trajs:
+        world["state_layout"] = layout_of(trajs[0].meta).to_dict()
+    if len(envs) == 1 and envs[0][0]:
+        world["env"], world["params"] = envs[0]
+    elif len(envs) > 1:
+        world["envs"] = [f"{e}[{p}]" if p else e for e, p in envs if e]
+    return world
+
+
+def recorded_world(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """The world a bundle (``manifest.json``) or checkpoint (``checkpoint.json``) records; ``{}`` if none."""
+    p = Path(path)
+    if (p / "manifest.json").is_file():
+        from models.bundle import load_manifest
+
+        return dict(load_manifest(p, verify=False).world)
+    if (p / "checkpoint.json").is_file():
+        meta = json.loads((p / "checkpoint.json").read_text())
+        return dict(meta.get("provenance", {}).get("world") or {})
+    return {}
+
+
+def check_world(recorded: Mapping[str, Any], spec: EnvSpec, what: str = "the policy") -> None:
+    """EnvError unless ``spec``'s adapter composes the state format ``recorded`` says the policy was trained
+    on."""
+    trained = state_format_of(recorded)
+    composes = adapter_class(spec.adapter).state_format
+    if trained != composes:
+        where = f" in {recorded['env']}" if recorded.get("env") else ""
+        raise EnvError(
+            f"{what} was trained{where} on state format {trained!r}, but {spec.name} composes "
+            f"{composes!r}: run it in a world of its own format, or train a policy for this one"
+        )
+
+
+def default_env(recorded: Mapping[str, Any]) -> tuple[str, str | None]:
+    """The environment to evaluate in when none is given: the recorded one, else ``twx:twc``."""
+    if recorded.get("env"):
+        return str(recorded["env"]), recorded.get("params") or None
+    return "twx:twc", None

@@ -1,0 +1,45 @@
+"""What the bundle exporters share: the ONNX opset, the error type, a one-thread onnxruntime session, the
+model cache folder and the real texts every parity check runs on."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+OPSET = 17
+
+# Real texts for the parity checks: TextWorld-style instructions, states and actions.
+PARITY_TEXTS = [
+    "Your task is to pick up objects, then place them in their usual locations in the environment.",
+    "Feedback: You pick up the dirty socks.\nInventory: dirty socks\nRecent actions: take dirty socks\n"
+    "Room: You are in the bathroom. In one part of the room you see a bath mat. There is also a towel rack.",
+    "put dirty socks in washing machine",
+    "open fridge",
+    "take apple from kitchen cupboard",
+    "look around",
+    "",
+]
+
+
+class ExportError(RuntimeError):
+    """An export that must not be used: parity failure, bad input, missing dependency."""
+
+
+def edgejudge_cache() -> Path:
+    """``$EDGEJUDGE_CACHE`` (default ``~/.cache/edgejudge``)."""
+    return Path(os.environ.get("EDGEJUDGE_CACHE", Path.home() / ".cache" / "edgejudge"))
+
+
+def cache_root() -> Path:
+    """Where built encoder graphs are kept: ``$EDGEJUDGE_CACHE/onnx``."""
+    return edgejudge_cache() / "onnx"
+
+
+def ort_session(path: Path):
+    """A one-thread CPU onnxruntime session (parity checks)."""
+    import onnxruntime as ort
+
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = 1
+    so.inter_op_num_threads = 1
+    return ort.InferenceSession(str(path), sess_options=so, providers=["CPUExecutionProvider"])
