@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import textwrap
 from collections import Counter
@@ -9,8 +10,10 @@ from pathlib import Path
 
 import click
 
+from labeler.cluster.options import ClusterError, cluster_config, cluster_options
 from labeler.dataset import DatasetError, iter_trajectories
 from labeler.trca.rubric import CATEGORIES, RubricError, load_rubric, write_rubric
+from models.cli_options import cache_option, judge_option, progress_option, threads_option
 
 
 @click.group()
@@ -34,21 +37,9 @@ def rubrics() -> None:
     help="Trajectories to mine transitions from (JSONL or JSONL.gz). Ground truth in 'info' is not read.",
 )
 @click.option("--task-type", required=True, help="The dataset task_type the rubric is for (e.g. twc).")
-@click.option(
-    "--judge",
-    "judge_ref",
-    default="gemma3-270m",
-    show_default=True,
-    help="Judge model: gemma3-270m (embedded) or a .gguf path.",
-)
+@judge_option()
 @click.option("--out", required=True, type=click.Path(dir_okay=False), help="Rubric file to write (.toml).")
-@click.option(
-    "--cache",
-    default=None,
-    type=click.Path(dir_okay=False),
-    help="Judge answer cache (SQLite); a rerun reuses it. "
-    "Default: $EDGEJUDGE_CACHE/labels.sqlite (~/.cache/edgejudge), shared with the other labelers.",
-)
+@cache_option()
 @click.option(
     "--max-trajectories",
     default=200,
@@ -106,15 +97,9 @@ def rubrics() -> None:
     type=click.Path(dir_okay=False),
     help="A reviewed rubric to extend: keep all of it, add only placement pairs for objects it lacks.",
 )
-@click.option(
-    "--threads",
-    default=None,
-    type=click.IntRange(min=1),
-    help="llama.cpp threads (default: $EDGEJUDGE_THREADS or 1).",
-)
-@click.option(
-    "--progress/--no-progress", default=None, help="Progress bar (default: when stderr is a terminal)."
-)
+@threads_option()
+@progress_option()
+@cluster_options
 def build(
     dataset,
     task_type,
@@ -131,13 +116,26 @@ def build(
     base,
     threads,
     progress,
+    ray,
+    judge_actors,
+    cpus_per_actor,
+    gpus_per_actor,
+    actor_restarts,
 ) -> None:
     """Instantiate a rubric for TASK_TYPE from DATASET with the judge, and write it as a reviewable TOML file.
 
     With --base, the reviewed file is kept as it is and only objects it does not know get a place (the
     judge's choice), e.g. to cover a new split's unseen objects without redoing the review.
+
+    The judge's queries run in chunks of 16, each from the same primed judge state; with --ray the chunks run
+    on Ray judge actors and give the same rubric.
     """
     from labeler.trca.build import BuildConfig, build_header, build_rubric, extend_rubric, leading_comments
+
+    try:
+        cluster = cluster_config(ray, judge_actors, cpus_per_actor, gpus_per_actor, actor_restarts)
+    except ClusterError as e:
+        raise click.ClickException(str(e)) from None
 
     base_rubric = None
     if base is not None:
@@ -161,7 +159,7 @@ def build(
         raise click.ClickException(str(e)) from None
     if not trajs:
         raise click.ClickException(f"{dataset}: no trajectory of task type {task_type!r}")
-    from labeler.judge import JudgeError, open_judge
+    from labeler.judge import JudgeError
     from labeler.trca.pipeline import default_cache
     from models.registry import ModelError
 
@@ -195,16 +193,16 @@ def build(
         progress=progress,
     )
     try:
-        with open_judge(judge_ref, n_threads=threads, cache=cache or default_cache()) as judge:
+        with _scorer(cluster, judge_ref, threads, cache or default_cache()) as scorer:
             report = build_rubric(
-                trajs, judge, cfg, dataset_name=Path(dataset).name, log=lambda m: click.echo(m, err=True)
+                trajs, scorer, cfg, dataset_name=Path(dataset).name, log=lambda m: click.echo(m, err=True)
             )
             check = None
             if base_rubric is None and check_folds:
                 from labeler.trca.crossfit import crossfit_check
 
-                check = crossfit_check(trajs, judge, cfg, folds=check_folds)
-    except (ModelError, JudgeError, ValueError) as e:
+                check = crossfit_check(trajs, scorer, cfg, folds=check_folds)
+    except (ModelError, JudgeError, ValueError, ClusterError) as e:
         raise click.ClickException(str(e)) from None
     if base_rubric is not None:
         rubric, added = extend_rubric(base_rubric, report.rubric)
@@ -240,6 +238,22 @@ def build(
         + ", ".join(f"{sizes[c]} {c}" for c in CATEGORIES)
         + f"), {report.queries} judge queries; review it, then: edgejudge rubrics validate {out}"
     )
+
+
+@contextlib.contextmanager
+def _scorer(cluster, judge_ref: str, threads: int | None, cache: str):
+    """The judge's ``score_many`` in units of work: on a local judge, or (``--ray``) on judge actors."""
+    from labeler.cluster.units import UnitScorer
+    from labeler.judge import open_judge
+
+    if cluster is None:
+        with open_judge(judge_ref, n_threads=threads, cache=cache) as judge:
+            yield UnitScorer.local(judge)
+        return
+    from labeler.cluster.workers import PoolRunner, judge_pool, score_worker
+
+    with judge_pool(cluster, {"model": judge_ref, "n_threads": threads}, score_worker(), cache) as pool:
+        yield UnitScorer(pool.infos[0]["model_sha256"], PoolRunner(pool))
 
 
 @rubrics.command()

@@ -47,6 +47,8 @@ sys.path.insert(0, str(ROOT))
 
 import click  # noqa: E402
 
+from models.cli_options import gpu_layers_option, judge_option, progress_option, threads_option  # noqa: E402
+
 TASK = "Pick up objects, then place them in their usual locations."
 CAND_RATE = (
     "Rate each action of a household robot from -2 (wrong for the task) to 2 (completes part of the task)."
@@ -323,6 +325,7 @@ def run(
     patterns: tuple[str, ...] = ("coren", "trca"),
     candidates: int = 5,
     coren_prompts: int = 4,
+    gpu_layers: int = 0,
 ) -> dict:
     """(a), (b) and (c) interleaved trajectory by trajectory, so that load from other jobs on the box hits all
     three alike; ratios are reported on process CPU time and on wall time."""
@@ -342,7 +345,7 @@ def run(
     res_c: list[list[float]] = [[] for _ in queries]
     ev = {"b": 0, "c": 0}
     ev_pat = {(m, p): 0 for m in ("b", "c") for p in names}
-    kw = {"n_threads": threads, "n_threads_batch": threads, "n_ctx": 2048}
+    kw = {"n_threads": threads, "n_threads_batch": threads, "n_ctx": 2048, "n_gpu_layers": gpu_layers}
     with (
         tempfile.TemporaryDirectory(prefix="bench-judge-") as tmp,
         open_judge(model, cache=None, **kw) as jb,
@@ -426,6 +429,7 @@ def run(
         "model": model,
         "model_sha256": sha,
         "threads": threads,
+        "gpu_layers": gpu_layers,
         "machine": f"{platform.machine()}, {os.cpu_count()} CPUs visible, {platform.python_implementation()} "
         f"{platform.python_version()}",
         "load_average_at_end": os.getloadavg(),
@@ -529,7 +533,7 @@ def _fmt(r: dict) -> str:
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
-@click.option("--model", default="gemma3-270m", show_default=True, help="Judge: embedded name or .gguf path.")
+@judge_option("model")
 @click.option(
     "--steps",
     type=click.IntRange(min=1),
@@ -560,12 +564,7 @@ def _fmt(r: dict) -> str:
     help="Candidates per step rated by the cand shape (besides the taken action).",
 )
 @click.option("--seed", type=int, default=0, show_default=True, help="Collection seed.")
-@click.option(
-    "--threads",
-    type=click.IntRange(min=1),
-    default=None,
-    help="llama.cpp threads [default: $EDGEJUDGE_THREADS or 1].",
-)
+@threads_option()
 @click.option(
     "--ceiling-prompts",
     type=click.IntRange(min=1),
@@ -573,9 +572,10 @@ def _fmt(r: dict) -> str:
     show_default=True,
     help="Whole prompts evaluated for the (a) ceiling.",
 )
+@gpu_layers_option("gpu_layers")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @click.option("--out", type=click.Path(dir_okay=False), default=None, help="Also write the JSON result here.")
-@click.option("--progress/--no-progress", default=None, help="Progress bars [default: on a terminal].")
+@progress_option()
 def main(
     model: str,
     steps: int,
@@ -585,6 +585,7 @@ def main(
     seed: int,
     threads: int | None,
     ceiling_prompts: int,
+    gpu_layers: int,
     as_json: bool,
     out: str | None,
     progress: bool | None,
@@ -610,6 +611,7 @@ def main(
         names,
         candidates,
         coren_prompts,
+        gpu_layers,
     )
     if out:
         tmp = Path(out).with_suffix(".tmp")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import time
@@ -9,6 +10,16 @@ from pathlib import Path
 from typing import Any
 
 import click
+
+from labeler.cluster.options import ClusterError, cluster_config, cluster_options
+from models.cli_options import (
+    cache_option,
+    gpu_layers_option,
+    judge_option,
+    n_ctx_option,
+    progress_option,
+    threads_option,
+)
 
 # Measured on the 2-core box with the embedded Gemma 3 270M, 1 thread, while other work shared the CPU
 # (BENCHMARKS.md); used only by --dry-run. Every query also reads one 262k-entry logit row (~0.06 s).
@@ -36,13 +47,7 @@ def _default_ckpt(out: str) -> str:
 @click.command()
 @click.argument("in_path", metavar="IN", type=click.Path(dir_okay=False))
 @click.option("--out", required=True, type=click.Path(dir_okay=False), help="Output .jsonl or .jsonl.gz.")
-@click.option(
-    "--judge",
-    "judge_ref",
-    default="gemma3-270m",
-    show_default=True,
-    help="Judge model: the embedded gemma3-270m or a path to a .gguf file.",
-)
+@judge_option()
 @click.option(
     "--prompts",
     "n_prompts",
@@ -59,19 +64,8 @@ def _default_ckpt(out: str) -> str:
     help="Folder of prompt and template TOML files [default: labeler/prompts/coren; the first layout, one "
     "header per variant: labeler/prompts/coren/v1].",
 )
-@click.option(
-    "--threads",
-    default=None,
-    type=click.IntRange(1, 64),
-    help="Judge threads (default $EDGEJUDGE_THREADS, else 1).",
-)
-@click.option(
-    "--n-ctx",
-    default=2048,
-    show_default=True,
-    type=click.IntRange(256, 131072),
-    help="Judge context size; longer texts are truncated (head kept) and counted.",
-)
+@threads_option()
+@n_ctx_option()
 @click.option(
     "--examples",
     "examples_source",
@@ -131,12 +125,7 @@ def _default_ckpt(out: str) -> str:
     help="Orchestrator training steps.",
 )
 @click.option("--no-dists", is_flag=True, help="Do not keep each prompt's distribution (dist_p*) per step.")
-@click.option(
-    "--cache",
-    default=None,
-    type=click.Path(dir_okay=False),
-    help="Judge cache (SQLite); default $EDGEJUDGE_CACHE/labels.sqlite or ~/.cache/edgejudge/.",
-)
+@cache_option()
 @click.option(
     "--dry-run", is_flag=True, help="Print the number of queries and a token/time estimate; label nothing."
 )
@@ -147,11 +136,9 @@ def _default_ckpt(out: str) -> str:
     type=click.Path(dir_okay=False),
     help="Write the run's numbers (queries, cache hits, steps/s, fallbacks) as JSON.",
 )
-@click.option(
-    "--progress/--no-progress",
-    default=None,
-    help="Progress bar on stderr (default: when stderr is a terminal).",
-)
+@gpu_layers_option("gpu_layers")
+@progress_option()
+@cluster_options
 def coren(
     in_path: str,
     out: str,
@@ -173,7 +160,13 @@ def coren(
     cache: str | None,
     dry_run: bool,
     report_path: str | None,
+    gpu_layers: int,
     progress: bool | None,
+    ray: str | None,
+    judge_actors: int,
+    cpus_per_actor: float,
+    gpus_per_actor: float,
+    actor_restarts: int,
 ) -> None:
     """Add COREN reward channels to every step of IN: contextual (majority vote of N judge prompts),
     structural (vote of the prompts that answer the retrieved object question), temporal (vote of the prompts
@@ -182,6 +175,9 @@ def coren(
     The taken action is rated with its result (the transition); every candidate is rated to find each prompt's
     high-value actions. All judge queries go through the cache: a rerun or a resumed run costs nothing for
     finished work. Ground truth under info is never read.
+
+    With --ray the per-trajectory judge work runs on --judge-actors Ray actors (each holding one judge), with
+    the same labels as without; calibration, the QA set and the orchestrator stay on this machine.
     """
     from labeler.coren.prompts import PROMPT_DIR, PromptError, load_prompts, load_templates
     from labeler.coren.structural import QAError, load_qa
@@ -211,6 +207,10 @@ def coren(
     cfg = CorenConfig(
         obs_tokens=obs_tokens, result_tokens=result_tokens, qa_size=qa_size, keep_dists=not no_dists
     )
+    try:
+        cluster = cluster_config(ray, judge_actors, cpus_per_actor, gpus_per_actor, actor_restarts)
+    except ClusterError as e:
+        raise click.ClickException(str(e)) from None
     if dry_run:
         _dry_run(trajs, prompts, templates, cfg, judge_ref, n_ctx, threads)
         return
@@ -231,6 +231,8 @@ def coren(
         cache or _default_cache(),
         report_path,
         progress,
+        gpu_layers,
+        cluster,
     )
 
 
@@ -255,13 +257,43 @@ def _data_examples(templates, trajs):
     )
 
 
-def _open(judge_ref: str, n_ctx: int, threads: int | None, cache: str | None):
+def _open(judge_ref: str, n_ctx: int, threads: int | None, cache: str | None, gpu_layers: int = 0):
     from labeler.judge import JudgeError, open_judge
     from models.registry import ModelError
 
     try:
-        return open_judge(judge_ref, n_threads=threads, n_threads_batch=threads, n_ctx=n_ctx, cache=cache)
+        return open_judge(
+            judge_ref,
+            n_threads=threads,
+            n_threads_batch=threads,
+            n_ctx=n_ctx,
+            n_gpu_layers=gpu_layers,
+            cache=cache,
+        )
     except (JudgeError, ModelError) as e:
+        raise click.ClickException(str(e)) from None
+
+
+@contextlib.contextmanager
+def _judge(judge_ref, n_ctx, threads, cache, gpu_layers, cluster, prompts, templates, cfg):
+    """The local judge, or (with --ray) the driver's stand-in for the judge actors."""
+    if cluster is None:
+        with _open(judge_ref, n_ctx, threads, cache, gpu_layers) as judge:
+            yield judge
+        return
+    from labeler.cluster.workers import DriverJudge, coren_worker, judge_pool
+    from labeler.judge import JudgeError
+    from models.registry import ModelError
+
+    kwargs = {"model": judge_ref, "n_threads": threads, "n_ctx": n_ctx, "n_gpu_layers": gpu_layers}
+    try:
+        with judge_pool(cluster, kwargs, coren_worker(prompts, templates, cfg), cache) as pool:
+            judge = DriverJudge(judge_ref, pool)
+            try:
+                yield judge
+            finally:
+                judge.close()
+    except (ClusterError, JudgeError, ModelError) as e:
         raise click.ClickException(str(e)) from None
 
 
@@ -323,6 +355,8 @@ def _run(
     cache,
     report_path,
     progress,
+    gpu_layers=0,
+    cluster=None,
 ) -> None:
     import numpy as np
 
@@ -352,7 +386,8 @@ def _run(
         except orch.OrchestratorError as e:
             raise click.ClickException(str(e)) from None
 
-    with _open(judge_ref, n_ctx, threads, cache) as judge:
+    with _judge(judge_ref, n_ctx, threads, cache, gpu_layers, cluster, prompts, templates, cfg) as judge:
+        pool = getattr(judge, "pool", None)
         steps_total = sum(len(t.steps) for t in trajs)
         per_step = sum(2 + p.cot for p in prompts)  # candidate query + rating (+ reasoning) per prompt
         total = steps_total * per_step + len(prompts) * len(trajs)  # + backward checks (QA answers extra)
@@ -364,18 +399,26 @@ def _run(
                 done[0] += n
                 bar.update(n)
                 el = time.perf_counter() - t_start
+                extra = {"actors": f"{pool.alive}/{len(pool.actors)}"} if pool is not None else {}
                 bar.set_postfix(
                     steps_s=f"{done[0] / per_step / max(el, 1e-9):.2f}",
                     hits=info["cache_hits"],
                     refresh=False,
+                    **extra,
                 )
 
-            labeler = CorenLabeler(judge, encoder, prompts, templates, cfg, progress=tick)
+            runner = None
+            if pool is not None:
+                from labeler.cluster.workers import PoolRunner
+
+                runner = PoolRunner(pool, lambda c: labeler.merge_counts(**c))
+            labeler = CorenLabeler(judge, encoder, prompts, templates, cfg, progress=tick, runner=runner)
             try:
                 result = labeler.label(trajs, qa=qa)
             except CorenInputError as e:
                 raise click.ClickException(str(e)) from None
         judge_stats = dict(judge.stats)
+        cluster_report = pool.report() if pool is not None else None
         judge_sha = judge.model_sha256
         judge_prov = judge.provenance() if hasattr(judge, "provenance") else {}
 
@@ -440,6 +483,8 @@ def _run(
     rep.truncations = dict(labeler.trunc.counts)
     d = rep.to_dict()
     d["judge_stats"] = judge_stats
+    if cluster_report is not None:
+        d["cluster"] = cluster_report
     if report_path:
         tmp = Path(report_path).with_name(f".{Path(report_path).name}.tmp")
         tmp.write_text(json.dumps(d, indent=2, default=float))

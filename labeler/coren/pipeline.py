@@ -10,6 +10,7 @@ writes the labels. The names the CLI and the tests import (``CorenConfig``, ``St
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
@@ -79,8 +80,10 @@ class CorenLabeler:
         templates: Templates,
         cfg: CorenConfig | None = None,
         progress: Callable[[int, dict[str, Any]], None] | None = None,
+        runner: Callable[[str, str, list[tuple]], list[Any]] | None = None,
     ):
         self.judge = judge
+        self.runner = runner
         self.encoder = encoder
         self.prompts = list(prompts)
         self.t = templates
@@ -92,6 +95,34 @@ class CorenLabeler:
         self.calls = JudgeCalls(judge, self.queries, self.report, self.progress)
         self.trunc = self.queries.trunc
         self.budgets = self.queries.budgets
+
+    # ------------------------------------------------------------------------------------------------ units
+
+    @property
+    def anchor(self) -> str:
+        """The text every query starts with (the prompts' shared header and preamble)."""
+        return os.path.commonprefix([self.queries.lead(p) for p in self.prompts])
+
+    def run_units(self, method: str, calls: list[tuple]) -> list[Any]:
+        """``[getattr(self, method)(*args) for args in calls]``, each call from the judge primed with
+        :attr:`anchor` (so an answer depends only on its own call, in any order, process or worker). A runner
+        given to the labeler (``labeler.cluster``) runs the calls on remote copies of this labeler instead."""
+        if self.runner is not None:
+            return self.runner(self.anchor, method, calls)
+        prime = getattr(self.judge, "prime", None)
+        out = []
+        for args in calls:
+            if prime is not None:
+                prime(self.anchor)
+            out.append(getattr(self, method)(*args))
+        return out
+
+    def merge_counts(self, queries: dict[str, int], truncations: dict[str, int]) -> None:
+        """Count the queries and truncations of calls a remote copy of this labeler ran."""
+        for kind, n in queries.items():
+            self.calls._tick(kind, n)
+        for what, n in truncations.items():
+            self.trunc.counts[what] = self.trunc.counts.get(what, 0) + n
 
     # ------------------------------------------------------------------------------------------------ parts
 
@@ -111,6 +142,10 @@ class CorenLabeler:
 
     def answer(self, prompt: CorenPrompt, entry: structural.QAEntry) -> str:
         return self.calls.answer(prompt, entry)
+
+    def answer_all(self, entry: structural.QAEntry) -> list[str]:
+        """Every prompt's answer to one QA entry (its text first, then each prompt's tail: prefix reuse)."""
+        return [self.answer(prompt, entry) for prompt in self.prompts]
 
     def embed(self, texts: list[str]) -> np.ndarray:
         """L2-normalised embeddings of ``texts``; each distinct text is encoded once per labeler."""
@@ -161,22 +196,22 @@ class CorenLabeler:
         # --- judge queries: all prompts' step queries per trajectory, then QA answers per prompt
         rate = np.zeros((n_p, n_s, len(vals)))
         cand: list[list[np.ndarray]] = [[] for _ in range(n_p)]
-        for j, (instruction, sts) in enumerate(texts):
-            r, c = self.rate_trajectory(instruction, sts)
+        for j, (r, c) in enumerate(self.run_units("rate_trajectory", texts)):
             rate[:, offsets[j] : offsets[j + 1]] = r
             for n in range(n_p):
                 cand[n].extend(c[n])
         answers: list[dict[int, str]] = [{} for _ in range(n_p)]
-        for q in used_qa:  # one QA entry's text, then every prompt's tail: the judge reuses the text
-            for n, prompt in enumerate(self.prompts):
-                answers[n][q] = self.answer(prompt, qa[q])
+        for q, ans in zip(used_qa, self.run_units("answer_all", [(qa[q],) for q in used_qa]), strict=True):
+            for n in range(n_p):
+                answers[n][q] = ans[n]
         # high-value actions need every prompt's candidate calibration: done after all candidate queries
         high = np.zeros((n_p, n_s), dtype=bool)  # taken action == the prompt's high-value action
         p_yes = np.zeros((n_p, len(trajs)))
+        checks = []
         for n, prompt in enumerate(self.prompts):
             high[n], plans = high_value_plans(cand[n], trajs, texts, len(self.t.letters))
-            for j, plan in enumerate(plans):
-                p_yes[n, j] = self.backward(prompt, texts[j][0], plan)
+            checks += [(prompt, texts[j][0], plan) for j, plan in enumerate(plans)]
+        p_yes[:] = np.reshape(self.run_units("backward", checks), (n_p, len(trajs)))
 
         # --- channels
         pos, votes, contextual = contextual_votes(rate, vals)

@@ -297,6 +297,19 @@ class Judge:
             )
         return generation.complete(self._engine, ptoks, g, max_tokens, stop, self.config.seed)
 
+    # -------------------------------------------------------------------------------------------- units
+
+    def prime(self, prefix: str) -> None:
+        """Hold exactly ``prefix`` in the KV cache, in one fixed state, before a unit of work.
+
+        The first call for a prefix evaluates it from an empty cache and keeps a copy of its KV state; every
+        call then clears the cache and restores that copy (a memory copy, no evaluation). The queries that
+        follow are computed from the same state whatever the judge answered before, so a unit of work (e.g.
+        one trajectory's queries) gives bit-identical results in any order, in any process, on any worker
+        (llama.cpp's kernels round differently for different batch shapes, so without this an answer can
+        depend on the queries before it). ``prime("")`` starts from an empty cache."""
+        self._engine.prime(self.tokenize(prefix, bos=True) if prefix else [])
+
     # -------------------------------------------------------------------------------------------- lifetime
 
     def reset(self) -> None:
@@ -332,7 +345,8 @@ def open_judge(
 ) -> Judge:
     """Resolve ``model`` (``gemma3-270m`` or a ``.gguf`` path), load it, and attach the label cache.
 
-    ``cache``: a path (opened here, closed with the judge), an open :class:`LabelCache` (left open), or None.
+    ``cache``: a path (opened here, closed with the judge), an open :class:`LabelCache` or any object with its
+    ``get``/``get_many``/``put``/``put_many`` (left open), or None.
     Threads default to ``$EDGEJUDGE_THREADS`` (default 1)."""
     threads = n_threads if n_threads is not None else default_threads()
     threads_batch = n_threads_batch if n_threads_batch is not None else threads
@@ -347,7 +361,7 @@ def open_judge(
     if not isinstance(n_gpu_layers, int) or n_gpu_layers < -1:
         raise JudgeError(f"n_gpu_layers must be an integer >= -1 (-1: all), got {n_gpu_layers!r}")
     resolved = resolve_judge(model)
-    own = cache is not None and not isinstance(cache, LabelCache)
+    own = isinstance(cache, (str, os.PathLike))
     lc = LabelCache(Path(cache)) if own else cache  # type: ignore[arg-type]
     try:
         cfg = JudgeConfig(

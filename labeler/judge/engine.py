@@ -14,11 +14,15 @@ The context is created with ``swa_full=True``: Gemma 3's sliding-window cache wo
 last window of positions, and truncating it and continuing would not be exact.
 
 Counters go to the ``stats`` dict the engine is given (``evaluated_tokens``, ``reused_tokens``).
+
+:meth:`KVEngine.prime` restores one fixed state (a prefix evaluated alone, from a snapshot) before a unit of
+work, so the unit's results do not depend on what the engine evaluated before.
 """
 
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -85,6 +89,7 @@ class KVEngine:
             raise
         self.kv: list[int] = []  # tokens currently in the KV cache (sequence 0)
         self.rows: dict[int, Row] = {}  # position -> next-token distribution after kv[: position + 1]
+        self.anchor: tuple[list[int], Any] | None = None  # prime(): the tokens and their KV state
 
     @property
     def n_ctx(self) -> int:
@@ -152,6 +157,30 @@ class KVEngine:
         self.kv.clear()
         self.rows.clear()
         self.llm.reset()
+
+    def prime(self, toks: list[int]) -> None:
+        """Hold exactly ``toks`` in the KV cache, in one fixed state: the first call for these tokens
+        evaluates them from an empty cache (in ``n_batch`` chunks) and keeps a copy of sequence 0's KV state;
+        every call then clears the cache and restores that copy (a memory copy, no evaluation)."""
+        lc = self.lc
+        ctx = self.llm._ctx.ctx
+        if self.anchor is None or self.anchor[0] != toks:
+            self.reset()
+            state = None
+            if toks:
+                self.ensure(list(toks), [])
+                size = lc.llama_state_seq_get_size(ctx, 0)
+                state = (ctypes.c_uint8 * size)()
+                if lc.llama_state_seq_get_data(ctx, state, size, 0) != size:
+                    raise JudgeError("llama.cpp could not copy the KV state of the primed prefix")
+            self.anchor = (list(toks), state)
+        toks, state = self.anchor
+        self.reset()
+        if state is not None:
+            if lc.llama_state_seq_set_data(ctx, state, len(state), 0) == 0:
+                self.anchor = None
+                raise JudgeError("llama.cpp could not restore the KV state of the primed prefix")
+            self.kv = list(toks)
 
     def close(self) -> None:
         self.llm.close()

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections import Counter
 
 import click
 
+from labeler.cluster.options import ClusterError, cluster_config, cluster_options
 from labeler.dataset import DatasetError, iter_trajectories
 from labeler.trca.pipeline import EPISODE_GROUPS, RubricSet, TRCAConfig, default_cache, label_file
 from labeler.trca.rubric import RubricError
+from models.cli_options import cache_option, judge_option, progress_option
 
 
 @click.command()
@@ -63,24 +66,11 @@ from labeler.trca.rubric import RubricError
     type=click.Choice(["none", "llm"]),
     help="llm: ask the judge per transition for judge-only rubric items (items without a check).",
 )
-@click.option(
-    "--judge",
-    "judge_ref",
-    default="gemma3-270m",
-    show_default=True,
-    help="Judge for --item-judge llm: gemma3-270m (embedded) or a .gguf path.",
-)
-@click.option(
-    "--cache",
-    default=None,
-    type=click.Path(dir_okay=False),
-    help="Judge answer cache (SQLite) for --item-judge llm; reruns resume from it. "
-    "Default: $EDGEJUDGE_CACHE/labels.sqlite (~/.cache/edgejudge), shared with the other labelers.",
-)
+@judge_option()
+@cache_option()
 @click.option("--dry-run", is_flag=True, help="Check the input and rubrics, count the work, write nothing.")
-@click.option(
-    "--progress/--no-progress", default=None, help="Progress bar (default: when stderr is a terminal)."
-)
+@progress_option()
+@cluster_options
 def trca(
     file,
     out,
@@ -94,6 +84,11 @@ def trca(
     cache,
     dry_run,
     progress,
+    ray,
+    judge_actors,
+    cpus_per_actor,
+    gpus_per_actor,
+    actor_restarts,
 ) -> None:
     """Label FILE with TRCA (Transition-wise Rubric Credit Assignment) and write OUT.
 
@@ -101,7 +96,8 @@ def trca(
     return, adv_episode, adv_step and advantage (= adv_episode + adv_step); the trajectory's
     provenance["trca"]
     records the rubric's sha256 and version, lambda and gamma. Labels of other methods are kept. Rubric checks
-    need no model call, so this runs at thousands of steps per second.
+    need no model call, so this runs at thousands of steps per second. With --item-judge llm and --ray the
+    judge-only items of each trajectory are asked on Ray judge actors (same labels as without --ray).
     """
     if not dry_run and not out:
         raise click.UsageError("--out is required (or use --dry-run)")
@@ -115,8 +111,12 @@ def trca(
             item_judge=item_judge,
         )
         cfg.validate()
-    except (RubricError, ValueError) as e:
+        cluster = cluster_config(ray, judge_actors, cpus_per_actor, gpus_per_actor, actor_restarts)
+    except (RubricError, ValueError, ClusterError) as e:
         raise click.ClickException(str(e)) from None
+    if cluster is not None and item_judge != "llm":
+        click.echo("--ray: no judge call without --item-judge llm; labeling in this process", err=True)
+        cluster = None
 
     if dry_run:
         try:
@@ -143,8 +143,23 @@ def trca(
     from labeler.progress import progress as progress_bar
 
     judge = None
+    stack = contextlib.ExitStack()
+    runner = None
     try:
-        if item_judge == "llm":
+        if item_judge == "llm" and cluster is not None:
+            from labeler.cluster.workers import DriverJudge, PoolRunner, judge_pool, trca_item_worker
+
+            pool = stack.enter_context(
+                judge_pool(
+                    cluster,
+                    {"model": judge_ref},
+                    trca_item_worker(rubric_files, cfg),
+                    cache or default_cache(),
+                )
+            )
+            judge = DriverJudge(judge_ref, pool)
+            runner = PoolRunner(pool)
+        elif item_judge == "llm":
             from labeler.judge import open_judge
 
             judge = open_judge(judge_ref, cache=cache or default_cache())
@@ -161,7 +176,7 @@ def trca(
             counted[phase] = counted.get(phase, 0) + steps
 
         try:
-            summary = label_file(file, out, rubrics, cfg, judge=judge, on_progress=on_progress)
+            summary = label_file(file, out, rubrics, cfg, judge=judge, on_progress=on_progress, runner=runner)
         finally:
             for b in bars.values():
                 b.close()
@@ -170,6 +185,7 @@ def trca(
     finally:
         if judge is not None:
             judge.close()
+        stack.close()
     click.echo(
         f"wrote {out}: {summary.trajectories} trajectories, {summary.steps} steps, "
         f"{summary.steps_per_s:,.0f} steps/s ({summary.seconds:.2f} s), {summary.judge_queries} judge queries"

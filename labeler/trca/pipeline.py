@@ -11,6 +11,7 @@ speed.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import os
 import time
 from collections import Counter
@@ -131,6 +132,8 @@ ITEM_PROMPT = (
     "Statement: {statement}\n"
     "Is the statement true for this step? Answer yes or no.\nAnswer:"
 )
+ITEM_ANCHOR = ITEM_PROMPT.split("{instruction}")[0]  # what every item query starts with (judge.prime)
+PASS1_WINDOW = 64  # trajectories handed to a runner at a time (streaming)
 
 
 def judge_item(judge: Judge, tr: Transition, statement: str, threshold: float = 0.5) -> bool:
@@ -197,6 +200,32 @@ def label_trajectory_rewards(
     return rewards, returns, queries
 
 
+def _pass1(trajs: Iterable, rubrics: RubricSet, cfg: TRCAConfig, judge: Judge | None, runner: Any) -> Any:
+    """``(traj, rewards, returns, judge queries, item hits)`` per trajectory, in order. With judge-only items
+    each trajectory is one unit of judge work from ``judge.prime(ITEM_ANCHOR)``; ``runner(anchor, method,
+    calls)`` (``labeler.cluster``) runs windows of them on judge actors instead."""
+    asks = cfg.item_judge == "llm"
+    if runner is None or not asks:
+        for traj in trajs:
+            cr = rubrics.get(traj.task_type)
+            if asks and judge is not None and hasattr(judge, "prime"):
+                judge.prime(ITEM_ANCHOR)
+            hits: Counter = Counter()
+            rewards, returns, q = label_trajectory_rewards(traj, cr, cfg, judge, hits)
+            yield traj, rewards, returns, q, hits
+        return
+    window: list = []
+    for traj in itertools.chain(trajs, [None]):
+        if traj is not None:
+            rubrics.get(traj.task_type)  # a missing rubric fails here, before any judge work
+            window.append(traj)
+        if window and (traj is None or len(window) >= PASS1_WINDOW):
+            done = runner(ITEM_ANCHOR, "rewards", [(t,) for t in window])
+            for t, (rewards, returns, q, hits) in zip(window, done, strict=True):
+                yield t, rewards, returns, q, Counter(hits)
+            window = []
+
+
 def label_file(
     in_path: str | os.PathLike[str],
     out_path: str | os.PathLike[str] | None,
@@ -204,18 +233,19 @@ def label_file(
     cfg: TRCAConfig = TRCAConfig(),
     judge: Judge | None = None,
     on_progress: Callable[[str, int], None] | None = None,
+    runner: Callable[[str, str, list[tuple]], list[Any]] | None = None,
 ) -> LabelSummary:
     """Label IN into OUT (``out_path=None``: compute only, write nothing).
 
-    ``on_progress(phase, steps)`` after each trajectory; phase "rewards" (pass 1) or "write" (pass 2)."""
+    ``on_progress(phase, steps)`` after each trajectory; phase "rewards" (pass 1) or "write" (pass 2).
+    ``runner``: where the judge-only items' units run (see :func:`_pass1`)."""
     cfg.validate()
     t0 = time.perf_counter()
     summary = LabelSummary()
     p1 = _Pass1()
-    for traj in iter_trajectories(in_path):
+    for traj, rewards, returns, q, hits in _pass1(iter_trajectories(in_path), rubrics, cfg, judge, runner):
         cr = rubrics.get(traj.task_type)
-        counter = summary.item_hits.setdefault(Path(cr.rubric.path or "?").name, Counter())
-        rewards, returns, q = label_trajectory_rewards(traj, cr, cfg, judge, counter)
+        summary.item_hits.setdefault(Path(cr.rubric.path or "?").name, Counter()).update(hits)
         summary.judge_queries += q
         p1.ids.append(traj.id)
         p1.rewards.append([(r.foundational, r.breakthrough, r.total) for r in rewards])
