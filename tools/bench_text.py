@@ -117,6 +117,23 @@ def text_call(kind: str, target: str, states: list[tuple]):
     return lambda i: c.act(*obs(i))
 
 
+def reconnecting(kind: str, target: str, arrays: tuple):
+    """An HTTP client that opens a new keep-alive connection when the server closed the idle one (uvicorn
+    closes after 5 s; on a loaded box the other rows' blocks can take longer)."""
+    import http.client
+
+    state = {"call": bs.make_call(kind, target, *arrays, 0)}
+
+    def call(i: int) -> None:
+        try:
+            state["call"](i)
+        except (BrokenPipeError, ConnectionError, http.client.HTTPException):
+            state["call"] = bs.make_call(kind, target, *arrays, 0)
+            state["call"](i)
+
+    return call
+
+
 def client(groups: list[dict[str, Any]], states: list[tuple], arrays: tuple, warmup: int, q: Any) -> None:
     """One client process: for each group, its rows in turn, ``block`` calls at a time, ``n`` calls each."""
     try:
@@ -124,7 +141,9 @@ def client(groups: list[dict[str, Any]], states: list[tuple], arrays: tuple, war
         for g in groups:
             calls = {}
             for kind, target in g["targets"].items():
-                if kind in EMBEDDING_ROWS:
+                if kind == "http":
+                    calls[kind] = reconnecting(kind, target, arrays)
+                elif kind in EMBEDDING_ROWS:
                     calls[kind] = bs.make_call(kind, target, *arrays, 0)
                 else:
                     calls[kind] = text_call(kind, target, states)
