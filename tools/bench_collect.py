@@ -9,6 +9,10 @@ Both on one thread of this machine; worlds one after the other.
     python tools/bench_collect.py --episodes 100 --json tools/results/bench_collect.json
 
 Worlds are ``NAME`` or ``NAME@PARAMS`` (``twx:twc@level=medium``); the default is the TextWorldExpress ladder.
+ScienceWorld (one JVM; ~20 steps/s, so fewer episodes):
+
+    python tools/bench_collect.py --world scienceworld:find-living-thing --episodes 20 --max-steps 40 \\
+        --behaviour gold-noise --json tools/results/bench_collect_scienceworld.json
 """
 
 from __future__ import annotations
@@ -63,7 +67,39 @@ def bare_twx(spec: EnvSpec, episodes: int, max_steps: int, seed: int) -> tuple[i
     return steps, dt
 
 
-BARE: dict[str, Callable[[EnvSpec, int, int, int], tuple[int, float]]] = {"twx": bare_twx}
+def bare_scienceworld(spec: EnvSpec, episodes: int, max_steps: int, seed: int) -> tuple[int, float]:
+    """ScienceWorldEnv alone: each train variation loaded with its gold path, random valid actions except
+    ``focus on`` (which ends most random episodes at once) and ``reset task``, nothing recorded."""
+    from scienceworld import ScienceWorldEnv
+
+    from policy.envs.scienceworld import parse_simplifications
+
+    simpl = parse_simplifications(spec.values["simplifications"])
+    env = ScienceWorldEnv("", envStepLimit=10**6)
+    env.load(spec.task, 0, simpl)
+    variations = list(env.get_variations_train())
+    rng = random.Random(seed)
+    steps = 0
+    t0 = time.perf_counter()
+    for i in range(episodes):
+        env.load(spec.task, variations[i % len(variations)], simpl, generateGoldPath=True)
+        env.get_gold_action_sequence()
+        _, infos = env.reset()
+        for _ in range(max_steps):
+            valid = [a for a in infos["valid"] if not a.startswith("focus on ") and a != "reset task"]
+            _, _, done, infos = env.step(rng.choice(valid))
+            steps += 1
+            if done:
+                break
+    dt = time.perf_counter() - t0
+    env.close()
+    return steps, dt
+
+
+BARE: dict[str, Callable[[EnvSpec, int, int, int], tuple[int, float]]] = {
+    "twx": bare_twx,
+    "scienceworld": bare_scienceworld,
+}
 """Adapter name -> the bare simulator loop of the baseline."""
 
 
