@@ -95,6 +95,7 @@ class Matrix:
         self.work = work
         self.store = store
         self.keep_bundles = keep_bundles
+        self.baselines_only = False
         self.computed = 0
         self._data: dict[str, WorldData] = {}
         self.t0 = time.perf_counter()
@@ -263,7 +264,7 @@ class Matrix:
                 for cfg in bs:
                     if cfg["algo"] == "random":
                         self.run_baseline(cfg, w)
-                for u in us:
+                for u in us if not self.baselines_only else []:
                     self.run_unit(u)
                 for cfg in bs:
                     if cfg["algo"] != "random":
@@ -297,8 +298,8 @@ def _words(text: str | None) -> tuple[str, ...] | None:
     "--world",
     "worlds",
     multiple=True,
-    help="A preset (twc-easy, twc-medium, twc-hard, "
-    "cookingworld-small, scienceworld) or LABEL=ADAPTER:TASK[PARAMS]@MAX_STEPS; repeatable.",
+    help="A preset (twc-easy, twc-medium, twc-hard, cookingworld-small, cookingworld-large, "
+    "scienceworld-find-animal) or LABEL=ADAPTER:TASK[PARAMS]@MAX_STEPS; repeatable.",
 )
 @click.option("--sizes", help="Training episodes per data size, comma-separated (e.g. 30,60,120,250).")
 @click.option("--seeds", help="Training seeds, comma-separated.")
@@ -324,6 +325,14 @@ def _words(text: str | None) -> tuple[str, ...] | None:
     help="Results prefix: writes OUT.json, OUT.md, OUT.png.",
 )
 @click.option("--keep-bundles", is_flag=True, help="Keep each exported bundle (about 90 MB) after its rows.")
+@click.option(
+    "--merge",
+    "merge_files",
+    multiple=True,
+    type=click.Path(exists=True, dir_okay=False),
+    help="Take the finished rows of another results file (a run elsewhere) into OUT.json; repeatable.",
+)
+@click.option("--baselines-only", is_flag=True, help="Compute only the random and LLM-as-agent rows.")
 @click.option("--dry-run", is_flag=True, help="List the rows and whether each is done; compute nothing.")
 def main(
     quick,
@@ -341,6 +350,8 @@ def main(
     work_dir,
     out,
     keep_bundles,
+    merge_files,
+    baselines_only,
     dry_run,
 ) -> None:
     """Run (or resume) the benchmark matrix and write its JSON, Markdown table and PNG."""
@@ -377,7 +388,12 @@ def main(
         store = RowStore(f"{out}.json")
     except ValueError as e:
         raise click.ClickException(str(e)) from None
+    for other in merge_files:
+        for key, row in RowStore(other).rows.items():
+            if row.get("status") in FINAL and store.rows.get(key, {}).get("status") not in FINAL:
+                store.rows[key] = row
     m = Matrix(s, ws, Path(work_dir).resolve(), store, keep_bundles)
+    m.baselines_only = baselines_only
     if dry_run:
         plan = [r for w in ws for u in units(w, s) for r in u.rows] + [
             r for w in ws for r in baseline_rows(w, s)

@@ -47,6 +47,8 @@ for p in (str(ROOT), str(ROOT / "tools")):
 
 import bench_serve as bs  # noqa: E402 - the serving benchmark's servers and clients
 
+from models.cli_options import judge_option  # noqa: E402
+
 EMBEDDING_ROWS = ("onnxruntime-inference", "zmq-echo-infer", "edge-embedding", "http", "websocket")
 
 
@@ -177,7 +179,7 @@ def llm_latency(judge: str, states: list[tuple]) -> dict[str, Any]:
 @click.option("--llm-states", type=click.IntRange(0, 1000), default=8, show_default=True)
 @click.option("--block", type=click.IntRange(1, 10**5), default=100, show_default=True)
 @click.option("--warmup", type=click.IntRange(1, 10**4), default=50, show_default=True)
-@click.option("--judge", default="gemma3-270m", show_default=True, help="Model of the LLM-as-agent row.")
+@judge_option("judge")
 @click.option("--static-bundle", type=click.Path(file_okay=False, exists=True, path_type=Path))
 @click.option("--minilm-bundle", type=click.Path(file_okay=False, exists=True, path_type=Path))
 @click.option("--skip", default="", help="Comma-separated: minilm, llm, http, websocket.")
