@@ -333,6 +333,7 @@ def _words(text: str | None) -> tuple[str, ...] | None:
     help="Take the finished rows of another results file (a run elsewhere) into OUT.json; repeatable.",
 )
 @click.option("--baselines-only", is_flag=True, help="Compute only the random and LLM-as-agent rows.")
+@click.option("--report-only", is_flag=True, help="Write OUT.json/.md/.png from the rows already there.")
 @click.option("--dry-run", is_flag=True, help="List the rows and whether each is done; compute nothing.")
 def main(
     quick,
@@ -352,6 +353,7 @@ def main(
     keep_bundles,
     merge_files,
     baselines_only,
+    report_only,
     dry_run,
 ) -> None:
     """Run (or resume) the benchmark matrix and write its JSON, Markdown table and PNG."""
@@ -394,10 +396,13 @@ def main(
                 store.rows[key] = row
     m = Matrix(s, ws, Path(work_dir).resolve(), store, keep_bundles)
     m.baselines_only = baselines_only
+    plan = [r for w in ws for u in units(w, s) for r in u.rows] + [r for w in ws for r in baseline_rows(w, s)]
+    if report_only:
+        store.save()
+        write_report(store, plan, Path(out))
+        click.echo(f"{sum(m.done(r) for r in plan)} of {len(plan)} rows done; wrote {out}.json, .md, .png")
+        return
     if dry_run:
-        plan = [r for w in ws for u in units(w, s) for r in u.rows] + [
-            r for w in ws for r in baseline_rows(w, s)
-        ]
         for r in plan:
             mark = "done" if m.done(r) else "todo"
             click.echo(
