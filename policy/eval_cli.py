@@ -9,7 +9,7 @@ import json
 
 import click
 
-from models.cli_options import fail
+from models.cli_options import env_option, fail, judge_option, progress_option, split_option
 
 
 @click.command("eval")
@@ -22,25 +22,12 @@ from models.cli_options import fail
     help="policy: POLICY_PATH (a checkpoint folder or a bundle folder); llm: the judge LLM picks the "
     "most likely candidate (baseline); random: uniform over admissible actions.",
 )
-@click.option(
-    "--judge", default="gemma3-270m", show_default=True, help="--agent llm: the judge model reference."
-)
-@click.option(
-    "--env",
-    "env_name",
-    default=None,
-    help="Environment ADAPTER:TASK (docs/environments.md); default: the one the policy was trained in "
-    "(twx:twc when it does not say).",
-)
+@judge_option("judge")
+@env_option(default=None)
 @click.option(
     "--params", default=None, help="The task's parameters, e.g. 'level=medium' (default: the smallest)."
 )
-@click.option(
-    "--split",
-    default="test",
-    show_default=True,
-    help="Split (train, dev, test); TWC's test fold has objects unseen in training.",
-)
+@split_option()
 @click.option(
     "--episodes", default=20, show_default=True, type=int, help="Episodes (first N seeds of the split)."
 )
@@ -71,11 +58,7 @@ from models.cli_options import fail
     "ranks each object's places by hypothetical puts). Not a headline client: see docs/environments.md.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON (with per-episode records).")
-@click.option(
-    "--progress/--no-progress",
-    default=None,
-    help="Progress bar on stderr (default: when stderr is a terminal).",
-)
+@progress_option()
 def eval_cmd(
     policy_path,
     temperature,

@@ -9,7 +9,7 @@ import json
 
 import click
 
-from models.cli_options import fail
+from models.cli_options import fail, progress_option
 
 
 @click.command()
@@ -64,11 +64,7 @@ from models.cli_options import fail
     "--skip-invalid", is_flag=True, help="Skip (and count) invalid dataset lines instead of failing."
 )
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON summary.")
-@click.option(
-    "--progress/--no-progress",
-    default=None,
-    help="Progress bars on stderr (default: when stderr is a terminal).",
-)
+@progress_option()
 def train(
     data,
     algo,
