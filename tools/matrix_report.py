@@ -309,6 +309,7 @@ def plot(store: RowStore, plan: Sequence[dict[str, Any]]) -> bytes:
         if rnd:
             ax.axhline(rnd["mean"], color="grey", linestyle=":", label="random")
         ax.set_xscale("log")
+        ax.minorticks_off()
         ax.set_xticks(sizes, [str(n) for n in sizes])
         ax.set_ylim(0, 1)
         ax.set_xlabel("training episodes")
