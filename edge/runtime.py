@@ -79,7 +79,7 @@ class Item:
 
 
 class Runtime:
-    """A loaded, checked bundle. Build with :meth:`load`; :meth:`close` drops the sessions."""
+    """A loaded, checked bundle. Build with :meth:`load`; :meth:`close` drops the inference sessions."""
 
     def __init__(self, bundle_dir: str | os.PathLike[str], cfg: RuntimeConfig | None = None):
 

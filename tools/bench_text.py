@@ -149,7 +149,7 @@ def client(groups: list[dict[str, Any]], states: list[tuple], arrays: tuple, war
                     calls[kind] = bs.make_call(kind, target, *arrays, 0)
                 else:
                     calls[kind] = text_call(kind, target, states)
-            for i in range(warmup):  # warm-up: sessions, LRU of instructions and candidates, sockets
+            for i in range(warmup):  # warm-up: inference sessions, instruction/candidate LRU, sockets
                 for call in calls.values():
                     call(i)
             lat: dict[str, list[float]] = {kind: [] for kind in calls}
