@@ -16,14 +16,15 @@ from models.quiet import silence_known_noise
 # name -> "module:attribute"
 SUBCOMMANDS: dict[str, str] = {
     "collect": "policy.cli:collect",
+    "envs": "policy.envs.cli:envs",
     "judge": "labeler.judge_cli:judge",
     "data": "labeler.cli:data",
     "label": "labeler.label_cli:label",
     "rubrics": "labeler.rubrics_cli:rubrics",
     "query": "edge.query_cli:query",
-    "export": "policy.train_cli:export",
+    "export": "policy.export_cli:export",
     "train": "policy.train_cli:train",
-    "eval": "policy.train_cli:eval_cmd",
+    "eval": "policy.eval_cli:eval_cmd",
 }
 
 
@@ -61,7 +62,7 @@ def main() -> None:
 
     \b
     Pipeline:
-      collect  → trajectories.jsonl        (TextWorldExpress, or your own logs)
+      collect  → trajectories.jsonl        (any environment adapter: edgejudge envs; or your own logs)
       data     → validate / inspect a trajectory dataset
     """
     silence_known_noise()

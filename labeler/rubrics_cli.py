@@ -13,6 +13,7 @@ import click
 from labeler.cluster.options import ClusterError, cluster_config, cluster_options
 from labeler.dataset import DatasetError, iter_trajectories
 from labeler.trca.rubric import CATEGORIES, RubricError, load_rubric, write_rubric
+from models.cli_options import cache_option, judge_option, progress_option, threads_option
 
 
 @click.group()
@@ -36,21 +37,9 @@ def rubrics() -> None:
     help="Trajectories to mine transitions from (JSONL or JSONL.gz). Ground truth in 'info' is not read.",
 )
 @click.option("--task-type", required=True, help="The dataset task_type the rubric is for (e.g. twc).")
-@click.option(
-    "--judge",
-    "judge_ref",
-    default="gemma3-270m",
-    show_default=True,
-    help="Judge model: gemma3-270m (embedded) or a .gguf path.",
-)
+@judge_option()
 @click.option("--out", required=True, type=click.Path(dir_okay=False), help="Rubric file to write (.toml).")
-@click.option(
-    "--cache",
-    default=None,
-    type=click.Path(dir_okay=False),
-    help="Judge answer cache (SQLite); a rerun reuses it. "
-    "Default: $EDGEJUDGE_CACHE/labels.sqlite (~/.cache/edgejudge), shared with the other labelers.",
-)
+@cache_option()
 @click.option(
     "--max-trajectories",
     default=200,
@@ -108,15 +97,8 @@ def rubrics() -> None:
     type=click.Path(dir_okay=False),
     help="A reviewed rubric to extend: keep all of it, add only placement pairs for objects it lacks.",
 )
-@click.option(
-    "--threads",
-    default=None,
-    type=click.IntRange(min=1),
-    help="llama.cpp threads (default: $EDGEJUDGE_THREADS or 1).",
-)
-@click.option(
-    "--progress/--no-progress", default=None, help="Progress bar (default: when stderr is a terminal)."
-)
+@threads_option()
+@progress_option()
 @cluster_options
 def build(
     dataset,

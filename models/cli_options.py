@@ -10,6 +10,7 @@ imports this module, so it must not pull in anything heavier.
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -35,6 +36,12 @@ class AliasedOption(click.Option):
             return super().get_help_record(ctx)
         finally:
             self.opts = shown
+
+
+def fail(message: str) -> None:
+    """End a command with ``error: MESSAGE`` on stderr and exit status 1 (bad input, not a bug)."""
+    click.echo(f"error: {message}", err=True)
+    sys.exit(1)
 
 
 def env_threads() -> int:
@@ -115,16 +122,17 @@ def progress_option(dest: str = "progress") -> Decorator:
     )
 
 
-def env_option(dest: str = "env_name") -> Decorator:
-    """``--env``: the environment adapter and task (the names are checked by ``policy.envs``)."""
-    return click.option(
-        "--env",
-        dest,
-        default="twx:twc",
-        show_default=True,
-        help="Environment ADAPTER:TASK, e.g. twx:twc, twx:cookingworld, scienceworld:boil "
-        "(see docs/environments.md).",
+def env_option(dest: str = "env_name", *, default: str | None = "twx:twc") -> Decorator:
+    """``--env``: the environment adapter and task (the names are checked by ``policy.envs``).
+
+    ``default=None`` where the policy knows its world: the one it was trained in is used.
+    """
+    text = (
+        "Environment ADAPTER:TASK, e.g. twx:twc, twx:cookingworld, scienceworld:boil (docs/environments.md)."
     )
+    if default is None:
+        text += " [default: the one the policy was trained in; twx:twc when it does not say]"
+    return click.option("--env", dest, default=default, show_default=default is not None, help=text)
 
 
 def split_option(dest: str = "split", *, default: str = "test") -> Decorator:

@@ -47,6 +47,8 @@ sys.path.insert(0, str(ROOT))
 
 import click  # noqa: E402
 
+from models.cli_options import gpu_layers_option, judge_option, progress_option, threads_option  # noqa: E402
+
 TASK = "Pick up objects, then place them in their usual locations."
 CAND_RATE = (
     "Rate each action of a household robot from -2 (wrong for the task) to 2 (completes part of the task)."
@@ -531,7 +533,7 @@ def _fmt(r: dict) -> str:
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
-@click.option("--model", default="gemma3-270m", show_default=True, help="Judge: embedded name or .gguf path.")
+@judge_option("model")
 @click.option(
     "--steps",
     type=click.IntRange(min=1),
@@ -562,12 +564,7 @@ def _fmt(r: dict) -> str:
     help="Candidates per step rated by the cand shape (besides the taken action).",
 )
 @click.option("--seed", type=int, default=0, show_default=True, help="Collection seed.")
-@click.option(
-    "--threads",
-    type=click.IntRange(min=1),
-    default=None,
-    help="llama.cpp threads [default: $EDGEJUDGE_THREADS or 1].",
-)
+@threads_option()
 @click.option(
     "--ceiling-prompts",
     type=click.IntRange(min=1),
@@ -575,16 +572,10 @@ def _fmt(r: dict) -> str:
     show_default=True,
     help="Whole prompts evaluated for the (a) ceiling.",
 )
-@click.option(
-    "--gpu-layers",
-    type=click.IntRange(min=-1),
-    default=0,
-    show_default=True,
-    help="Judge layers offloaded to the GPU (-1: all; needs a CUDA build of llama-cpp-python).",
-)
+@gpu_layers_option("gpu_layers")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @click.option("--out", type=click.Path(dir_okay=False), default=None, help="Also write the JSON result here.")
-@click.option("--progress/--no-progress", default=None, help="Progress bars [default: on a terminal].")
+@progress_option()
 def main(
     model: str,
     steps: int,

@@ -1,5 +1,6 @@
-"""Label-quality table on the held-out TWC dev set: unreviewed TRCA rubrics (the judge alone, and grounded on
-the success flags), the reviewed rubric, COREN's channels and ensembles, and the sparse reward.
+"""Label-quality table on the held-out TWC dev set (CookingWorld's too, TRCA rows): unreviewed TRCA rubrics
+(the judge alone, and grounded on the success flags), the reviewed rubric, COREN's channels and ensembles,
+and the sparse reward.
 
     python tools/bench_label_quality.py --work runs/lq --coren runs/dev.coren.jsonl.gz \\
         --json-out tools/results/label_quality_twc.json
@@ -76,7 +77,65 @@ def trca_values(trajs: list[Trajectory], rubric_path: str | None = None, rubric=
     return [[r.total for r in label_trajectory_rewards(t, cr, TRCAConfig())[0]] for t in trajs]
 
 
-def crossfit_values(trajs: list[Trajectory], cache: Path, folds: int = 2) -> list[list[float]]:
+def cw_collect() -> list[str]:
+    return [("twx:cookingworld" if a == "twx:twc" else a) for a in HELDOUT_DEV_COLLECT]
+
+
+def rubric_rows(w: Path, world: str, cache: Path) -> tuple[list[dict], dict, list[Trajectory]]:
+    """The TRCA rows of one world's dev set (made in ``w`` if missing)."""
+    dev_path = w / f"{world}-dev30.jsonl.gz"
+    if not dev_path.exists():
+        cmd = HELDOUT_DEV_COLLECT if world == "twc" else cw_collect()
+        edgejudge(*cmd, "--out", str(dev_path), "--no-progress")
+    dev = read_trajectories(dev_path)
+    shipped = str(ROOT / f"labeler/rubrics/{world}.toml")
+    variants = [("judge-only", ["--no-grounding"]), ("grounded", [])]
+    if world == "twc":  # dev objects are unseen in training: the reviewed file gets their places
+        variants += [
+            ("reviewed", ["--base", shipped, "--no-grounding"]),
+            ("reviewed-grounded", ["--base", shipped]),
+        ]
+    builds = {}
+    for name, extra in variants:
+        out = w / f"rubric-{world}-{name}.toml"
+        t0 = time.perf_counter()
+        edgejudge(
+            "rubrics", "build", "--dataset", str(dev_path), "--task-type", world, "--out", str(out),
+            "--cache", str(cache), "--no-progress", "--check-folds", "0", *extra,
+        )  # fmt: skip
+        builds[f"{world} {name}"] = (str(out), time.perf_counter() - t0)
+
+    def rubric_row(name: str, path: str) -> dict:
+        return row(f"{world}: {name}", dev, trca_values(dev, path), False)
+
+    rows = [
+        rubric_row("TRCA unreviewed, judge only (before)", builds[f"{world} judge-only"][0]),
+        rubric_row("TRCA unreviewed, grounded on the success flags", builds[f"{world} grounded"][0]),
+        row(
+            f"{world}: TRCA unreviewed, grounded, 2-fold cross-fit",
+            dev,
+            crossfit_values(dev, cache, world),
+            True,
+        ),
+    ]
+    if world == "twc":
+        rows += [
+            rubric_row(
+                "TRCA reviewed (shipped + the judge's places for dev objects)", builds["twc reviewed"][0]
+            ),
+            rubric_row(
+                "TRCA reviewed + dev objects placed from successes", builds["twc reviewed-grounded"][0]
+            ),
+        ]
+    else:
+        rows.append(rubric_row("TRCA reviewed (shipped)", shipped))
+        rows.append(
+            row(f"{world}: sparse (env reward)", dev, [[s.env_reward for s in t.steps] for t in dev], False)
+        )
+    return rows, builds, dev
+
+
+def crossfit_values(trajs: list[Trajectory], cache: Path, world: str, folds: int = 2) -> list[list[float]]:
     from labeler.judge import open_judge
     from labeler.trca.build import BuildConfig, build_rubric
 
@@ -85,7 +144,7 @@ def crossfit_values(trajs: list[Trajectory], cache: Path, folds: int = 2) -> lis
         for fold in folds_of([t.success for t in trajs], folds, 0):
             held = set(fold)
             rub = build_rubric(
-                [t for i, t in enumerate(trajs) if i not in held], judge, BuildConfig("twc")
+                [t for i, t in enumerate(trajs) if i not in held], judge, BuildConfig(world)
             ).rubric
             vals = trca_values([trajs[i] for i in fold], rubric=rub)
             for i, v in zip(fold, vals, strict=True):
@@ -102,7 +161,7 @@ def coren_rows(path: Path, dev: list[Trajectory], epochs: int) -> tuple[list[dic
     rows = []
     for ch in ("contextual", "structural", "temporal", "contextual_soft", "ensemble"):
         vals = [[s.labels["coren"][ch] for s in t.steps] for t in trajs]
-        rows.append(row(f"COREN {ch} (as labeled)", trajs, vals, False))
+        rows.append(row(f"twc: COREN {ch} (as labeled)", trajs, vals, False))
     enc = load_sentence_encoder(resolve_encoder())
 
     def emb(texts: list[str]) -> np.ndarray:
@@ -130,7 +189,7 @@ def coren_rows(path: Path, dev: list[Trajectory], epochs: int) -> tuple[list[dic
         chk = res.check
         rows.append(
             row(
-                f"COREN ensemble, {name} orchestrator (refit)",
+                f"twc: COREN ensemble, {name} orchestrator (refit)",
                 trajs,
                 [ens[s].tolist() for s in split],
                 False,
@@ -153,48 +212,35 @@ def main(work: str, coren: str | None, epochs: int, json_out: str | None) -> Non
     """Write the label-quality table (Markdown on stdout, JSON with --json-out)."""
     w = Path(work)
     w.mkdir(parents=True, exist_ok=True)
-    dev_path = w / "twc-dev30.jsonl.gz"
-    if not dev_path.exists():
-        edgejudge(*HELDOUT_DEV_COLLECT, "--out", str(dev_path), "--no-progress")
-    dev = read_trajectories(dev_path)
     cache = w / "judge.sqlite"
+    rows: list[dict] = []
     builds = {}
-    for name, extra in (
-        ("judge-only", ["--no-grounding"]),
-        ("grounded", []),
-        ("reviewed", ["--base", str(ROOT / "labeler/rubrics/twc.toml"), "--no-grounding"]),
-        ("reviewed-grounded", ["--base", str(ROOT / "labeler/rubrics/twc.toml")]),
-    ):
-        out = w / f"rubric-{name}.toml"
-        t0 = time.perf_counter()
-        edgejudge(
-            "rubrics", "build", "--dataset", str(dev_path), "--task-type", "twc", "--out", str(out),
-            "--cache", str(cache), "--no-progress", "--check-folds", "0", *extra,
-        )  # fmt: skip
-        builds[name] = (str(out), time.perf_counter() - t0)
-
-    def rubric_row(name: str, build: str) -> dict:
-        return row(name, dev, trca_values(dev, builds[build][0]), False)
-
-    rows = [
-        rubric_row("TRCA unreviewed, judge only (before)", "judge-only"),
-        rubric_row("TRCA unreviewed, grounded on the success flags", "grounded"),
-        row("TRCA unreviewed, grounded, 2-fold cross-fit", dev, crossfit_values(dev, cache), True),
-        rubric_row("TRCA reviewed (shipped + the judge's places for dev objects)", "reviewed"),
-        rubric_row("TRCA reviewed + dev objects placed from successes", "reviewed-grounded"),
-    ]
+    dev = []
+    for world in ("twc", "cookingworld"):
+        world_rows, world_builds, world_dev = rubric_rows(w, world, cache)
+        rows += world_rows
+        builds.update(world_builds)
+        if world == "twc":
+            dev = world_dev
     fits = {}
     if coren:
         crows, fits = coren_rows(Path(coren), dev, epochs)
         rows += crows
     rows.append(
-        row("sparse (env reward)", dev, [[s.env_reward for s in t.steps] for t in dev], False, "is the flag")
+        row(
+            "twc: sparse (env reward)",
+            dev,
+            [[s.env_reward for s in t.steps] for t in dev],
+            False,
+            "is the flag",
+        )
     )
     result = {
         "machine": f"{platform.machine()} {platform.python_version()}",
         "date": time.strftime("%Y-%m-%d"),
         "dev_command": "edgejudge " + " ".join(HELDOUT_DEV_COLLECT),
         "build_seconds": {k: round(v[1], 1) for k, v in builds.items()},
+        "cookingworld_dev_command": "edgejudge " + " ".join(cw_collect()),
         "orchestrator_checks": fits,
         "rows": rows,
     }

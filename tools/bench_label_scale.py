@@ -108,10 +108,11 @@ def main(episodes: int, max_steps: int, prompts: int, actors: str, seed: int, ou
         with open_judge("gemma3-270m", n_threads=1, cache=Path(tmp) / "single.sqlite") as judge:
             load_s = time.perf_counter() - t0
             lab = CorenLabeler(judge, encoder, ps, templates, cfg)
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             ref = lab.label(trajs)
             runs["single_process"] = {
                 **_summary(lab, ref, time.perf_counter() - t0, judge.stats),
+                "cpu_seconds": round(time.process_time() - c0, 2),
                 "judge_load_seconds": round(load_s, 2),
             }
         click.echo(f"single process: {runs['single_process']['steps_per_s']} steps/s", err=True)
@@ -139,9 +140,9 @@ def main(episodes: int, max_steps: int, prompts: int, actors: str, seed: int, ou
                     runner = PoolRunner(pool)
                     lab = CorenLabeler(judge, encoder, ps, templates, cfg, runner=runner)
                     runner.merge = lambda c, lab=lab: lab.merge_counts(**c)
-                    t0 = time.perf_counter()
+                    t0, c0 = time.perf_counter(), time.process_time()
                     result = lab.label(trajs)
-                    seconds = time.perf_counter() - t0
+                    seconds, driver_cpu = time.perf_counter() - t0, time.process_time() - c0
                     rep = pool.report()
                     judge.close()
                 identical = identical and _same(result, ref)
@@ -150,6 +151,8 @@ def main(episodes: int, max_steps: int, prompts: int, actors: str, seed: int, ou
                     "actors_start_seconds": round(start_s, 2),
                     "pool_seconds": rep["pool_seconds"],
                     "busy_seconds_per_actor": rep["busy_seconds_per_actor"],
+                    "cpu_seconds_per_actor": rep["cpu_seconds_per_actor"],
+                    "driver_cpu_seconds": round(driver_cpu, 2),
                     "units_per_actor": rep["units_per_actor"],
                 }
                 click.echo(f"{n} judge actor(s): {runs[f'ray_{n}_actors']['steps_per_s']} steps/s", err=True)
@@ -164,6 +167,16 @@ def main(episodes: int, max_steps: int, prompts: int, actors: str, seed: int, ou
         f"{n}_over_{counts[0]}_actors": round(
             base["pool_seconds"] / runs[f"ray_{n}_actors"]["pool_seconds"], 3
         )
+        for n in counts[1:]
+    }
+
+    # From CPU time (what a quiet box would give, with one core per actor and the driver's work serial):
+    # the run's CPU work over its critical path (the driver's CPU plus the busiest actor's CPU).
+    def critical(run: dict[str, Any]) -> float:
+        return run["driver_cpu_seconds"] + max(run["cpu_seconds_per_actor"])
+
+    speedup_cpu = {
+        f"{n}_over_{counts[0]}_actors": round(critical(base) / critical(runs[f"ray_{n}_actors"]), 3)
         for n in counts[1:]
     }
     r = {
@@ -183,6 +196,7 @@ def main(episodes: int, max_steps: int, prompts: int, actors: str, seed: int, ou
         "runs": runs,
         "speedup_label": speedup,
         "speedup_judge_phases": speedup_pool,
+        "speedup_from_cpu_time": speedup_cpu,
         "identical_labels": identical,
         "total_seconds": round(time.perf_counter() - t_start, 1),
     }

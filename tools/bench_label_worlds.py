@@ -10,7 +10,9 @@ labeling sections), then
   judge's places for the dev objects (``rubrics build --base --no-grounding``);
 * ``TRCA judge-built``: ``rubrics build`` on the same dev logs, unreviewed (grounded on the success flags,
   in-sample);
-* ``COREN``: ``label coren --prompts N`` (the ensemble and each prompt's channel);
+* ``COREN``: ``label coren --prompts N`` (the ensemble and each prompt's channel) on the first
+  ``--coren-episodes`` episodes (COREN runs about one step per second on one thread), with the TRCA rows
+  repeated on that slice so that the methods are compared on the same steps;
 
 each read by ``edgejudge label quality --json`` (the only reader of ``info``). Every step is cached in the
 work folder, so an interrupted run resumes.
@@ -30,6 +32,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from benchlib import edgejudge  # noqa: E402  (tools/ is sys.path[0])
+
+from labeler.dataset import read_trajectories, write_trajectories  # noqa: E402
 
 WORLDS = {
     "twc-medium": ("twx:twc", "level=medium", 50),
@@ -58,10 +62,19 @@ def _channels(quality: dict) -> dict[str, float]:
 )
 @click.option("--episodes", default=25, show_default=True, type=click.IntRange(2, 1000))
 @click.option("--coren-prompts", default=2, show_default=True, type=click.IntRange(1, 5))
+@click.option(
+    "--coren-episodes", default=4, show_default=True, type=click.IntRange(1, 1000), help="COREN's slice."
+)
 @click.option("--no-coren", is_flag=True, help="TRCA only (COREN runs ~1 step/s).")
 @click.option("--json-out", type=click.Path(dir_okay=False, path_type=Path), help="Results JSON.")
 def main(
-    work: Path, worlds, episodes: int, coren_prompts: int, no_coren: bool, json_out: Path | None
+    work: Path,
+    worlds,
+    episodes: int,
+    coren_prompts: int,
+    coren_episodes: int,
+    no_coren: bool,
+    json_out: Path | None,
 ) -> None:
     """Collect, label and measure each world; print one Markdown table."""
     work.mkdir(parents=True, exist_ok=True)
@@ -116,20 +129,36 @@ def main(
             rows[name] = ch.get("trca.total")
             rows.setdefault("env reward (sparse)", ch.get("env.reward"))
         coren_s = None
+        slice_steps = None
         if not no_coren:
-            out = d / "dev.coren.jsonl.gz"
+            sliced = d / f"slice{coren_episodes}.jsonl.gz"
+            if not sliced.exists():
+                write_trajectories(sliced, read_trajectories(data)[:coren_episodes])
+            slice_steps = sum(len(t.steps) for t in read_trajectories(sliced))
+            ids = {t.id for t in read_trajectories(sliced)}
+            for name, rubric in (
+                ("TRCA shipped + --base", rubric_base),
+                ("TRCA judge-built, unreviewed", rubric_built),
+            ):
+                part = d / f"slice{coren_episodes}.{rubric.stem}.jsonl.gz"
+                if not part.exists():
+                    labeled = read_trajectories(d / f"dev.{rubric.stem}.jsonl.gz")
+                    write_trajectories(part, [t for t in labeled if t.id in ids])
+                ch = _channels(json.loads(edgejudge("label", "quality", str(part), "--json")))
+                rows[f"{name}, COREN's slice"] = ch.get("trca.total")
+            out = d / f"slice{coren_episodes}.coren.jsonl.gz"
             if not out.exists():
                 t1 = time.perf_counter()
                 edgejudge(
-                    "label", "coren", str(data), "--out", str(out), "--prompts", str(coren_prompts),
+                    "label", "coren", str(sliced), "--out", str(out), "--prompts", str(coren_prompts),
                     "--report", str(d / "coren.report.json"), "--no-progress",
                 )  # fmt: skip
                 coren_s = time.perf_counter() - t1
             ch = _channels(json.loads(edgejudge("label", "quality", str(out), "--json")))
-            rows[f"COREN ensemble, {coren_prompts} prompts"] = ch.get("coren.ensemble")
+            rows[f"COREN ensemble, {coren_prompts} prompts, COREN's slice"] = ch.get("coren.ensemble")
             for c, v in ch.items():
                 if c.startswith("coren.p"):
-                    rows[f"COREN {c}"] = v
+                    rows[f"COREN {c}, COREN's slice"] = v
         results[key] = {
             "env": env,
             "params": params,
@@ -138,6 +167,8 @@ def main(
             "steps": stats["steps"],
             "success_rate": stats["success_rate"],
             "auroc_progress": rows,
+            "coren_episodes": None if no_coren else coren_episodes,
+            "coren_slice_steps": slice_steps,
             "coren_seconds": coren_s,
             "seconds": time.perf_counter() - t0,
         }

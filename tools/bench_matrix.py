@@ -95,6 +95,7 @@ class Matrix:
         self.work = work
         self.store = store
         self.keep_bundles = keep_bundles
+        self.baselines_only = False
         self.computed = 0
         self._data: dict[str, WorldData] = {}
         self.t0 = time.perf_counter()
@@ -263,7 +264,7 @@ class Matrix:
                 for cfg in bs:
                     if cfg["algo"] == "random":
                         self.run_baseline(cfg, w)
-                for u in us:
+                for u in us if not self.baselines_only else []:
                     self.run_unit(u)
                 for cfg in bs:
                     if cfg["algo"] != "random":
@@ -276,6 +277,20 @@ class Matrix:
                     if r["world"] == w.label and not self.done(r):
                         self.store.put(r, {"status": "error", "reason": reason})
         return plan
+
+
+def _recorded_args(argv: list[str]) -> list[str]:
+    """The command line without the options that only say where rows come from (--merge, --report-only,
+    --work-dir): the command that makes the same rows."""
+    out, skip = [], False
+    for a in argv:
+        if skip:
+            skip = False
+        elif a in ("--merge", "--work-dir"):
+            skip = True
+        elif a != "--report-only" and not a.startswith(("--merge=", "--work-dir=")):
+            out.append(a)
+    return out
 
 
 def _ints(text: str | None) -> tuple[int, ...] | None:
@@ -297,8 +312,8 @@ def _words(text: str | None) -> tuple[str, ...] | None:
     "--world",
     "worlds",
     multiple=True,
-    help="A preset (twc-easy, twc-medium, twc-hard, "
-    "cookingworld-small, scienceworld) or LABEL=ADAPTER:TASK[PARAMS]@MAX_STEPS; repeatable.",
+    help="A preset (twc-easy, twc-medium, twc-hard, cookingworld-small, cookingworld-large, "
+    "scienceworld-find-animal) or LABEL=ADAPTER:TASK[PARAMS]@MAX_STEPS; repeatable.",
 )
 @click.option("--sizes", help="Training episodes per data size, comma-separated (e.g. 30,60,120,250).")
 @click.option("--seeds", help="Training seeds, comma-separated.")
@@ -324,6 +339,15 @@ def _words(text: str | None) -> tuple[str, ...] | None:
     help="Results prefix: writes OUT.json, OUT.md, OUT.png.",
 )
 @click.option("--keep-bundles", is_flag=True, help="Keep each exported bundle (about 90 MB) after its rows.")
+@click.option(
+    "--merge",
+    "merge_files",
+    multiple=True,
+    type=click.Path(exists=True, dir_okay=False),
+    help="Take the finished rows of another results file (a run elsewhere) into OUT.json; repeatable.",
+)
+@click.option("--baselines-only", is_flag=True, help="Compute only the random and LLM-as-agent rows.")
+@click.option("--report-only", is_flag=True, help="Write OUT.json/.md/.png from the rows already there.")
 @click.option("--dry-run", is_flag=True, help="List the rows and whether each is done; compute nothing.")
 def main(
     quick,
@@ -341,6 +365,9 @@ def main(
     work_dir,
     out,
     keep_bundles,
+    merge_files,
+    baselines_only,
+    report_only,
     dry_run,
 ) -> None:
     """Run (or resume) the benchmark matrix and write its JSON, Markdown table and PNG."""
@@ -377,11 +404,28 @@ def main(
         store = RowStore(f"{out}.json")
     except ValueError as e:
         raise click.ClickException(str(e)) from None
+    for other in merge_files:
+        for key, row in RowStore(other).rows.items():
+            if row.get("status") in FINAL and store.rows.get(key, {}).get("status") not in FINAL:
+                store.rows[key] = row
     m = Matrix(s, ws, Path(work_dir).resolve(), store, keep_bundles)
+    m.baselines_only = baselines_only
+    plan = [r for w in ws for u in units(w, s) for r in u.rows] + [r for w in ws for r in baseline_rows(w, s)]
+    meta = {
+        "machine": f"{platform.machine()} CPU, {os.cpu_count()} cores, shared with other work; 1 thread",
+        "size": ("quick" if quick else "full")
+        + ("" if s == SIZES["quick" if quick else "full"] else ", adjusted"),
+        "sizes": describe(s),
+        "command": "python tools/bench_matrix.py " + " ".join(_recorded_args(sys.argv[1:])),
+        "plan": [row_key(r) for r in plan],
+    }
+    if report_only:
+        store.meta = {**store.meta, **meta}
+        store.save()
+        write_report(store, plan, Path(out))
+        click.echo(f"{sum(m.done(r) for r in plan)} of {len(plan)} rows done; wrote {out}.json, .md, .png")
+        return
     if dry_run:
-        plan = [r for w in ws for u in units(w, s) for r in u.rows] + [
-            r for w in ws for r in baseline_rows(w, s)
-        ]
         for r in plan:
             mark = "done" if m.done(r) else "todo"
             click.echo(
@@ -403,15 +447,7 @@ def main(
             "command": " ".join(sys.argv[1:]),
         }
     ]
-    store.meta = {
-        "machine": f"{platform.machine()} CPU, {os.cpu_count()} cores, shared with other work; 1 thread",
-        "size": ("quick" if quick else "full")
-        + ("" if s == SIZES["quick" if quick else "full"] else ", adjusted"),
-        "sizes": describe(s),
-        "command": "python tools/bench_matrix.py " + " ".join(sys.argv[1:]),
-        "plan": [row_key(r) for r in plan],
-        "runs": runs[-20:],
-    }
+    store.meta = {**meta, "runs": runs[-20:]}
     store.save()
     write_report(store, plan, Path(out))
     click.echo(

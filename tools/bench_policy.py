@@ -28,6 +28,8 @@ import click
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from models.cli_options import env_option, judge_option, split_option  # noqa: E402
+
 DEFAULT_ROWS = (
     "random,bc-all,bc-success,bc-paths,iql-sparse,cql-sparse,iql-trca,iql-trca-detour,iql-trcab,awr-trca,"
     "iql-coren,llm"
@@ -84,9 +86,9 @@ def fmt_ci(r) -> str:
     type=click.Path(exists=True, dir_okay=False),
     help="The same trajectories with labels (TRCA and/or COREN) for the dense rows.",
 )
-@click.option("--env", "env_name", default="twx:twc", show_default=True)
+@env_option()
 @click.option("--params", default=None, help="Game parameters (default: the game's small configuration).")
-@click.option("--split", default="test", show_default=True)
+@split_option()
 @click.option("--episodes", default=20, show_default=True, type=int, help="Evaluation episodes per row.")
 @click.option(
     "--llm-episodes",
@@ -112,7 +114,7 @@ def fmt_ci(r) -> str:
     type=int,
     help="States for the per-action latency comparison.",
 )
-@click.option("--judge", default="gemma3-270m", show_default=True)
+@judge_option("judge")
 @click.option("--out-dir", required=True, type=click.Path(file_okay=False))
 @click.option("--reuse", is_flag=True, help="Reuse checkpoints already in OUT_DIR instead of retraining.")
 @click.option(

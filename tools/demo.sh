@@ -3,9 +3,11 @@
 # judge answers are cached, so a rerun is faster).
 #
 #   collect (train split, success-scarce) -> label (TRCA on all, COREN on a slice) -> train (IQL on TRCA
-#   rewards, and sparse BC on successful episodes as the baseline) -> export (ONNX bundle) -> evaluate the
+#   rewards; on the same episodes the sparse baselines: IQL on the success flag, BC on successful episodes)
+#   -> export (ONNX bundles) -> evaluate the
 #   bundle (onnxruntime only; argmax and with the client-side loop guard) -> edge-serve + test episodes driven
-#   through the daemon by a client with the generic loop guard (the headline row) -> summary
+#   through the daemon by a client with the generic loop guard (the headline row), for the IQL-TRCA bundle and
+#   for the sparse IQL bundle -> summary. 60 training episodes: with few successes the dense labels matter.
 #
 # DEMO_ENV picks the world (default twx:twc, TextWorld Commonsense), DEMO_PARAMS its parameters, e.g.
 #   DEMO_ENV=twx:cookingworld make demo;  DEMO_ENV=twx:twc DEMO_PARAMS=level=medium DEMO_MAX_STEPS=60 make demo
@@ -19,9 +21,10 @@ TASK="${ENV_NAME#*:}"
 MAX_STEPS="${DEMO_MAX_STEPS:-40}"
 WORLD=(--env "$ENV_NAME" --max-steps "$MAX_STEPS")
 if [ -n "${DEMO_PARAMS:-}" ]; then WORLD+=(--params "$DEMO_PARAMS"); fi
-TRAIN_EPISODES="${DEMO_TRAIN_EPISODES:-150}"
+TRAIN_EPISODES="${DEMO_TRAIN_EPISODES:-60}"
 TEST_EPISODES="${DEMO_TEST_EPISODES:-20}"
 COREN_EPISODES="${DEMO_COREN_EPISODES:-3}"
+STEPS="${DEMO_STEPS:-2000}"
 export EDGEJUDGE_CACHE="${EDGEJUDGE_CACHE:-$OUT/cache}"
 mkdir -p "$OUT"
 stage() { printf '\n== %s\n' "$*"; }
@@ -53,14 +56,17 @@ fi
 "${EJ[@]}" label quality "$OUT/train.trca.jsonl.gz" --json > "$OUT/trca.quality.json"
 "${EJ[@]}" label quality "$OUT/train.trca.jsonl.gz"
 
-stage "4/7 train: IQL on TRCA rewards (dense; undone detours penalised), and BC on successes (sparse baseline)"
-"${EJ[@]}" train "$OUT/train.trca.jsonl.gz" --algo iql --reward trca --detour-penalty 0.05 --set steps=2000 \
+stage "4/7 train: IQL on TRCA rewards (dense; undone detours penalised); sparse baselines: BC on successes, IQL"
+"${EJ[@]}" train "$OUT/train.trca.jsonl.gz" --algo iql --reward trca --detour-penalty 0.05 --set steps="$STEPS" \
   --seed 0 --out "$OUT/ckpt-iql-trca"
 "${EJ[@]}" train "$OUT/train.trca.jsonl.gz" --algo bc --set filter=success --reward sparse --seed 0 \
   --out "$OUT/ckpt-bc"
+"${EJ[@]}" train "$OUT/train.jsonl.gz" --algo iql --reward sparse --set steps="$STEPS" --seed 0 \
+  --out "$OUT/ckpt-iql-sparse"
 
 stage "5/7 export: ONNX bundle (policy + MiniLM encoder + tokenizer, checksummed manifest, parity checked)"
 "${EJ[@]}" export "$OUT/ckpt-iql-trca" --out "$OUT/bundle"
+"${EJ[@]}" export "$OUT/ckpt-iql-sparse" --out "$OUT/bundle-sparse"
 
 stage "6/7 evaluate on the $ENV_NAME test split: the bundle via onnxruntime, the sparse baseline, random"
 EVAL=("${EJ[@]}" eval "${WORLD[@]}" --split test --episodes "$TEST_EPISODES" --json)
@@ -72,6 +78,8 @@ EVAL=("${EJ[@]}" eval "${WORLD[@]}" --split test --episodes "$TEST_EPISODES" --j
 stage "7/7 serve: edge-serve on the bundle, $ENV_NAME test episodes driven through it (Python client, loop guard)"
 "$PY" tools/drive_edge.py --bundle "$OUT/bundle" "${WORLD[@]}" --split test --episodes "$TEST_EPISODES" \
   --json > "$OUT/drive.json"
+"$PY" tools/drive_edge.py --bundle "$OUT/bundle-sparse" "${WORLD[@]}" --split test --episodes "$TEST_EPISODES" \
+  --json > "$OUT/drive.sparse.json"
 
 stage "summary"
 "$PY" tools/demo_summary.py "$OUT"

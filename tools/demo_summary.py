@@ -46,6 +46,11 @@ def main(out_dir: str) -> None:
     lat = d["latency"]
     via = "IQL-TRCA bundle via edge-serve" + (" + loop guard" if d.get("loop_guard") else "")
     print(f"{via:44s} {_rate(d):22s} {lat['round_trip_ms_p50']:14.2f}")
+    sparse_path = out / "drive.sparse.json"
+    sparse = _load(sparse_path) if sparse_path.exists() else None
+    if sparse is not None:
+        name = "  IQL sparse, same episodes, same way"
+        print(f"{name:44s} {_rate(sparse):22s} {sparse['latency']['round_trip_ms_p50']:14.2f}")
     rows = [
         ("  same bundle in-process, argmax", out / "eval.bundle.json"),
         ("  same bundle in-process + loop guard", out / "eval.bundle.guard.json"),
@@ -66,6 +71,14 @@ def main(out_dir: str) -> None:
         f"p99 {lat['round_trip_ms_p99']:.2f} ms; "
         f"in the daemon p50 {lat['server_ms_p50']:.2f} ms, p99 {lat['server_ms_p99']:.2f} ms"
     )
+    if sparse is not None:
+        gain = 100 * (d["success_rate"] - sparse["success_rate"])
+        print(
+            f"dense labels: same {stats['trajectories']} episodes ({stats['success_rate']:.0%} successful), "
+            f"bundle behind edge-serve + generic loop guard: {d['success_rate']:.0%} trained on TRCA labels "
+            f"vs {sparse['success_rate']:.0%} on the success flag alone ({gain:+.0f} points, "
+            f"{d['episodes']} test episodes)"
+        )
     print(f"artifacts in {out}/: datasets, checkpoints (curves.png), bundle/ (manifest.json), *.json results")
 
 

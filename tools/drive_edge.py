@@ -23,6 +23,8 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from models.cli_options import env_option, env_threads, split_option, threads_option  # noqa: E402
+
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
 @click.option(
@@ -31,23 +33,12 @@ if str(ROOT) not in sys.path:
     help="Start edge-serve on this bundle (on a free loopback port) for the run.",
 )
 @click.option("--connect", help="Use a running daemon instead (e.g. tcp://127.0.0.1:5555).")
-@click.option(
-    "--env",
-    "env_name",
-    default=None,
-    help="Environment ADAPTER:TASK; default: the one the bundle was trained in (twx:twc if it does not say).",
-)
+@env_option(default=None)
 @click.option("--params", default=None, help="The task's parameters, e.g. 'level=medium'.")
-@click.option("--split", default="test", show_default=True, help="Split (train, dev, test).")
+@split_option()
 @click.option("--episodes", default=10, show_default=True, type=click.IntRange(1, 100_000))
 @click.option("--max-steps", default=40, show_default=True, type=click.IntRange(1, 1000))
-@click.option(
-    "--threads",
-    default=1,
-    show_default=True,
-    type=click.IntRange(1, 64),
-    help="onnxruntime threads of a daemon started here.",
-)
+@threads_option()
 @click.option(
     "--timeout",
     default=5.0,
@@ -78,7 +69,7 @@ def main(
     split: str,
     episodes: int,
     max_steps: int,
-    threads: int,
+    threads: int | None,
     timeout: float,
     loop_guard: bool,
     strategy: str | None,
@@ -119,7 +110,7 @@ def main(
             raise click.ClickException(str(e)) from None
         spec = world_spec(world, f"bundle {bundle}")
         try:
-            proc, connect = start_daemon(bundle, threads=threads, cwd=ROOT)
+            proc, connect = start_daemon(bundle, threads=threads or env_threads(), cwd=ROOT)
         except LaunchError as e:
             raise click.ClickException(str(e)) from None
     assert connect is not None

@@ -44,7 +44,7 @@ PRESETS: dict[str, World] = {
         World("twc-hard", "twx:twc", "level=hard", 80, "success", 0.60),
         World("cookingworld-small", "twx:cookingworld", "level=small", 40, "success", 0.60),
         World("cookingworld-large", "twx:cookingworld", "level=large", 80),
-        World("scienceworld", "scienceworld:benchmark", None, 60, "score", 0.50),
+        World("scienceworld-find-animal", "scienceworld:find-animal", None, 60, "score", 0.50),
     )
 }
 

@@ -30,6 +30,8 @@ import click
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from models.cli_options import split_option  # noqa: E402
+
 
 def placements(gold: list[str]) -> dict[str, str]:
     """object -> place from a gold path's ``put OBJECT in PLACE`` steps (the objects to put away)."""
@@ -97,7 +99,7 @@ class NoTakeback:
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
 @click.argument("policy_path", type=click.Path(exists=True, file_okay=False))
-@click.option("--split", type=click.Choice(["train", "dev", "test"]), default="test", show_default=True)
+@split_option()
 @click.option("--episodes", type=click.IntRange(1), default=40, show_default=True)
 @click.option("--max-steps", type=click.IntRange(1), default=40, show_default=True)
 @click.option("--exclude-data", type=click.Path(exists=True, dir_okay=False), help="Skip games in this file.")

@@ -136,7 +136,7 @@ class JudgeActor:
         counters = getattr(self.worker, "counters", None)
         before_c = counters() if counters else {}
         before_s = dict(self.judge.stats)
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         self.cache.discard()
         self.judge.prime(anchor)
         try:
@@ -152,6 +152,7 @@ class JudgeActor:
             "stats": _delta(dict(self.judge.stats), before_s),
             "rows": rows,
             "seconds": time.perf_counter() - t0,
+            "cpu_seconds": time.process_time() - c0,
             "pid": os.getpid(),
             "slot": self.slot,
         }

@@ -75,6 +75,7 @@ class JudgePool:
         self.pids: list[set[int]] = [{int(i["pid"])} for i in self.infos]
         self.units = [0] * len(self.actors)
         self.unit_seconds = [0.0] * len(self.actors)
+        self.unit_cpu = [0.0] * len(self.actors)
         self.written = 0
         self.recomputed = 0
         self.stats: dict[str, float] = {}
@@ -174,6 +175,7 @@ class JudgePool:
         self.pids[k].add(int(r["pid"]))  # a restarted actor has a new process
         self.units[k] += 1
         self.unit_seconds[k] += float(r["seconds"])
+        self.unit_cpu[k] += float(r.get("cpu_seconds", 0.0))
 
     @property
     def restarts(self) -> int:
@@ -192,6 +194,7 @@ class JudgePool:
             "units": sum(self.units),
             "units_per_actor": list(self.units),
             "busy_seconds_per_actor": [round(s, 3) for s in self.unit_seconds],
+            "cpu_seconds_per_actor": [round(s, 3) for s in self.unit_cpu],
             "pool_seconds": round(self.seconds, 3),
             "answers_committed": self.written,
             "units_run_again": self.recomputed,

@@ -12,6 +12,14 @@ from typing import Any
 import click
 
 from labeler.cluster.options import ClusterError, cluster_config, cluster_options
+from models.cli_options import (
+    cache_option,
+    gpu_layers_option,
+    judge_option,
+    n_ctx_option,
+    progress_option,
+    threads_option,
+)
 
 # Measured on the 2-core box with the embedded Gemma 3 270M, 1 thread, while other work shared the CPU
 # (BENCHMARKS.md); used only by --dry-run. Every query also reads one 262k-entry logit row (~0.06 s).
@@ -39,13 +47,7 @@ def _default_ckpt(out: str) -> str:
 @click.command()
 @click.argument("in_path", metavar="IN", type=click.Path(dir_okay=False))
 @click.option("--out", required=True, type=click.Path(dir_okay=False), help="Output .jsonl or .jsonl.gz.")
-@click.option(
-    "--judge",
-    "judge_ref",
-    default="gemma3-270m",
-    show_default=True,
-    help="Judge model: the embedded gemma3-270m or a path to a .gguf file.",
-)
+@judge_option()
 @click.option(
     "--prompts",
     "n_prompts",
@@ -62,19 +64,8 @@ def _default_ckpt(out: str) -> str:
     help="Folder of prompt and template TOML files [default: labeler/prompts/coren; the first layout, one "
     "header per variant: labeler/prompts/coren/v1].",
 )
-@click.option(
-    "--threads",
-    default=None,
-    type=click.IntRange(1, 64),
-    help="Judge threads (default $EDGEJUDGE_THREADS, else 1).",
-)
-@click.option(
-    "--n-ctx",
-    default=2048,
-    show_default=True,
-    type=click.IntRange(256, 131072),
-    help="Judge context size; longer texts are truncated (head kept) and counted.",
-)
+@threads_option()
+@n_ctx_option()
 @click.option(
     "--examples",
     "examples_source",
@@ -134,12 +125,7 @@ def _default_ckpt(out: str) -> str:
     help="Orchestrator training steps.",
 )
 @click.option("--no-dists", is_flag=True, help="Do not keep each prompt's distribution (dist_p*) per step.")
-@click.option(
-    "--cache",
-    default=None,
-    type=click.Path(dir_okay=False),
-    help="Judge cache (SQLite); default $EDGEJUDGE_CACHE/labels.sqlite or ~/.cache/edgejudge/.",
-)
+@cache_option()
 @click.option(
     "--dry-run", is_flag=True, help="Print the number of queries and a token/time estimate; label nothing."
 )
@@ -150,18 +136,8 @@ def _default_ckpt(out: str) -> str:
     type=click.Path(dir_okay=False),
     help="Write the run's numbers (queries, cache hits, steps/s, fallbacks) as JSON.",
 )
-@click.option(
-    "--gpu-layers",
-    default=0,
-    show_default=True,
-    type=click.IntRange(-1),
-    help="Judge layers offloaded to the GPU (-1: all; needs a CUDA build of llama-cpp-python).",
-)
-@click.option(
-    "--progress/--no-progress",
-    default=None,
-    help="Progress bar on stderr (default: when stderr is a terminal).",
-)
+@gpu_layers_option("gpu_layers")
+@progress_option()
 @cluster_options
 def coren(
     in_path: str,

@@ -12,6 +12,7 @@ from labeler.cluster.options import ClusterError, cluster_config, cluster_option
 from labeler.dataset import DatasetError, iter_trajectories
 from labeler.trca.pipeline import EPISODE_GROUPS, RubricSet, TRCAConfig, default_cache, label_file
 from labeler.trca.rubric import RubricError
+from models.cli_options import cache_option, judge_option, progress_option
 
 
 @click.command()
@@ -65,24 +66,10 @@ from labeler.trca.rubric import RubricError
     type=click.Choice(["none", "llm"]),
     help="llm: ask the judge per transition for judge-only rubric items (items without a check).",
 )
-@click.option(
-    "--judge",
-    "judge_ref",
-    default="gemma3-270m",
-    show_default=True,
-    help="Judge for --item-judge llm: gemma3-270m (embedded) or a .gguf path.",
-)
-@click.option(
-    "--cache",
-    default=None,
-    type=click.Path(dir_okay=False),
-    help="Judge answer cache (SQLite) for --item-judge llm; reruns resume from it. "
-    "Default: $EDGEJUDGE_CACHE/labels.sqlite (~/.cache/edgejudge), shared with the other labelers.",
-)
+@judge_option()
+@cache_option()
 @click.option("--dry-run", is_flag=True, help="Check the input and rubrics, count the work, write nothing.")
-@click.option(
-    "--progress/--no-progress", default=None, help="Progress bar (default: when stderr is a terminal)."
-)
+@progress_option()
 @cluster_options
 def trca(
     file,
