@@ -2,7 +2,8 @@
 
 Daemon: ``serve`` (the ``edge-serve`` command line), ``server`` (the loop: socket, batches, signals,
 replies), ``scoring`` (answers to ``act`` requests), ``reload`` (hot reload in a helper thread), ``curve``
-(CURVE certificates and allowed clients), ``runtime`` (the bundle in onnxruntime), ``metrics``
+(CURVE certificates and allowed clients), ``runtime`` (the bundle in onnxruntime), ``text_encoder`` (its
+tokenizer and encoder runs), ``bundle_policy`` (the same runtime as an in-process policy), ``metrics``
 (Prometheus text), ``logs`` (JSON log lines, systemd notify), ``launch`` (start a daemon and read its
 endpoint). Both ends: ``protocol`` (msgpack messages and errors), ``protocol_vectors`` (byte-level test
 vectors shared with the C++ client), ``actions`` (candidate features). Clients: ``client`` (``EdgeClient``),

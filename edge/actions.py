@@ -30,8 +30,8 @@ from models.candidates import (  # noqa: F401  (the kinds live in models; re-exp
     parts_of,
 )
 
-# Prepositions that separate the object from the target in TextWorld-style commands. "of" is absent on
-# purpose: it is part of object names ("box of cereal", "pair of socks").
+# Prepositions that separate the object from the target in "verb object [preposition target]" commands. "of"
+# is absent on purpose: it is part of object names ("box of cereal", "pair of socks").
 PREPOSITIONS = ("in", "into", "on", "onto", "from", "with", "to", "at", "under")
 
 

@@ -62,7 +62,7 @@ def main() -> None:
 
     \b
     Pipeline:
-      collect  → trajectories.jsonl        (TextWorldExpress, or your own logs)
+      collect  → trajectories.jsonl        (any environment adapter: edgejudge envs; or your own logs)
       data     → validate / inspect a trajectory dataset
     """
     silence_known_noise()

@@ -1,7 +1,9 @@
 """The policy runtime: a bundle's encoder and scorer in onnxruntime, with a bounded embedding cache.
 
 :class:`Runtime` loads a bundle after :func:`models.bundle.load_manifest` has checked its checksums, runs one
-test inference (:meth:`Runtime.self_test`), and scores batches of requests in one policy call.
+test inference (:meth:`Runtime.self_test`), and scores batches of requests in one policy call. Texts become
+embeddings through :class:`edge.text_encoder.TextEncoder`. It is the one bundle runner: edge-serve, and
+in-process through :class:`edge.bundle_policy.BundlePolicy` (``edgejudge eval BUNDLE``, the benchmarks).
 No torch, no LLM.
 """
 
@@ -77,7 +79,7 @@ class Item:
 
 
 class Runtime:
-    """A loaded, checked bundle. Build with :meth:`load`; :meth:`close` drops the sessions."""
+    """A loaded, checked bundle. Build with :meth:`load`; :meth:`close` drops the inference sessions."""
 
     def __init__(self, bundle_dir: str | os.PathLike[str], cfg: RuntimeConfig | None = None):
 

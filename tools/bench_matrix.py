@@ -279,6 +279,20 @@ class Matrix:
         return plan
 
 
+def _recorded_args(argv: list[str]) -> list[str]:
+    """The command line without the options that only say where rows come from (--merge, --report-only,
+    --work-dir): the command that makes the same rows."""
+    out, skip = [], False
+    for a in argv:
+        if skip:
+            skip = False
+        elif a in ("--merge", "--work-dir"):
+            skip = True
+        elif a != "--report-only" and not a.startswith(("--merge=", "--work-dir=")):
+            out.append(a)
+    return out
+
+
 def _ints(text: str | None) -> tuple[int, ...] | None:
     return tuple(int(x) for x in text.split(",") if x.strip()) if text else None
 
@@ -333,6 +347,7 @@ def _words(text: str | None) -> tuple[str, ...] | None:
     help="Take the finished rows of another results file (a run elsewhere) into OUT.json; repeatable.",
 )
 @click.option("--baselines-only", is_flag=True, help="Compute only the random and LLM-as-agent rows.")
+@click.option("--report-only", is_flag=True, help="Write OUT.json/.md/.png from the rows already there.")
 @click.option("--dry-run", is_flag=True, help="List the rows and whether each is done; compute nothing.")
 def main(
     quick,
@@ -352,6 +367,7 @@ def main(
     keep_bundles,
     merge_files,
     baselines_only,
+    report_only,
     dry_run,
 ) -> None:
     """Run (or resume) the benchmark matrix and write its JSON, Markdown table and PNG."""
@@ -394,10 +410,22 @@ def main(
                 store.rows[key] = row
     m = Matrix(s, ws, Path(work_dir).resolve(), store, keep_bundles)
     m.baselines_only = baselines_only
+    plan = [r for w in ws for u in units(w, s) for r in u.rows] + [r for w in ws for r in baseline_rows(w, s)]
+    meta = {
+        "machine": f"{platform.machine()} CPU, {os.cpu_count()} cores, shared with other work; 1 thread",
+        "size": ("quick" if quick else "full")
+        + ("" if s == SIZES["quick" if quick else "full"] else ", adjusted"),
+        "sizes": describe(s),
+        "command": "python tools/bench_matrix.py " + " ".join(_recorded_args(sys.argv[1:])),
+        "plan": [row_key(r) for r in plan],
+    }
+    if report_only:
+        store.meta = {**store.meta, **meta}
+        store.save()
+        write_report(store, plan, Path(out))
+        click.echo(f"{sum(m.done(r) for r in plan)} of {len(plan)} rows done; wrote {out}.json, .md, .png")
+        return
     if dry_run:
-        plan = [r for w in ws for u in units(w, s) for r in u.rows] + [
-            r for w in ws for r in baseline_rows(w, s)
-        ]
         for r in plan:
             mark = "done" if m.done(r) else "todo"
             click.echo(
@@ -419,15 +447,7 @@ def main(
             "command": " ".join(sys.argv[1:]),
         }
     ]
-    store.meta = {
-        "machine": f"{platform.machine()} CPU, {os.cpu_count()} cores, shared with other work; 1 thread",
-        "size": ("quick" if quick else "full")
-        + ("" if s == SIZES["quick" if quick else "full"] else ", adjusted"),
-        "sizes": describe(s),
-        "command": "python tools/bench_matrix.py " + " ".join(sys.argv[1:]),
-        "plan": [row_key(r) for r in plan],
-        "runs": runs[-20:],
-    }
+    store.meta = {**meta, "runs": runs[-20:]}
     store.save()
     write_report(store, plan, Path(out))
     click.echo(

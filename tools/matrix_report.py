@@ -217,6 +217,24 @@ def markdown(store: RowStore, plan: Sequence[dict[str, Any]], targets: dict[str,
                 f"- {r['world']} {r['algo']}/{r['source']} n={r['train_episodes']} seed {r['seed']} "
                 f"{r['client']}: {r.get('status')} {r.get('reason', '')}".rstrip()
             )
+    done = [r for r in rows if r.get("status") == "ok"]
+    if done:
+        units = {
+            (r["world"], r["algo"], r["source"], r["train_episodes"], r["seed"]): r
+            for r in done
+            if r.get("train_seconds")
+        }
+        train = sum(r["train_seconds"] for r in units.values())
+        train_cpu = sum(r.get("train_cpu_seconds", 0) for r in units.values())
+        ev = sum(r.get("eval_seconds", 0) for r in done)
+        ev_cpu = sum(r.get("eval_cpu_seconds", 0) for r in done)
+        lines += [
+            "",
+            f"Compute of the rows shown: training runs {len(units)} ({train:.0f} s wall, "
+            f"{train_cpu:.0f} CPU-s), "
+            f"evaluations {len(done)} ({ev:.0f} s wall, {ev_cpu:.0f} CPU-s); CPU-s are those of the finished "
+            "subprocesses (a world's JVM is not always counted); exports are not timed.",
+        ]
     runs = meta.get("runs", [])
     if runs:
         full = max(runs, key=lambda x: x["rows_computed"])
@@ -291,6 +309,7 @@ def plot(store: RowStore, plan: Sequence[dict[str, Any]]) -> bytes:
         if rnd:
             ax.axhline(rnd["mean"], color="grey", linestyle=":", label="random")
         ax.set_xscale("log")
+        ax.minorticks_off()
         ax.set_xticks(sizes, [str(n) for n in sizes])
         ax.set_ylim(0, 1)
         ax.set_xlabel("training episodes")

@@ -66,11 +66,16 @@ class DriverJudge:
 
     def __init__(self, model_ref: str, pool: Any):
         import llama_cpp
+        from llama_cpp import _internals
 
+        from labeler.llama_log import route_llama_logs
         from models.registry import resolve_judge
 
+        route_llama_logs()  # llama.cpp's load lines to the log file, as for the judges
         self.model = resolve_judge(model_ref)
-        self._llm = llama_cpp.Llama(str(self.model.path), vocab_only=True, verbose=False)
+        params = llama_cpp.llama_model_default_params()
+        params.vocab_only = True  # the tokenizer only: no weights, no context
+        self._vocab = _internals.LlamaModel(path_model=str(self.model.path), params=params, verbose=False)
         self.pool = pool
         info = pool.infos[0]
         self.n_ctx = int(info["n_ctx"])
@@ -88,7 +93,7 @@ class DriverJudge:
         return dict(self._provenance)
 
     def tokenize(self, text: str, *, bos: bool = False) -> list[int]:
-        return list(self._llm.tokenize(text.encode("utf-8"), add_bos=bos, special=False))
+        return list(self._vocab.tokenize(text.encode("utf-8"), bos, False))
 
     def count_tokens(self, text: str) -> int:
         return len(self.tokenize(text))
@@ -99,9 +104,9 @@ class DriverJudge:
     generate = score_many
 
     def close(self) -> None:
-        if self._llm is not None:
-            self._llm.close()
-            self._llm = None  # type: ignore[assignment]
+        if self._vocab is not None:
+            self._vocab.close()
+            self._vocab = None  # type: ignore[assignment]
 
 
 class PoolRunner:

@@ -1,6 +1,11 @@
 """COREN's judge calls: a trajectory's rating and candidate queries for every prompt in one ``score_many``,
-the backward verification of each prompt's plan, and the answers to the structural questions. Each call is
-counted by kind in the report and reported to the progress callback."""
+the backward verification of each prompt's plan, and every prompt's answer to a structural question
+generated together as parallel sequences (``generate_many``; a judge without it answers one at a time).
+Each call is counted by kind in the report and reported to the progress callback.
+
+Where the time went before batching (4 prompts, 74 TWC dev steps, CPU seconds on a shared 2-core box): step
+queries 65 s (2 decodes and ~155 evaluated tokens per step), structural answers 213 s (96 answers of 16
+generated tokens, one decode per token), backward checks 8 s, embeddings 3 s."""
 
 from __future__ import annotations
 
@@ -121,6 +126,26 @@ class JudgeCalls:
             if n_rate:
                 rate_out[n] = np.array([r.probs for r in res[start + n_cand : start + n_cand + n_rate]])
         return rate_out, cand_out
+
+    def answer_many(self, items: Sequence[tuple[CorenPrompt, structural.QAEntry]]) -> list[str]:
+        """Answers to many structural questions ``(prompt, entry)``: generated together as parallel
+        sequences when the judge offers ``generate_many``, otherwise one after another."""
+        many = getattr(self.judge, "generate_many", None)
+        if many is None:
+            return [self.answer(p, e) for p, e in items]
+        if not items:
+            return []
+        texts = [self.q.qa_query(p, e) for p, e in items]
+        out = many(
+            texts,
+            grammar=COT_GRAMMAR,
+            max_tokens=self.q.cfg.qa_answer_tokens,
+            stop=["\n"],
+            template=[p.template_id for p, _ in items],
+            version=[p.version for p, _ in items],
+        )
+        self._tick("qa", len(items))
+        return [structural.clean_answer(a) for a in out]
 
     def backward(self, prompt: CorenPrompt, instruction: str, plan: list[str]) -> float:
         """P(Yes) of the prompt's backward verification of ``plan``."""

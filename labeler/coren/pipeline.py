@@ -144,8 +144,9 @@ class CorenLabeler:
         return self.calls.answer(prompt, entry)
 
     def answer_all(self, entry: structural.QAEntry) -> list[str]:
-        """Every prompt's answer to one QA entry (its text first, then each prompt's tail: prefix reuse)."""
-        return [self.answer(prompt, entry) for prompt in self.prompts]
+        """Every prompt's answer to one QA entry, generated together (the entry's text is evaluated once,
+        each prompt's tail and answer is its own sequence; see :meth:`JudgeCalls.answer_many`)."""
+        return self.calls.answer_many([(prompt, entry) for prompt in self.prompts])
 
     def embed(self, texts: list[str]) -> np.ndarray:
         """L2-normalised embeddings of ``texts``; each distinct text is encoded once per labeler."""

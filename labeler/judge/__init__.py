@@ -26,6 +26,11 @@ positions, so truncating it and continuing is not always valid. The judge theref
 ``swa_full=True`` (a full-size SWA cache: a few MB more for a 270M model), which makes truncation exact; tests
 compare reused against fresh evaluation.
 
+Generation: ``generate`` is greedy (deterministic), optionally under a GBNF grammar or JSON schema;
+``generate_many`` answers many prompts at once, each prompt a llama.cpp sequence sharing the common prefixes
+and every generation step one batch for all unfinished sequences (the same cache entries as ``generate``;
+answers equal one-at-a-time generation up to batch-shape rounding of near-tied tokens).
+
 Every query goes through the label cache (:mod:`labeler.cache`) when one is given, so reruns and resumed runs
 cost nothing. ``score_many`` answers a list of queries: it deduplicates, serves cache hits, orders the rest so
 that queries sharing a prefix run one after another, and writes each result as soon as it is computed.
@@ -41,6 +46,8 @@ Modules:
   decodes over several sequences.
 * :mod:`~labeler.judge.tails` — the tail planner: which queries are decoded together after a shared trunk.
 * :mod:`~labeler.judge.generation` — greedy generation, GBNF / JSON-schema grammars, the KV hand-over.
+* :mod:`~labeler.judge.batched_generation` — many prompts generated together as parallel sequences.
+* :mod:`~labeler.judge.trie` — token-trie placement of many token lists in one batch, and its grouping.
 * :mod:`~labeler.judge.scores` — :class:`ChoiceScores`, one query's answer.
 * :mod:`~labeler.judge.config` — :class:`JudgeConfig` and the default thread count.
 * :mod:`~labeler.judge.errors` — :class:`JudgeError`, :class:`JudgeLoadError`.

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from labeler.cache import LabelCache, make_key
-from labeler.judge import generation
+from labeler.judge import batched_generation, generation
 from labeler.judge.config import JudgeConfig, default_threads
 from labeler.judge.engine import KVEngine
 from labeler.judge.errors import JudgeError
@@ -279,6 +279,80 @@ class Judge:
             return text
         finally:
             self.stats["seconds"] += time.perf_counter() - t0
+
+    def generate_many(
+        self,
+        prompts: Sequence[str],
+        *,
+        grammar: str | None = None,
+        json_schema: dict[str, Any] | None = None,
+        max_tokens: int = 64,
+        stop: Sequence[str] | None = None,
+        template: str | Sequence[str] = "adhoc",
+        version: int | Sequence[int] = 1,
+    ) -> list[str]:
+        """:meth:`generate` for many prompts at once: cache hits first, then every missing prompt as its own
+        llama.cpp sequence, decoded together (:mod:`labeler.judge.batched_generation`); same cache entries
+        as :meth:`generate`. ``template``/``version``: one for all prompts or one per prompt."""
+        if grammar is not None and json_schema is not None:
+            raise JudgeError("pass either grammar or json_schema, not both")
+        if max_tokens < 1:
+            raise JudgeError(f"max_tokens must be >= 1, got {max_tokens}")
+        n_q = len(prompts)
+        tids = [template] * n_q if isinstance(template, str) else list(template)
+        vers = [version] * n_q if isinstance(version, int) else list(version)
+        if len(tids) != n_q or len(vers) != n_q:
+            raise JudgeError(f"{n_q} prompts but {len(tids)} templates and {len(vers)} versions")
+        stop_list = [stop] if isinstance(stop, str) else list(stop or [])
+        params = {"grammar": grammar, "json_schema": json_schema, "max_tokens": max_tokens, "stop": stop_list}
+        keys = [
+            make_key("generate", self.model_sha256, t, v, p, params)
+            for p, t, v in zip(prompts, tids, vers, strict=True)
+        ]
+        t0 = time.perf_counter()
+        out: dict[str, str] = {}
+        todo: dict[str, str] = {}
+        try:
+            if self._cache is not None:
+                out.update({k: str(v["text"]) for k, v in self._cache.get_many(sorted(set(keys))).items()})
+            todo = {k: p for k, p in zip(keys, prompts, strict=True) if k not in out}
+            if todo:
+                g = generation.build_grammar(self._engine, grammar, json_schema)
+                toks = {}
+                for k, p in todo.items():
+                    toks[k] = self.tokenize(p, bos=True)
+                    if len(toks[k]) + max_tokens > self.n_ctx:
+                        raise JudgeError(
+                            f"prompt of {len(toks[k])} tokens plus max_tokens={max_tokens} does not fit the "
+                            f"context (n_ctx={self.n_ctx})"
+                        )
+                ks = list(todo)
+                answers = batched_generation.complete_many(
+                    self._engine,
+                    [toks[k] for k in ks],
+                    batched_generation.grammar_text(g),
+                    max_tokens,
+                    stop_list,
+                )
+                meta = dict(zip(keys, zip(tids, vers, strict=True), strict=True))
+                rows = []
+                for k, (text, n_gen) in zip(ks, answers, strict=True):
+                    out[k] = text
+                    rows.append(
+                        (k, {"text": text, "ntokens": n_gen}, "generate", self.model_sha256, *meta[k])
+                    )
+                if self._cache is not None:
+                    self._cache.put_many(rows)
+        finally:
+            self.stats["seconds"] += time.perf_counter() - t0
+        computed = set(todo)
+        served: set[str] = set()
+        for k in keys:
+            self.stats["queries"] += 1
+            if k not in computed or k in served:
+                self.stats["cache_hits"] += 1
+            served.add(k)
+        return [out[k] for k in keys]
 
     def _generate(
         self,
