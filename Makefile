@@ -7,7 +7,7 @@
 SHELL := /bin/bash
 VENV ?= .venv
 PY := $(VENV)/bin/python
-EXTRAS ?= edge,label,train,env,dev
+EXTRAS ?= edge,label,train,env,cluster,dev
 # llama.cpp collapses with more threads than free cores; 1 is the safe default on a shared 2-core box.
 export EDGEJUDGE_THREADS ?= 1
 DEMO_OUT ?= demo-out

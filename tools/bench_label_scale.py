@@ -9,8 +9,7 @@ Reported per run: label seconds (the whole ``CorenLabeler.label``: texts, embedd
 steps/s, the time to start the actors (not in the label time), the pool's busy time per actor, evaluated
 tokens and queries per step; and the speed-up of each actor count over one actor.
 
-    flock -x /tmp/edgejudge-cpu.lock \
-        python tools/bench_label_scale.py --out tools/results/bench_label_scale.json
+    python tools/bench_label_scale.py --out tools/results/bench_label_scale.json
 """
 
 from __future__ import annotations

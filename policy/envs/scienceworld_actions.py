@@ -145,14 +145,17 @@ def _slot_splits(template: Template, text: str) -> list[tuple[str, ...]]:
     return out
 
 
-def _objects_named(slot: str, referents: Mapping[int, Sequence[str]]) -> set[int]:
-    """Ids of the objects ``slot`` names: a referent, optionally followed by a location qualifier."""
-    out = set()
+def _objects_named(slot: str, referents: Mapping[int, Sequence[str]]) -> dict[int, int]:
+    """Ids of the objects ``slot`` names, each with how well: 2 for a referent, 1 for a referent followed by
+    a qualifier (``in X``, ``on X``, ``to X``)."""
+    out: dict[int, int] = {}
     for oid, names in referents.items():
         for name in names:
-            if slot == name or slot.startswith((name + " in ", name + " on ", name + " to ")):
-                out.add(oid)
+            if slot == name:
+                out[oid] = 2
                 break
+            if slot.startswith((name + " in ", name + " on ", name + " to ")):
+                out[oid] = max(out.get(oid, 0), 1)
     return out
 
 
@@ -180,21 +183,29 @@ def match_gold(
     text = canonical(gold)
     if text in texts:
         return GoldMatch(text, "alias")
-    for tpl in sorted(templates, key=lambda t: -len(t.prefix)):
+    best: tuple[int, int, str] | None = None  # (-how well the objects are named, length, action)
+    noop = False
+    for tpl in templates:
         for slots in _slot_splits(tpl, text):
-            ids = [_objects_named(s, referents) for s in slots]
-            if not all(ids):
+            named = [_objects_named(s, referents) for s in slots]
+            if not all(named):
                 continue
-            hits = [
-                v
-                for v in valid
-                if v.template_id == tpl.template_id
-                and v.action.startswith(tpl.prefix)
-                and len(v.obj_ids) == len(ids)
-                and all(o in s for o, s in zip(v.obj_ids, ids, strict=True))
-            ]
-            if hits:
-                return GoldMatch(min(hits, key=lambda v: (len(v.action), v.action)).action, "referent")
-            if tpl.text in ("open OBJ", "close OBJ"):
-                return GoldMatch(None, "noop")
+            found = False
+            for v in valid:
+                if (
+                    v.template_id == tpl.template_id
+                    and v.action.startswith(tpl.prefix)
+                    and len(v.obj_ids) == len(named)
+                    and all(o in n for o, n in zip(v.obj_ids, named, strict=True))
+                ):
+                    found = True
+                    quality = sum(n[o] for o, n in zip(v.obj_ids, named, strict=True))
+                    key = (-quality, len(v.action), v.action)
+                    best = key if best is None or key < best else best
+            if not found and tpl.text in ("open OBJ", "close OBJ"):
+                noop = True
+    if best is not None:
+        return GoldMatch(best[2], "referent")
+    if noop:
+        return GoldMatch(None, "noop")
     return GoldMatch(None, "unmatched")
