@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import shutil
 import tempfile
 from pathlib import Path
@@ -21,7 +20,7 @@ import torch
 from torch import nn
 
 from models.encoder import EncoderRef, load_sentence_encoder
-from policy.export_common import OPSET, PARITY_TEXTS, ExportError, cache_root, ort_session
+from policy.export_common import OPSET, PARITY_TEXTS, ExportError, cache_root, ort_session, publish_folder
 
 ENCODER_MIN_COSINE = 0.999
 ENCODER_CACHE_TAG = "v1"
@@ -163,12 +162,7 @@ def cached_encoder_onnx(
                 indent=2,
             )
         )
-        if folder.exists():
-            shutil.rmtree(folder, ignore_errors=True)
-        try:
-            os.replace(tmp, folder)
-        except OSError:  # another process won the race: use its entry
-            shutil.rmtree(tmp, ignore_errors=True)
+        publish_folder(tmp, folder)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise

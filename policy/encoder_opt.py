@@ -273,12 +273,11 @@ def cached_quantized_encoder(enc, precision: str, *, st_model=None) -> tuple[Pat
     ``enc``, built once per cache key from the cached fp32 graph and parity-checked against
     sentence-transformers (min cosine >= :data:`INT8_MIN_COSINE`, else
     :class:`policy.export_common.ExportError`)."""
-    import os
     import shutil
 
     from models.encoder import load_sentence_encoder
     from policy.encoder_graph import cached_encoder_onnx
-    from policy.export_common import PARITY_TEXTS, ExportError, cache_root
+    from policy.export_common import PARITY_TEXTS, ExportError, cache_root, publish_folder
 
     if precision not in PRECISIONS:
         raise ExportError(f"unknown encoder precision {precision!r}: expected one of {', '.join(PRECISIONS)}")
@@ -313,12 +312,7 @@ def cached_quantized_encoder(enc, precision: str, *, st_model=None) -> tuple[Pat
         meta = {**info, "encoder_sha256": enc.sha256, "min_cosine": cos}
         meta["onnx_bytes"] = (tmp / "encoder.onnx").stat().st_size
         (tmp / "meta.json").write_text(json.dumps(meta, indent=2))
-        if folder.exists():
-            shutil.rmtree(folder, ignore_errors=True)
-        try:
-            os.replace(tmp, folder)
-        except OSError:  # another process won the race: use its entry
-            shutil.rmtree(tmp, ignore_errors=True)
+        publish_folder(tmp, folder)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise

@@ -4,6 +4,7 @@ model cache folder and the real texts every parity check runs on."""
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 
 OPSET = 17
@@ -33,6 +34,17 @@ def edgejudge_cache() -> Path:
 def cache_root() -> Path:
     """Where built encoder graphs are kept: ``$EDGEJUDGE_CACHE/onnx``."""
     return edgejudge_cache() / "onnx"
+
+
+def publish_folder(tmp: Path, folder: Path) -> None:
+    """Move a fully built cache entry ``tmp`` into place as ``folder``, replacing a stale entry; when another
+    process published the same entry meanwhile, keep theirs and drop ``tmp``."""
+    if folder.exists():
+        shutil.rmtree(folder, ignore_errors=True)
+    try:
+        os.replace(tmp, folder)
+    except OSError:
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def ort_session(path: Path):

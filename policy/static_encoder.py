@@ -31,7 +31,7 @@ from pathlib import Path
 import numpy as np
 
 from models.encoder import STATIC_PREFIX, EncoderRef, resolve_encoder, static_base
-from policy.export_common import OPSET, ExportError, edgejudge_cache
+from policy.export_common import OPSET, ExportError, edgejudge_cache, publish_folder
 
 DEFAULT_DIMS = 256
 SIF_A = 1e-4
@@ -240,9 +240,7 @@ def resolve_static_encoder(
                 "onnx_bytes": (tmp / "encoder.onnx").stat().st_size,
             }
             (tmp / "meta.json").write_text(json.dumps(meta, indent=2))
-            if folder.exists():
-                shutil.rmtree(folder, ignore_errors=True)
-            os.replace(tmp, folder)
+            publish_folder(tmp, folder)
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
             raise

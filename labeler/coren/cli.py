@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import time
@@ -12,6 +11,8 @@ from typing import Any
 import click
 
 from labeler.cluster.options import ClusterError, cluster_config, cluster_options
+from labeler.coren.dry_run import dry_run as print_dry_run
+from labeler.coren.judge_session import coren_judge
 from models.cli_options import (
     cache_option,
     gpu_layers_option,
@@ -20,13 +21,6 @@ from models.cli_options import (
     progress_option,
     threads_option,
 )
-
-# Measured on the 2-core box with the embedded Gemma 3 270M, 1 thread, while other work shared the CPU
-# (BENCHMARKS.md); used only by --dry-run. Every query also reads one 262k-entry logit row (~0.06 s).
-EST_PROMPT_TOKENS_PER_S = 220.0
-EST_GENERATED_TOKENS_PER_S = 30.0
-EST_SECONDS_PER_QUERY = 0.06
-EST_EMBED_SECONDS_PER_STEP = 0.1
 
 
 def _default_cache() -> str:
@@ -212,7 +206,7 @@ def coren(
     except ClusterError as e:
         raise click.ClickException(str(e)) from None
     if dry_run:
-        _dry_run(trajs, prompts, templates, cfg, judge_ref, n_ctx, threads)
+        print_dry_run(trajs, prompts, templates, cfg, judge_ref, n_ctx, threads)
         return
     _run(
         trajs,
@@ -255,87 +249,6 @@ def _data_examples(templates, trajs):
     return dataclasses.replace(
         templates, preamble=pre, sha256=sha, examples_source="data", examples=tuple(prov["examples"])
     )
-
-
-def _open(judge_ref: str, n_ctx: int, threads: int | None, cache: str | None, gpu_layers: int = 0):
-    from labeler.judge import JudgeError, open_judge
-    from models.registry import ModelError
-
-    try:
-        return open_judge(
-            judge_ref,
-            n_threads=threads,
-            n_threads_batch=threads,
-            n_ctx=n_ctx,
-            n_gpu_layers=gpu_layers,
-            cache=cache,
-        )
-    except (JudgeError, ModelError) as e:
-        raise click.ClickException(str(e)) from None
-
-
-@contextlib.contextmanager
-def _judge(judge_ref, n_ctx, threads, cache, gpu_layers, cluster, prompts, templates, cfg):
-    """The local judge, or (with --ray) the driver's stand-in for the judge actors."""
-    if cluster is None:
-        with _open(judge_ref, n_ctx, threads, cache, gpu_layers) as judge:
-            yield judge
-        return
-    from labeler.cluster.workers import DriverJudge, coren_worker, judge_pool
-    from labeler.judge import JudgeError
-    from models.registry import ModelError
-
-    kwargs = {"model": judge_ref, "n_threads": threads, "n_ctx": n_ctx, "n_gpu_layers": gpu_layers}
-    try:
-        with judge_pool(cluster, kwargs, coren_worker(prompts, templates, cfg), cache) as pool:
-            judge = DriverJudge(judge_ref, pool)
-            try:
-                yield judge
-            finally:
-                judge.close()
-    except (ClusterError, JudgeError, ModelError) as e:
-        raise click.ClickException(str(e)) from None
-
-
-class _NoEncoder:
-    def encode(self, sentences: list[str], **kw: Any) -> Any:  # pragma: no cover - never called in a dry run
-        raise RuntimeError("the dry run does not embed")
-
-
-def _dry_run(trajs, prompts, templates, cfg, judge_ref, n_ctx, threads) -> None:
-    from labeler.coren.pipeline import CorenInputError, CorenLabeler
-
-    with _open(judge_ref, n_ctx, threads, None) as judge:
-        try:
-            plan = CorenLabeler(judge, _NoEncoder(), prompts, templates, cfg).plan(trajs)
-        except CorenInputError as e:
-            raise click.ClickException(str(e)) from None
-    est = (
-        plan["new_tokens"] / EST_PROMPT_TOKENS_PER_S
-        + plan["generated_tokens_max"] / EST_GENERATED_TOKENS_PER_S
-        + plan["total_queries"] * EST_SECONDS_PER_QUERY
-        + plan["steps"] * EST_EMBED_SECONDS_PER_STEP
-    )
-    q = plan["queries"]
-    click.echo(
-        f"dry run: {plan['trajectories']} trajectories, {plan['steps']} steps, {len(prompts)} prompts "
-        f"({', '.join(p.name for p in prompts)})"
-    )
-    click.echo(
-        f"queries: {plan['total_queries']} ({plan['total_queries'] / plan['steps']:.1f} per step): "
-        + ", ".join(f"{k} {v}" for k, v in sorted(q.items()))
-    )
-    click.echo(
-        f"tokens: {plan['prompt_tokens']} in all query text, ~{plan['new_tokens']} to evaluate after "
-        f"prefix reuse, <= {plan['generated_tokens_max']} generated"
-    )
-    click.echo(
-        f"estimate: ~{est / 60:.1f} min on 1 thread with an empty cache "
-        f"({EST_PROMPT_TOKENS_PER_S:.0f} prompt tok/s, {EST_GENERATED_TOKENS_PER_S:.0f} generated tok/s); "
-        "cached queries cost nothing"
-    )
-    if plan["truncations"]:
-        click.echo("truncated: " + ", ".join(f"{k} {v}" for k, v in sorted(plan["truncations"].items())))
 
 
 def _run(
@@ -386,7 +299,7 @@ def _run(
         except orch.OrchestratorError as e:
             raise click.ClickException(str(e)) from None
 
-    with _judge(judge_ref, n_ctx, threads, cache, gpu_layers, cluster, prompts, templates, cfg) as judge:
+    with coren_judge(judge_ref, n_ctx, threads, cache, gpu_layers, cluster, prompts, templates, cfg) as judge:
         pool = getattr(judge, "pool", None)
         steps_total = sum(len(t.steps) for t in trajs)
         per_step = sum(2 + p.cot for p in prompts)  # candidate query + rating (+ reasoning) per prompt
