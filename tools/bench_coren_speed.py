@@ -13,7 +13,7 @@ orchestrator and file I/O are not included), wall and CPU seconds, per phase. La
 ``edgejudge label quality`` on full runs; ``--quality A.jsonl.gz --quality B.jsonl.gz`` adds those files'
 channel AUROCs to the result.
 
-    flock -x /tmp/edgejudge-cpu.lock python tools/bench_coren_speed.py --trajectories 4 \\
+    python tools/bench_coren_speed.py --trajectories 4 \\
         --json-out tools/results/bench_coren_speed.json
 """
 
