@@ -11,7 +11,7 @@ from typing import Any
 
 from labeler.cache import LabelCache, make_key
 from labeler.judge import batched_generation, generation
-from labeler.judge.config import JudgeConfig, default_threads
+from labeler.judge.config import JudgeConfig, judge_config
 from labeler.judge.engine import KVEngine
 from labeler.judge.errors import JudgeError
 from labeler.judge.scores import NORMALIZATIONS, ChoiceScores
@@ -422,30 +422,18 @@ def open_judge(
     ``cache``: a path (opened here, closed with the judge), an open :class:`LabelCache` or any object with its
     ``get``/``get_many``/``put``/``put_many`` (left open), or None.
     Threads default to ``$EDGEJUDGE_THREADS`` (default 1)."""
-    threads = n_threads if n_threads is not None else default_threads()
-    threads_batch = n_threads_batch if n_threads_batch is not None else threads
-    for name, v in (
-        ("n_threads", threads),
-        ("n_threads_batch", threads_batch),
-        ("n_ctx", n_ctx),
-        ("n_batch", n_batch),
-    ):
-        if not isinstance(v, int) or v < 1:
-            raise JudgeError(f"{name} must be a positive integer, got {v!r}")
-    if not isinstance(n_gpu_layers, int) or n_gpu_layers < -1:
-        raise JudgeError(f"n_gpu_layers must be an integer >= -1 (-1: all), got {n_gpu_layers!r}")
+    cfg = judge_config(
+        n_threads=n_threads,
+        n_threads_batch=n_threads_batch,
+        n_ctx=n_ctx,
+        n_gpu_layers=n_gpu_layers,
+        n_batch=n_batch,
+        seed=seed,
+    )
     resolved = resolve_judge(model)
     own = isinstance(cache, (str, os.PathLike))
     lc = LabelCache(Path(cache)) if own else cache  # type: ignore[arg-type]
     try:
-        cfg = JudgeConfig(
-            n_ctx=n_ctx,
-            n_batch=min(n_batch, n_ctx),
-            n_threads=threads,
-            n_threads_batch=threads_batch,
-            n_gpu_layers=n_gpu_layers,
-            seed=seed,
-        )
         return Judge(resolved, cfg, lc, own)  # type: ignore[arg-type]
     except BaseException:
         if own and lc is not None:
