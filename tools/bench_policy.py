@@ -28,6 +28,8 @@ import click
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from benchlib import portable_paths  # noqa: E402  (tools/ is sys.path[0])
+
 from models.cli_options import env_option, judge_option, split_option  # noqa: E402
 
 DEFAULT_ROWS = (
@@ -346,7 +348,7 @@ def main(
         "seconds": round(time.perf_counter() - t_start, 1),
         "command": " ".join(sys.argv),
     }
-    (out / "results.json").write_text(json.dumps(payload, indent=2) + "\n")
+    (out / "results.json").write_text(json.dumps(portable_paths(payload), indent=2) + "\n")
     md = _markdown(payload)
     (out / "results.md").write_text(md)
     click.echo(md)
