@@ -32,6 +32,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from benchlib import portable_paths  # noqa: E402  (tools/ is sys.path[0])
+
 from labeler.dataset import read_trajectories  # noqa: E402
 from labeler.quality import measure  # noqa: E402
 
@@ -131,7 +133,7 @@ def main() -> None:
     rows.append(_row("pooled, TRCA + COREN (COREN-labeled episodes)", pooled_coren))
     out = {"families": families, "rows": rows, "episodes": args.episodes, "coren_prompts": args.coren_prompts}
     if args.json:
-        Path(args.json).write_text(json.dumps(out, indent=1) + "\n")
+        Path(args.json).write_text(json.dumps(portable_paths(out), indent=1) + "\n")
     table = markdown(rows)
     if args.md:
         Path(args.md).write_text(table)
