@@ -74,7 +74,8 @@ def test_tiny_matrix_writes_json_md_png_and_resumes(tmp_path):
     cmd = [
         sys.executable, "tools/bench_matrix.py", "--world", "twc-easy=twx:twc@5", "--sizes", "6",
         "--seeds", "0", "--sources", "trca,trca-built", "--algos", "iql", "--clients", "guard",
-        "--test-episodes", "2", "--llm-episodes", "1", "--steps", "20", "--work-dir", str(tmp_path / "work"), "--out", str(out),
+        "--test-episodes", "2", "--llm-episodes", "1", "--steps", "20", "--work-dir", str(tmp_path / "work"),
+        "--out", str(out),
     ]  # fmt: skip
 
     def run():
