@@ -188,10 +188,10 @@ class Runtime:
         kind = self.manifest.candidate_features
         cached: list[str] = []
         parts: list[list[str]] = []
-        for instruction, obs, cands in reqs:
+        for instruction, _obs, cands in reqs:
             cached.append(instruction)
             if cands is not None:
-                parts.append(candidate_texts(kind, cands, obs))
+                parts.append(candidate_texts(kind, cands))
                 cached.extend(t for t in parts[-1] if t)
         cached_embs = self.encode(cached, cache=True)
         obs_embs = self.encode([obs for _i, obs, _c in reqs], cache=False)

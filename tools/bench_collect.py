@@ -35,6 +35,8 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from benchlib import portable_paths  # noqa: E402  (tools/ is sys.path[0])
+
 from labeler.dataset import TrajectoryWriter  # noqa: E402
 from policy.collect import CollectConfig, collect  # noqa: E402
 from policy.envs import EnvError, EnvSpec, open_env, parse_env  # noqa: E402
@@ -198,7 +200,7 @@ def main(
     click.echo(json.dumps(res, indent=2))
     if json_out:
         Path(json_out).parent.mkdir(parents=True, exist_ok=True)
-        Path(json_out).write_text(json.dumps(res, indent=2) + "\n")
+        Path(json_out).write_text(json.dumps(portable_paths(res), indent=2) + "\n")
 
 
 if __name__ == "__main__":

@@ -33,6 +33,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from benchlib import portable_paths  # noqa: E402  (tools/ is sys.path[0])
+
 from labeler.dataset import read_trajectories  # noqa: E402
 from labeler.quality import measure  # noqa: E402
 
@@ -152,7 +154,7 @@ def main() -> None:
         "load_avg_after": [round(x, 2) for x in os.getloadavg()],
     }
     if args.json:
-        Path(args.json).write_text(json.dumps(out, indent=1) + "\n")
+        Path(args.json).write_text(json.dumps(portable_paths(out), indent=1) + "\n")
     table = markdown(rows)
     if args.md:
         Path(args.md).write_text(table)
