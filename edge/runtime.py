@@ -137,6 +137,7 @@ class Runtime:
             "model": self.model_sha256,
             "bundle": str(self.bundle_dir),
             "embedding_dim": self.dim,
+            "candidate_dim": self.cand_dim,
             "encoder_kind": self.encoder_kind,
             "candidate_features": self.manifest.candidate_features,
             "max_length": self.manifest.max_length,
