@@ -50,11 +50,10 @@ def split_action(action: str) -> tuple[str, str]:
     return " ".join(rest), ""
 
 
-def candidate_texts(kind: str, candidates: Sequence[str], observation: str = "") -> list[str]:
+def candidate_texts(kind: str, candidates: Sequence[str]) -> list[str]:
     """The texts to embed for these candidates, ``parts_of(kind)`` per candidate in order (``""`` = none).
 
-    ``observation`` (the state text the candidates were offered in) is accepted for the callers' symmetry and
-    not read: no kind depends on the state text."""
+    Nothing else goes in: no kind depends on the state text the candidates were offered in."""
     p = parts_of(kind)
     if p == 1:
         return list(candidates)
@@ -77,11 +76,10 @@ def candidate_matrix(
     candidates: Sequence[str],
     embed: Callable[[list[str]], np.ndarray],
     dim: int,
-    observation: str = "",
 ) -> np.ndarray:
-    """float32 ``[K, parts*dim]`` features of ``candidates`` (offered in ``observation``); ``embed(texts) ->
-    [N, dim]`` is called once with the distinct non-empty texts. Empty parts are zero vectors."""
-    texts = candidate_texts(kind, candidates, observation)
+    """float32 ``[K, parts*dim]`` features of ``candidates``; ``embed(texts) -> [N, dim]`` is called once with
+    the distinct non-empty texts. Empty parts are zero vectors."""
+    texts = candidate_texts(kind, candidates)
     unique = list(dict.fromkeys(t for t in texts if t))
     present = np.zeros((0, dim), dtype=np.float32)
     if unique:

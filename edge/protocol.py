@@ -13,9 +13,10 @@ Request (a msgpack map)::
      "candidates": [...]}                                  # optional texts, to get the chosen action back
     {"v": 1, "op": "info"} / {"v": 1, "op": "health"} / {"v": 1, "op": "reload", "bundle": "/path"}
 
-``C`` is the bundle's candidate feature size (``info`` reports ``candidate_features``): ``D`` for ``action``,
-``3D`` for ``action+arguments`` and ``action+arguments+location`` (action, object and target embeddings side
-by side, zeros for an absent argument; :mod:`edge.actions` builds them, the latter from the observation too).
+``C`` is the bundle's candidate feature size (``info`` reports it as ``candidate_dim``, and the kind as
+``candidate_features``): ``D`` for ``action``, ``3D`` for ``action+arguments`` (action, object and target
+embeddings side by side, zeros for an absent argument; :mod:`edge.actions` builds them from the candidate
+texts alone).
 
 An ARRAY is ``{"dtype": "float32", "shape": [..], "data": <raw little-endian bytes>}``; only float32 is
 accepted (object dtypes and pickle are never read). Replies carry ``"v"``, ``"ok"``, the echoed ``"id"``; an

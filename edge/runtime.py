@@ -137,6 +137,7 @@ class Runtime:
             "model": self.model_sha256,
             "bundle": str(self.bundle_dir),
             "embedding_dim": self.dim,
+            "candidate_dim": self.cand_dim,
             "encoder_kind": self.encoder_kind,
             "candidate_features": self.manifest.candidate_features,
             "max_length": self.manifest.max_length,
@@ -188,10 +189,10 @@ class Runtime:
         kind = self.manifest.candidate_features
         cached: list[str] = []
         parts: list[list[str]] = []
-        for instruction, obs, cands in reqs:
+        for instruction, _obs, cands in reqs:
             cached.append(instruction)
             if cands is not None:
-                parts.append(candidate_texts(kind, cands, obs))
+                parts.append(candidate_texts(kind, cands))
                 cached.extend(t for t in parts[-1] if t)
         cached_embs = self.encode(cached, cache=True)
         obs_embs = self.encode([obs for _i, obs, _c in reqs], cache=False)

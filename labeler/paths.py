@@ -34,12 +34,22 @@ def loop_erased_steps(keys: list[str]) -> list[int]:
 
 
 def world_key(text: str, layout: StateLayout = LEGACY_LAYOUT) -> str:
-    """The world part of a state text (inventory as a set of items, and the other world parts of the
-    layout), else the whole text."""
-    v = StateView.parse(text, layout)
-    if v.inventory is None and v.world == " ".join(text.split()):
-        return v.world
-    return "|".join(sorted(v.inventory_items)) + "\n" + v.world.split("\n", 1)[-1]
+    """The world state of a state text: the layout's world parts in its order, one line each -- the
+    ``inventory`` as the set of items held, another ``unordered`` part as its sorted words, the rest as
+    written -- else (a plain text) the whole text, whitespace-normalised."""
+    found = layout.parse(text)
+    world = [p for p in layout.parts if p.world]
+    if not any(p.name in found for p in world):
+        return " ".join(text.split())
+    lines = []
+    for p in world:
+        value = found.get(p.name, "")
+        if p.name == "inventory":
+            value = "|".join(sorted(StateView.parse(text, layout).inventory_items))
+        elif p.unordered:
+            value = " ".join(sorted(value.split()))
+        lines.append(value)
+    return "\n".join(lines)
 
 
 def path_steps(traj: Trajectory, key: Callable[[str], str] | None = None) -> list[int]:

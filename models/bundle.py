@@ -176,25 +176,43 @@ def write_manifest(
     return m
 
 
+def read_format_json(
+    path: Path, fmt: str, version: int, error: type[Exception], *, what: str, missing: str
+) -> dict[str, Any]:
+    """The JSON object at ``path`` whose ``format`` is ``fmt`` and ``format_version`` is ``version`` (a bundle
+    manifest, a policy checkpoint's ``checkpoint.json``); else ``error`` naming the file and what is wrong:
+    ``missing`` when there is no file, or that it is no valid JSON, not an edgejudge ``what``, or a version
+    this edgejudge does not read."""
+    try:
+        raw = json.loads(path.read_text())
+    except FileNotFoundError:
+        raise error(missing) from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise error(f"{path}: not valid JSON ({e})") from None
+    if not isinstance(raw, dict) or raw.get("format") != fmt:
+        raise error(f"{path}: not an edgejudge {what} (format != {fmt!r})")
+    if raw.get("format_version") != version:
+        raise error(
+            f"{path}: format_version {raw.get('format_version')!r} is not supported "
+            f"(this edgejudge reads {version})"
+        )
+    return raw
+
+
 def load_manifest(bundle_dir: str | os.PathLike[str], *, verify: bool = True) -> Manifest:
     """Read and check a bundle's manifest; with ``verify`` every listed file's size and sha256 too."""
     d = Path(bundle_dir)
     if not d.is_dir():
         raise BundleError(f"{d}: not a bundle directory (does not exist or is not a directory)")
     mpath = d / MANIFEST
-    try:
-        raw = json.loads(mpath.read_text())
-    except FileNotFoundError:
-        raise BundleError(f"{mpath}: missing (export a bundle with 'edgejudge export')") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as e:
-        raise BundleError(f"{mpath}: not valid JSON ({e})") from None
-    if not isinstance(raw, dict) or raw.get("format") != BUNDLE_FORMAT:
-        raise BundleError(f"{mpath}: not an edgejudge bundle manifest (format != {BUNDLE_FORMAT!r})")
-    if raw.get("format_version") != BUNDLE_FORMAT_VERSION:
-        raise BundleError(
-            f"{mpath}: format_version {raw.get('format_version')!r} is not supported "
-            f"(this edgejudge reads {BUNDLE_FORMAT_VERSION})"
-        )
+    raw = read_format_json(
+        mpath,
+        BUNDLE_FORMAT,
+        BUNDLE_FORMAT_VERSION,
+        BundleError,
+        what="bundle manifest",
+        missing=f"{mpath}: missing (export a bundle with 'edgejudge export')",
+    )
     try:
         files = raw["files"]
         m = Manifest(

@@ -129,14 +129,7 @@ def file_sha256(path: str | os.PathLike[str]) -> str:
     st = p.stat()
     key = str(p)
     stamp = {"size": st.st_size, "mtime_ns": st.st_mtime_ns}
-    db = cache_dir() / "hashes.json"
-    try:
-        entries = json.loads(db.read_text())
-        if not isinstance(entries, dict):
-            entries = {}
-    except (FileNotFoundError, json.JSONDecodeError, UnicodeDecodeError):
-        entries = {}
-    hit = entries.get(key)
+    hit = _read_hashes(cache_dir() / "hashes.json").get(key)
     if (
         isinstance(hit, dict)
         and all(hit.get(k) == v for k, v in stamp.items())
@@ -148,16 +141,20 @@ def file_sha256(path: str | os.PathLike[str]) -> str:
     return digest
 
 
+def _read_hashes(db: Path) -> dict[str, Any]:
+    """The hash cache's entries; empty when the file is missing, torn or not a JSON object."""
+    try:
+        entries = json.loads(db.read_text())
+    except (FileNotFoundError, json.JSONDecodeError, UnicodeDecodeError):
+        return {}
+    return entries if isinstance(entries, dict) else {}
+
+
 def _remember_hash(p: Path, digest: str, stamp: dict[str, int]) -> None:
     db = cache_dir() / "hashes.json"
     try:
         with _file_lock(cache_dir() / ".hashes.lock", timeout=30):
-            try:
-                entries = json.loads(db.read_text())
-                if not isinstance(entries, dict):
-                    entries = {}
-            except (FileNotFoundError, json.JSONDecodeError, UnicodeDecodeError):
-                entries = {}
+            entries = _read_hashes(db)
             entries[str(p)] = {**stamp, "sha256": digest}
             fd, tmp = tempfile.mkstemp(prefix=".hashes.", dir=db.parent)
             with os.fdopen(fd, "w") as f:

@@ -14,7 +14,7 @@ import torch
 import torch.nn.functional as F
 
 from policy.buffer import TRAIN_CANDIDATE_FEATURES, TorchTable, scorer_config
-from policy.common import TrainResult, train_loop
+from policy.common import TrainResult, optimize, train_loop
 from policy.model import CandidateScorer
 
 
@@ -62,20 +62,8 @@ def train(table: TorchTable, cfg: AWRConfig, *, dim: int, progress: bool | None 
             .squeeze(1)
         )
         loss = -(b.weight * logp).mean()
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
+        optimize(opt, loss)
         return {"loss": loss.item(), "nll": -logp.mean().item(), "weight_mean": b.weight.mean().item()}
 
-    curves = train_loop(
-        data,
-        update,
-        steps=cfg.steps,
-        batch_size=cfg.batch_size,
-        seed=cfg.seed,
-        log_every=cfg.log_every,
-        desc="awr",
-        progress=progress,
-        modules=[actor],
-    )
+    curves = train_loop(data, update, cfg, desc="awr", progress=progress, modules=[actor])
     return TrainResult(model=actor.eval(), curves=curves, config=asdict(cfg), loss_key="loss")

@@ -13,7 +13,7 @@ import torch
 import torch.nn.functional as F
 
 from policy.buffer import TRAIN_CANDIDATE_FEATURES, TransitionTable, scorer_config
-from policy.common import TrainResult, train_loop
+from policy.common import TrainResult, optimize, train_loop
 from policy.model import CandidateScorer
 
 FILTERS = ("all", "success", "paths")
@@ -63,23 +63,11 @@ def train(table: TransitionTable, cfg: BCConfig, *, dim: int, progress: bool | N
     def update(b, _step: int) -> dict[str, float]:
         logits = actor(b.instruction, b.state, b.cands, b.mask)
         loss = F.cross_entropy(logits, b.action)
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
+        optimize(opt, loss)
         acc = (logits.argmax(1) == b.action).float().mean()
         return {"loss": loss.item(), "accuracy": acc.item()}
 
-    curves = train_loop(
-        data,
-        update,
-        steps=cfg.steps,
-        batch_size=cfg.batch_size,
-        seed=cfg.seed,
-        log_every=cfg.log_every,
-        desc=f"bc-{cfg.filter}",
-        progress=progress,
-        modules=[actor],
-    )
+    curves = train_loop(data, update, cfg, desc=f"bc-{cfg.filter}", progress=progress, modules=[actor])
     return TrainResult(
         model=actor.eval(), curves=curves, config=asdict(cfg), loss_key="loss", extra={"transitions": data.n}
     )

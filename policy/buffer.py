@@ -154,8 +154,8 @@ def build_table(
     cand_rows: list[list[int]] = []
     next_cand_rows: list[list[int]] = []
 
-    def cand_row(cands: list[str], observation: str) -> list[int]:
-        return [row(x) for x in candidate_texts(candidate_features, cands, observation)]
+    def cand_row(cands: list[str]) -> list[int]:
+        return [row(x) for x in candidate_texts(candidate_features, cands)]
 
     for ei, t in enumerate(trajectories):
         rs = step_rewards(t, reward)
@@ -167,13 +167,13 @@ def build_table(
             instr.append(row(t.instruction))
             state.append(row(s.observation))
             next_state.append(row(s.next_observation))
-            cand_rows.append(cand_row(s.candidates, s.observation))
+            cand_rows.append(cand_row(s.candidates))
             action.append(s.candidates.index(s.action))
             rew.append(rs[i])
             last = i == n - 1
             done.append(1.0 if (last and t.success) else 0.0)
             nxt = t.steps[i + 1].candidates if not last else []
-            next_cand_rows.append(cand_row(nxt, s.next_observation))
+            next_cand_rows.append(cand_row(nxt))
             weight.append(ws[i])
             success.append(float(t.success))
             episode.append(ei)

@@ -23,11 +23,12 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 import torch
 
+from models.bundle import read_format_json
 from policy.model import CandidateScorer, ScorerConfig
 
 if TYPE_CHECKING:
@@ -74,21 +75,29 @@ class TrainResult:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
+class LoopConfig(Protocol):
+    """What :func:`train_loop` reads of a trainer's config (every ``*Config`` of ``policy``)."""
+
+    steps: int
+    batch_size: int
+    seed: int
+    log_every: int
+
+
 def train_loop(
     table: TorchTable,
     update: Callable[[Batch, int], dict[str, float]],
+    cfg: LoopConfig,
     *,
-    steps: int,
-    batch_size: int,
-    seed: int,
-    log_every: int,
     desc: str,
     progress: bool | None,
     modules: list[torch.nn.Module],
 ) -> list[dict[str, float]]:
-    """The loop every trainer shares: seeded batches, train mode, averaged curve points, a progress bar."""
+    """The loop every trainer shares: ``cfg.steps`` updates on seeded batches of ``cfg.batch_size``, train
+    mode, curve points averaged over ``cfg.log_every`` updates, a progress bar."""
     from labeler.progress import progress as progress_bar
 
+    steps, batch_size, seed, log_every = cfg.steps, cfg.batch_size, cfg.seed, cfg.log_every
     if steps < 1 or batch_size < 1 or log_every < 1:
         raise ValueError("steps, batch_size and log_every must be >= 1")
     gen = seed_everything(seed)
@@ -112,6 +121,20 @@ def train_loop(
     for m in modules:
         m.eval()
     return curves
+
+
+def optimize(opt: torch.optim.Optimizer, loss: torch.Tensor) -> None:
+    """One gradient step of ``opt`` on ``loss``."""
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+
+
+@torch.no_grad()
+def soft_update(target: torch.nn.Module, source: torch.nn.Module, tau: float) -> None:
+    """Polyak averaging: ``target <- (1 - tau) * target + tau * source``, parameter by parameter."""
+    for p, pt in zip(source.parameters(), target.parameters(), strict=True):
+        pt.mul_(1 - tau).add_(p, alpha=tau)
 
 
 # ------------------------------------------------------------------------------------------------ checkpoints
@@ -184,19 +207,14 @@ def load_checkpoint(path: str | os.PathLike[str]) -> tuple[CandidateScorer, dict
     if not d.is_dir():
         raise CheckpointError(f"{d}: not a checkpoint directory (expected a folder with {CHECKPOINT_JSON})")
     mpath = d / CHECKPOINT_JSON
-    try:
-        meta = json.loads(mpath.read_text())
-    except FileNotFoundError:
-        raise CheckpointError(f"{d}: no {CHECKPOINT_JSON} (not an edgejudge checkpoint)") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as e:
-        raise CheckpointError(f"{mpath}: not valid JSON ({e})") from None
-    if not isinstance(meta, dict) or meta.get("format") != CHECKPOINT_FORMAT:
-        raise CheckpointError(f"{mpath}: not an edgejudge checkpoint (format != {CHECKPOINT_FORMAT!r})")
-    if meta.get("format_version") != CHECKPOINT_VERSION:
-        raise CheckpointError(
-            f"{mpath}: format_version {meta.get('format_version')!r} is not supported "
-            f"(this edgejudge reads {CHECKPOINT_VERSION})"
-        )
+    meta = read_format_json(
+        mpath,
+        CHECKPOINT_FORMAT,
+        CHECKPOINT_VERSION,
+        CheckpointError,
+        what="checkpoint",
+        missing=f"{d}: no {CHECKPOINT_JSON} (not an edgejudge checkpoint)",
+    )
     try:
         cfg = ScorerConfig.from_dict(dict(meta["scorer"]))
     except (KeyError, TypeError, ValueError) as e:

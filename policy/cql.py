@@ -16,7 +16,7 @@ import torch
 import torch.nn.functional as F
 
 from policy.buffer import TRAIN_CANDIDATE_FEATURES, TorchTable, scorer_config
-from policy.common import TrainResult, train_loop
+from policy.common import TrainResult, optimize, soft_update, train_loop
 from policy.model import CandidateScorer
 
 
@@ -62,12 +62,8 @@ def train(table: TorchTable, cfg: CQLConfig, *, dim: int, progress: bool | None 
         td = F.mse_loss(q_sa, target)
         conservative = (torch.logsumexp(q_all, dim=1) - q_sa).mean()
         loss = td + cfg.alpha * conservative
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-        with torch.no_grad():
-            for p, pt in zip(q.parameters(), q_target.parameters(), strict=True):
-                pt.mul_(1 - cfg.tau).add_(p, alpha=cfg.tau)
+        optimize(opt, loss)
+        soft_update(q_target, q, cfg.tau)
         return {
             "loss": loss.item(),
             "loss_td": td.item(),
@@ -75,15 +71,5 @@ def train(table: TorchTable, cfg: CQLConfig, *, dim: int, progress: bool | None 
             "q_mean": q_sa.mean().item(),
         }
 
-    curves = train_loop(
-        table,
-        update,
-        steps=cfg.steps,
-        batch_size=cfg.batch_size,
-        seed=cfg.seed,
-        log_every=cfg.log_every,
-        desc="cql",
-        progress=progress,
-        modules=[q],
-    )
+    curves = train_loop(table, update, cfg, desc="cql", progress=progress, modules=[q])
     return TrainResult(model=q.eval(), curves=curves, config=asdict(cfg), loss_key="loss")

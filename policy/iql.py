@@ -19,7 +19,7 @@ import torch
 import torch.nn.functional as F
 
 from policy.buffer import TRAIN_CANDIDATE_FEATURES, TorchTable, scorer_config
-from policy.common import TrainResult, train_loop
+from policy.common import TrainResult, optimize, soft_update, train_loop
 from policy.model import CandidateScorer, ValueHead
 
 
@@ -80,27 +80,19 @@ def train(table: TorchTable, cfg: IQLConfig, *, dim: int, progress: bool | None 
         v_s = v(b.instruction, b.state)
         adv = q_t - v_s
         loss_v = expectile_loss(adv, cfg.expectile)
-        opt_v.zero_grad()
-        loss_v.backward()
-        opt_v.step()
+        optimize(opt_v, loss_v)
         # Q: one-step TD towards r + gamma V(s')
         with torch.no_grad():
             target = cfg.reward_scale * b.reward + cfg.gamma * (1.0 - b.done) * v(b.instruction, b.next_state)
         q_sa = q(b.instruction, b.state, b.cands, b.mask).gather(1, a).squeeze(1)
         loss_q = F.mse_loss(q_sa, target)
-        opt_q.zero_grad()
-        loss_q.backward()
-        opt_q.step()
-        with torch.no_grad():
-            for p, pt in zip(q.parameters(), q_target.parameters(), strict=True):
-                pt.mul_(1 - cfg.tau).add_(p, alpha=cfg.tau)
+        optimize(opt_q, loss_q)
+        soft_update(q_target, q, cfg.tau)
         # Actor: advantage-weighted log-likelihood
         w = torch.exp(cfg.beta * adv.detach()).clamp(max=cfg.weight_clip)
         logp = F.log_softmax(actor(b.instruction, b.state, b.cands, b.mask), dim=1).gather(1, a).squeeze(1)
         loss_pi = -(w * logp).mean()
-        opt_pi.zero_grad()
-        loss_pi.backward()
-        opt_pi.step()
+        optimize(opt_pi, loss_pi)
         return {
             "loss_q": loss_q.item(),
             "loss_v": loss_v.item(),
@@ -111,15 +103,5 @@ def train(table: TorchTable, cfg: IQLConfig, *, dim: int, progress: bool | None 
             "weight_mean": w.mean().item(),
         }
 
-    curves = train_loop(
-        table,
-        update,
-        steps=cfg.steps,
-        batch_size=cfg.batch_size,
-        seed=cfg.seed,
-        log_every=cfg.log_every,
-        desc="iql",
-        progress=progress,
-        modules=[q, v, actor],
-    )
+    curves = train_loop(table, update, cfg, desc="iql", progress=progress, modules=[q, v, actor])
     return TrainResult(model=actor.eval(), curves=curves, config=asdict(cfg), loss_key="loss_q")

@@ -31,9 +31,7 @@ class TorchPolicy:
     def scores(self, instruction: str, observation: str, candidates: Sequence[str]) -> np.ndarray:
         cfg = self.model.cfg
         ctx = torch.from_numpy(self.embedder.embed([instruction, observation]))
-        cand = candidate_matrix(
-            cfg.candidate_features, candidates, self.embedder.embed, cfg.embedding_dim, observation
-        )
+        cand = candidate_matrix(cfg.candidate_features, candidates, self.embedder.embed, cfg.embedding_dim)
         with torch.no_grad():
             s = self.model(
                 ctx[0:1],

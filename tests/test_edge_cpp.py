@@ -169,6 +169,25 @@ def test_cpp_bench_tool(cpp_build, daemon):
     assert r["n"] == 50 and r["input"] == "embedding" and 0 < r["p50_us"] <= r["p99_us"] and r["rps"] > 0
 
 
+def test_cpp_embedding_input_with_argument_features(cpp_build, tmp_path):
+    """A bundle on action+arguments features takes K x 3D candidate embeddings; the C++ client sends them
+    (edge_bench sizes them from info's candidate_dim)."""
+    from policy.export import export_bundle
+    from policy.model import ScorerConfig, build_scorer
+
+    model = build_scorer(ScorerConfig(embedding_dim=384, hidden=16, candidate_features="action+arguments"), 0)
+    export_bundle(model, tmp_path / "b")
+    with Daemon(tmp_path / "b") as d:
+        info = json.loads(query(cpp_build, "--connect", d.endpoint, "--op", "info").stdout)
+        assert info["embedding_dim"] == 384 and info["candidate_dim"] == 3 * 384
+        p = run(
+            [str(cpp_build / "edge_bench"), "--connect", d.endpoint, "--n", "5", "--warmup", "1", "--k", "3"],
+            timeout=120,
+        )
+        assert p.returncode == 0, p.stderr
+        assert json.loads(p.stdout)["n"] == 5
+
+
 def test_cpp_client_with_curve(cpp_build, tmp_path):
     from tests.edge_support import build_tiny_bundle
 

@@ -81,7 +81,7 @@ def test_info_health_and_no_skills_error(daemon):
         with pytest.raises(EdgeError) as e:
             c.act_embeddings(np.ones(16), np.ones(16), np.ones((2, 16)))
         assert e.value.code == "bad_array"
-        assert info["candidate_features"] == "action"
+        assert info["candidate_features"] == "action" and info["candidate_dim"] == 384
         with pytest.raises(EdgeError) as e:  # 3D rows are argument features; this bundle takes D
             c.act_embeddings(np.ones(384), np.ones(384), np.ones((2, 3 * 384)))
         assert e.value.code == "bad_array" and "candidate features" in str(e.value)

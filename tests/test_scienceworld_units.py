@@ -10,7 +10,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from policy.envs import EnvError, parse_env
-from policy.envs.scienceworld import LAYOUT, canonical_listing, compose_state
+from policy.envs.scienceworld import (
+    LAYOUT,
+    ScienceWorldAdapter,
+    canonical_listing,
+    compose_state,
+    focused_on,
+)
 from policy.envs.scienceworld_actions import (
     GoldMatch,
     Template,
@@ -140,6 +146,30 @@ def test_listing_order_does_not_change_the_state_text():
     assert "feedback" not in LAYOUT.parse(compose_state(LOOK, LOOK, inv, ["look around"]))
     long = compose_state("x" * 1000, LOOK, "In your inventory, you see:\n", [])
     assert len(LAYOUT.parse(long)["feedback"]) == 300 and LAYOUT.parse(long)["inventory"] == "empty"
+
+
+def test_focus_is_a_world_part_of_the_state():
+    from labeler.paths import world_key
+
+    assert focused_on("You focus on the baby wolf.") == "the baby wolf"
+    assert focused_on("You move to the kitchen.") is None
+    inv = "In your inventory, you see:\n\tan orange\n"
+    before = compose_state("", LOOK, inv, ["look around"])
+    recent = ["look around", "focus on orange"]
+    after = compose_state("You focus on the orange.", LOOK, inv, recent, "the orange")
+    parts = LAYOUT.parse(after)
+    assert parts["focus"] == "the orange" and "focus" not in LAYOUT.parse(before)
+    # the lines in order: feedback, inventory, focus, recent actions, room
+    assert [ln.split(":", 1)[0] for ln in after.splitlines()] == [
+        "Feedback", "Inventory", "Focus", "Recent actions", "Room",
+    ]  # fmt: skip
+    # focusing changes the world key (it commits the agent), the recent actions do not
+    assert world_key(before, LAYOUT) != world_key(after, LAYOUT)
+    again = compose_state("", LOOK, inv, ["focus on orange", "look around"], "the orange")
+    assert world_key(again, LAYOUT) == world_key(after, LAYOUT)
+    assert ScienceWorldAdapter.compose({"look": LOOK, "inventory": inv, "focus": "the orange"}, []) == (
+        compose_state("", LOOK, inv, [], "the orange")
+    )
 
 
 def test_parameters_resolve_and_bad_ones_are_one_line_errors():

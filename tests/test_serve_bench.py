@@ -70,3 +70,5 @@ def test_bench_serve_smoke(tmp_path):
     assert (out / "latency_cdf.png").stat().st_size > 10_000
     full = json.loads((out / "results.json").read_text())
     assert len(next(r for r in full["rows"] if r["name"] == "edge-embedding")["latencies_us"]) == 40
+    # Results are committed: the temporary bundle is named, not located on this machine.
+    assert full["bundle"]["path"] == bundle.name and str(tmp_path) not in (out / "results.json").read_text()

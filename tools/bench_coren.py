@@ -26,7 +26,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from benchlib import HELDOUT_DEV_COLLECT, edgejudge  # noqa: E402  (tools/ is sys.path[0])
+from benchlib import HELDOUT_DEV_COLLECT, edgejudge, portable_paths  # noqa: E402  (tools/ is sys.path[0])
 
 from labeler.coren.voting import prompt_scores  # noqa: E402
 from labeler.dataset import read_trajectories  # noqa: E402
@@ -126,7 +126,7 @@ def main(work: str, prompts: int, labeled: str | None, report_path: str | None, 
     }
     out = ROOT / json_out
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(result, indent=2))
+    out.write_text(json.dumps(portable_paths(result), indent=2))
     print_markdown(result)
 
 

@@ -32,7 +32,7 @@ import click
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from benchlib import HELDOUT_DEV_COLLECT, edgejudge  # noqa: E402
+from benchlib import HELDOUT_DEV_COLLECT, edgejudge, portable_paths  # noqa: E402
 
 from labeler.dataset import read_trajectories  # noqa: E402
 from labeler.quality import measure  # noqa: E402
@@ -160,7 +160,7 @@ def main(dev: str, trajectories: int, prompts: int, quality_files: tuple[str, ..
     }
     path = ROOT / json_out
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(out, indent=2, default=float))
+    path.write_text(json.dumps(portable_paths(out), indent=2, default=float))
     for r in runs:
         ph = ", ".join(f"{k} {v['cpu_s']:.1f}" for k, v in r["phases"].items())
         print(

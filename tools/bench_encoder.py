@@ -32,6 +32,7 @@ from typing import Any
 
 import click
 import numpy as np
+from benchlib import portable_paths  # tools/ is sys.path[0]
 
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
@@ -192,7 +193,7 @@ def main(out: Path, states: int, n: int, seed: int) -> None:
     }
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp_out = out.with_suffix(".tmp")
-    tmp_out.write_text(json.dumps(result, indent=1))
+    tmp_out.write_text(json.dumps(portable_paths(result), indent=1))
     tmp_out.replace(out)
     cols = ("variant", "mb", "cos_min", "cos_mean", "p50_ms_obs47", "cpu_ms_obs47", "cpu_ms_state150")
     click.echo("  ".join(f"{c:>14}" for c in cols))

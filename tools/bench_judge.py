@@ -46,6 +46,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import click  # noqa: E402
+from benchlib import portable_paths  # noqa: E402  (tools/ is sys.path[0])
 
 from models.cli_options import gpu_layers_option, judge_option, progress_option, threads_option  # noqa: E402
 
@@ -615,7 +616,7 @@ def main(
     )
     if out:
         tmp = Path(out).with_suffix(".tmp")
-        tmp.write_text(json.dumps(r, indent=2) + "\n")
+        tmp.write_text(json.dumps(portable_paths(r), indent=2) + "\n")
         tmp.replace(out)
     click.echo(json.dumps(r, indent=2) if as_json else _fmt(r))
 

@@ -42,7 +42,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from benchlib import HELDOUT_DEV_COLLECT, edgejudge  # noqa: E402  (tools/ is sys.path[0])
+from benchlib import HELDOUT_DEV_COLLECT, edgejudge, portable_paths  # noqa: E402  (tools/ is sys.path[0])
 
 from labeler.dataset import Trajectory, read_trajectories  # noqa: E402
 from labeler.label_check import bootstrap_auroc, folds_of  # noqa: E402
@@ -350,7 +350,7 @@ def main(work: str, corens: tuple[str, ...], coren_only: bool, epochs: int, json
         "rows": rows,
     }
     if json_out:
-        Path(json_out).write_text(json.dumps(result, indent=2, default=float) + "\n")
+        Path(json_out).write_text(json.dumps(portable_paths(result), indent=2, default=float) + "\n")
 
     def f(v):
         return "" if v is None else f"{v:.3f}"

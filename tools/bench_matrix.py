@@ -41,7 +41,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tools"))
 
 from benchlib import edgejudge, run_tool  # noqa: E402
-from matrix_data import WorldData, short_hash  # noqa: E402
+from matrix_data import BUILT_TRCA, WorldData, short_hash  # noqa: E402
 from matrix_plan import (  # noqa: E402
     SIZES,
     Sizes,
@@ -161,7 +161,7 @@ class Matrix:
                 "--algo",
                 u.algo,
                 "--reward",
-                u.source,
+                "trca" if u.source == BUILT_TRCA else u.source,
                 "--steps",
                 str(self.s.steps),
                 "--seed",
@@ -317,7 +317,11 @@ def _words(text: str | None) -> tuple[str, ...] | None:
 )
 @click.option("--sizes", help="Training episodes per data size, comma-separated (e.g. 30,60,120,250).")
 @click.option("--seeds", help="Training seeds, comma-separated.")
-@click.option("--sources", help="Reward sources for IQL: sparse, trca, coren (comma-separated).")
+@click.option(
+    "--sources",
+    help="Reward sources for IQL (comma-separated): sparse, trca (the shipped rubric of the task type), "
+    "trca-built (a rubric the judge builds from each training file, unreviewed), coren.",
+)
 @click.option("--algos", help="iql and/or bc (BC learns from the successful episodes: source sparse).")
 @click.option("--clients", help="argmax and/or guard (the generic loop guard).")
 @click.option(
@@ -394,7 +398,7 @@ def main(
     except ValueError as e:
         raise click.BadParameter(str(e), param_hint="--world") from None
     bad = (
-        [x for x in s.sources if x not in ("sparse", "trca", "coren")]
+        [x for x in s.sources if x not in ("sparse", "trca", BUILT_TRCA, "coren")]
         + [x for x in s.algos if x not in ("iql", "bc")]
         + [x for x in s.clients if x not in ("argmax", "guard")]
     )

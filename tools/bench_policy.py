@@ -28,6 +28,8 @@ import click
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from benchlib import portable_paths  # noqa: E402  (tools/ is sys.path[0])
+
 from models.cli_options import env_option, judge_option, split_option  # noqa: E402
 
 DEFAULT_ROWS = (
@@ -35,22 +37,22 @@ DEFAULT_ROWS = (
     "iql-coren,llm"
 )
 ROW_SPECS = {
-    # name: (algo, reward, extra config, needs labels)
-    "bc-all": ("bc", "sparse", {"filter": "all"}, False),
-    "bc-success": ("bc", "sparse", {"filter": "success"}, False),
-    "iql-sparse": ("iql", "sparse", {}, False),
-    "cql-sparse": ("cql", "sparse", {}, False),
-    "iql-trca": ("iql", "trca", {}, True),
-    "iql-trcab": ("iql", "trca.breakthrough", {}, True),
-    "iql-trca-detour": ("iql", "trca", {}, True),
-    "bc-paths": ("bc", "sparse", {"filter": "paths"}, False),
-    "awr-trca": ("awr", "sparse", {}, True),
-    "iql-coren": ("iql", "coren", {}, True),
-    "cql-trca": ("cql", "trca", {}, True),
+    # name: (algo, reward, extra config, the label channel it needs or None)
+    "bc-all": ("bc", "sparse", {"filter": "all"}, None),
+    "bc-success": ("bc", "sparse", {"filter": "success"}, None),
+    "iql-sparse": ("iql", "sparse", {}, None),
+    "cql-sparse": ("cql", "sparse", {}, None),
+    "iql-trca": ("iql", "trca", {}, ("trca", "total")),
+    "iql-trcab": ("iql", "trca.breakthrough", {}, ("trca", "breakthrough")),
+    "iql-trca-detour": ("iql", "trca", {}, ("trca", "total")),
+    "bc-paths": ("bc", "sparse", {"filter": "paths"}, None),
+    "awr-trca": ("awr", "sparse", {}, ("trca", "advantage")),
+    "iql-coren": ("iql", "coren", {}, ("coren", "ensemble")),
+    "cql-trca": ("cql", "trca", {}, ("trca", "total")),
 }
 
 
-DETOUR_PENALTY = {"iql-trca-detour": 0.05, "iql-trca-detour-loc": 0.05}
+DETOUR_PENALTY = {"iql-trca-detour": 0.05}
 """Rows trained with ``--detour-penalty`` (policy.rewards)."""
 
 
@@ -237,18 +239,9 @@ def main(
     for name in row_names:
         if name in ("random", "llm"):
             continue
-        algo, reward, extra, needs_labels = ROW_SPECS[name]
-        label_need = {
-            "iql-trca": ("trca", "total"),
-            "iql-trcab": ("trca", "breakthrough"),
-            "iql-trca-detour": ("trca", "total"),
-            "iql-trca-detour-loc": ("trca", "total"),
-            "cql-trca": ("trca", "total"),
-            "awr-trca": ("trca", "advantage"),
-            "iql-coren": ("coren", "ensemble"),
-        }.get(name)
+        algo, reward, extra, label_need = ROW_SPECS[name]
         data = plain_path
-        if needs_labels:
+        if label_need:
             if labeled is None or not has_channel(labeled, *label_need):
                 results[name] = {"row": name, "skipped": f"no {'.'.join(label_need)} labels in the data"}
                 click.echo(f"{name}: skipped (no {'.'.join(label_need)} labels)", err=True)
@@ -355,7 +348,7 @@ def main(
         "seconds": round(time.perf_counter() - t_start, 1),
         "command": " ".join(sys.argv),
     }
-    (out / "results.json").write_text(json.dumps(payload, indent=2) + "\n")
+    (out / "results.json").write_text(json.dumps(portable_paths(payload), indent=2) + "\n")
     md = _markdown(payload)
     (out / "results.md").write_text(md)
     click.echo(md)

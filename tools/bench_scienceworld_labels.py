@@ -6,8 +6,9 @@ For each benchmark task family, on its TEST variations:
 2. ``edgejudge rubrics build`` with the embedded judge from those logs (unreviewed; success-grounded, as the
    command does by default, without its held-out check; ``info`` is never read);
 3. ``edgejudge label trca`` with that rubric;
-4. ``edgejudge label coren`` on the first ``--coren-episodes`` episodes of the TRCA-labeled file (COREN asks
-   the judge about every step and its candidates: ~1 step/s);
+4. ``edgejudge label coren`` on the first ``--coren-episodes`` episodes of the TRCA-labeled file of each of
+   the ``--coren-families`` (COREN asks the judge about every step and its candidates: under 1 step/s on one
+   thread);
 5. ``edgejudge label quality``: per-step AUROC of every channel against score progress, per family and
    pooled over the families.
 
@@ -31,6 +32,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+from benchlib import portable_paths  # noqa: E402  (tools/ is sys.path[0])
 
 from labeler.dataset import read_trajectories  # noqa: E402
 from labeler.quality import measure  # noqa: E402
@@ -59,6 +62,7 @@ def _stage(path: Path, timings: dict, name: str, *args: str) -> None:
 
 
 def run_family(task: str, work: Path, episodes: int, coren_episodes: int, coren_prompts: int) -> dict:
+    """Collect, build, label one family; ``coren_episodes`` 0 leaves COREN out."""
     data, rubric = work / f"{task}.test.jsonl.gz", work / f"{task}.toml"
     trca, coren = work / f"{task}.test.trca.jsonl.gz", work / f"{task}.test.coren.jsonl.gz"
     timings: dict[str, float] = {}
@@ -69,10 +73,12 @@ def run_family(task: str, work: Path, episodes: int, coren_episodes: int, coren_
            "--out", str(rubric), "--check-folds", "0", "--no-progress")  # fmt: skip
     _stage(trca, timings, "trca_s", "label", "trca", str(data), "--rubrics", str(rubric), "--out", str(trca),
            "--no-progress")  # fmt: skip
-    _stage(coren, timings, "coren_s", "label", "coren", str(trca), "--out", str(coren), "--limit",
-           str(coren_episodes), "--prompts", str(coren_prompts), "--no-progress")  # fmt: skip
+    if coren_episodes:
+        _stage(coren, timings, "coren_s", "label", "coren", str(trca), "--out", str(coren), "--limit",
+               str(coren_episodes), "--prompts", str(coren_prompts), "--no-progress")  # fmt: skip
     items = sum(1 for ln in rubric.read_text().splitlines() if ln.strip() == "[[items]]")
-    return {"task": task, "rubric_items": items, "timings": timings, "files": [str(trca), str(coren)]}
+    files = [str(trca)] + ([str(coren)] if coren_episodes else [])
+    return {"task": task, "rubric_items": items, "timings": timings, "files": files}
 
 
 def _row(label: str, trajs) -> dict:
@@ -108,7 +114,9 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--families", default=",".join(FAMILIES))
     ap.add_argument("--episodes", type=int, default=15, help="test episodes collected per family")
-    ap.add_argument("--coren-episodes", type=int, default=2, help="episodes per family COREN labels")
+    ap.add_argument("--coren-episodes", type=int, default=2, help="episodes per COREN family COREN labels")
+    ap.add_argument("--coren-families", default="find-living-thing,find-non-living-thing",
+                    help="the families COREN labels (comma-separated; empty: none)")  # fmt: skip
     ap.add_argument("--coren-prompts", type=int, default=4)
     ap.add_argument("--work", default="runs/scienceworld", help="where the data and labels go")
     ap.add_argument("--json", default=None)
@@ -116,22 +124,37 @@ def main() -> None:
     args = ap.parse_args()
     work = Path(args.work)
     work.mkdir(parents=True, exist_ok=True)
+    coren_families = {f for f in args.coren_families.split(",") if f}
+    load_before = os.getloadavg()
     families = [
-        run_family(t, work, args.episodes, args.coren_episodes, args.coren_prompts)
+        run_family(
+            t, work, args.episodes, args.coren_episodes if t in coren_families else 0, args.coren_prompts
+        )
         for t in args.families.split(",")
     ]
     rows, pooled_trca, pooled_coren = [], [], []
     for fam in families:
-        trca, coren = (read_trajectories(p) for p in fam["files"])
+        trca = read_trajectories(fam["files"][0])
         rows.append(_row(f"{fam['task']}, TRCA (all episodes)", trca))
-        rows.append(_row(f"{fam['task']}, TRCA + COREN (first {len(coren)} episodes)", coren))
         pooled_trca += trca
-        pooled_coren += coren
-    rows.append(_row("pooled, TRCA (all episodes)", pooled_trca))
-    rows.append(_row("pooled, TRCA + COREN (COREN-labeled episodes)", pooled_coren))
-    out = {"families": families, "rows": rows, "episodes": args.episodes, "coren_prompts": args.coren_prompts}
+        if len(fam["files"]) > 1:
+            coren = read_trajectories(fam["files"][1])
+            rows.append(_row(f"{fam['task']}, TRCA + COREN (first {len(coren)} episodes)", coren))
+            pooled_coren += coren
+    rows.append(_row(f"pooled over {len(families)} families, TRCA (all episodes)", pooled_trca))
+    if pooled_coren:
+        rows.append(_row("pooled, TRCA + COREN (COREN-labeled episodes)", pooled_coren))
+    out = {
+        "families": families,
+        "rows": rows,
+        "episodes": args.episodes,
+        "coren_episodes": args.coren_episodes,
+        "coren_prompts": args.coren_prompts,
+        "load_avg_before": [round(x, 2) for x in load_before],
+        "load_avg_after": [round(x, 2) for x in os.getloadavg()],
+    }
     if args.json:
-        Path(args.json).write_text(json.dumps(out, indent=1) + "\n")
+        Path(args.json).write_text(json.dumps(portable_paths(out), indent=1) + "\n")
     table = markdown(rows)
     if args.md:
         Path(args.md).write_text(table)

@@ -42,6 +42,7 @@ from typing import Any
 
 import click
 import numpy as np
+from benchlib import portable_paths  # tools/ is sys.path[0]
 
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
@@ -705,7 +706,7 @@ def main(
         "rows": rows,
         "targets": summary,
     }
-    (out_dir / "results.json").write_text(json.dumps(result, indent=1))
+    (out_dir / "results.json").write_text(json.dumps(portable_paths(result), indent=1))
     plot_cdf(rows, out_dir / "latency_cdf.png")
     slim = {**result, "rows": [{k2: v for k2, v in r.items() if k2 != "latencies_us"} for r in rows]}
     if as_json:

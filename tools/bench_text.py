@@ -46,6 +46,7 @@ for p in (str(ROOT), str(ROOT / "tools")):
         sys.path.insert(0, p)
 
 import bench_serve as bs  # noqa: E402 - the serving benchmark's servers and clients
+from benchlib import portable_paths  # noqa: E402  (tools/ is sys.path[0])
 
 from models.cli_options import judge_option  # noqa: E402
 
@@ -310,7 +311,7 @@ def main(
         "ratios": ratios(rows),
     }
     out_dir.mkdir(parents=True, exist_ok=True)
-    (out_dir / "results.json").write_text(json.dumps(result, indent=1) + "\n")
+    (out_dir / "results.json").write_text(json.dumps(portable_paths(result), indent=1) + "\n")
     md = markdown(result)
     (out_dir / "results.md").write_text(md)
     click.echo(md)

@@ -34,7 +34,7 @@ from pathlib import Path
 
 import click
 from benchlib import HELDOUT_DEV_COLLECT as DEV_CMD  # tools/ is this script's sys.path[0]
-from benchlib import ROOT
+from benchlib import ROOT, portable_paths
 from benchlib import edgejudge as _edgejudge
 
 from labeler.dataset import TrajectoryWriter, iter_trajectories, read_trajectories, write_trajectories
@@ -227,7 +227,7 @@ def main(work, json_out, judge_steps, min_steps) -> None:
     }
     if json_out:
         Path(json_out).parent.mkdir(parents=True, exist_ok=True)
-        Path(json_out).write_text(json.dumps(results, indent=2))
+        Path(json_out).write_text(json.dumps(portable_paths(results), indent=2))
     print_markdown(results)
     if tmp is not None:
         tmp.cleanup()

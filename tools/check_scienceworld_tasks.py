@@ -37,6 +37,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from benchlib import portable_paths  # noqa: E402  (tools/ is sys.path[0])
+
 from policy.envs import open_env, parse_env  # noqa: E402
 from policy.envs.scienceworld import TASKS  # noqa: E402
 
@@ -204,12 +206,14 @@ def main() -> None:
             if task in done:
                 rows.append(done[task])
                 continue
-            t0 = time.perf_counter()
+            t0, load0 = time.perf_counter(), os.getloadavg()[0]
             row = gold_check(task, args.simplifications, args.variations)
             if not args.gold_only:
                 limit = min(int(1.5 * max(row["gold_lengths"])) + 10, args.max_steps)
                 row["label"] = collect_and_label(task, args.simplifications, args.episodes, limit, Path(tmp))
             row["seconds"] = round(time.perf_counter() - t0, 1)
+            row["load_avg_1min"] = [round(load0, 2), round(os.getloadavg()[0], 2)]
+            row = portable_paths(row)
             rows.append(row)
             if args.rows:
                 with open(args.rows, "a") as f:
@@ -222,7 +226,7 @@ def main() -> None:
             )
     if args.json:
         Path(args.json).write_text(
-            json.dumps({"simplifications": args.simplifications, "tasks": rows}, indent=1)
+            json.dumps(portable_paths({"simplifications": args.simplifications, "tasks": rows}), indent=1)
         )
     if args.md:
         Path(args.md).write_text(markdown(rows))

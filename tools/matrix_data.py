@@ -19,6 +19,9 @@ from benchlib import edgejudge
 from matrix_plan import Sizes, World
 from matrix_store import pool_is_enough, row_key, scarce_subset
 
+BUILT_TRCA = "trca-built"
+"""The reward source of TRCA on rubrics the judge built from the training file itself (unreviewed)."""
+
 
 def short_hash(cfg: dict[str, Any]) -> str:
     return hashlib.sha256(row_key(cfg).encode()).hexdigest()[:8]
@@ -80,13 +83,38 @@ class WorldData:
             return f"coren-{short_hash({'prompts': self.s.coren_prompts, 'judge': self.s.judge})}"
         return source
 
+    def _built_trca(self, n: int) -> Path:
+        """TRCA labels of the ``n``-episode file from rubrics the judge builds from that file alone (one per
+        task type found in it; success-grounded, no hand edit): what a user with ``n`` episodes gets."""
+        from labeler.dataset import read_trajectories
+
+        path = self.dir / f"data-n{n}.{BUILT_TRCA}.jsonl.gz"
+        if path.exists():
+            return path
+        plain = self.plain(n)
+        rubric_args: list[str] = []
+        for task_type in sorted({t.task_type for t in read_trajectories(plain)}):
+            rubric = self.dir / f"rubric-n{n}.{task_type}.toml"
+            if not rubric.exists():
+                self.log(f"{self.w.label}: build the {task_type} rubric from {n} episodes")
+                edgejudge(
+                    "rubrics", "build", "--dataset", str(plain), "--task-type", task_type,
+                    "--judge", self.s.judge, "--max-trajectories", str(n), "--check-folds", "0",
+                    "--out", str(rubric),
+                )  # fmt: skip
+            rubric_args += ["--rubrics", str(rubric)]
+        edgejudge("label", "trca", str(plain), *rubric_args, "--out", str(path))
+        return path
+
     def training_file(self, source: str, n: int) -> tuple[Path, dict[str, Any]]:
         """The success-scarce training file of ``n`` episodes labeled for ``source``, and its statistics."""
         from labeler.dataset import read_trajectories, write_trajectories
 
         plain = self.plain(n)
         path = plain
-        if source != "sparse":
+        if source == BUILT_TRCA:
+            path = self._built_trca(n)
+        elif source != "sparse":
             tag = self._label_tag(source)
             sizes = (
                 self.s.sizes

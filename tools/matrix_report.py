@@ -18,7 +18,8 @@ from policy.evaluate import wilson_interval
 
 ROW_NAMES = {
     ("iql", "sparse"): "IQL, sparse",
-    ("iql", "trca"): "IQL, TRCA",
+    ("iql", "trca"): "IQL, TRCA (shipped rubric)",
+    ("iql", "trca-built"): "IQL, TRCA (rubric built from the data, unreviewed)",
     ("iql", "coren"): "IQL, COREN",
     ("bc", "sparse"): "BC on successes (sparse)",
     ("random", "-"): "random",
@@ -161,7 +162,7 @@ def markdown(store: RowStore, plan: Sequence[dict[str, Any]], targets: dict[str,
     for client in ("guard", "argmax"):
         body = []
         for w in _worlds(plan):
-            for algo, src in ORDER[:4]:
+            for algo, src in ORDER[:5]:
                 cells = [_cell(_find(agg, w["world"], algo, src, n, client, "edge-serve")) for n in sizes]
                 if any(cells):
                     body.append([w["world"], ROW_NAMES[(algo, src)], *cells])
@@ -170,7 +171,7 @@ def markdown(store: RowStore, plan: Sequence[dict[str, Any]], targets: dict[str,
             lines += _table(["world", "row", *(f"{n} episodes" for n in sizes)], body)
     body = []
     for w in _worlds(plan):
-        for src in ("trca", "coren"):
+        for src in ("trca", "trca-built", "coren"):
             cells = []
             for n in sizes:
                 d, s = (_find(agg, w["world"], "iql", x, n, *HEADLINE) for x in (src, "sparse"))
@@ -291,7 +292,7 @@ def plot(store: RowStore, plan: Sequence[dict[str, Any]]) -> bytes:
     ax.legend(fontsize=7)
     for j, world in enumerate(worlds):
         ax = axes[0][1 + j]
-        for algo, src in ORDER[:4]:
+        for algo, src in ORDER[:5]:
             pts = [(n, _find(agg, world, algo, src, n, *HEADLINE)) for n in sizes]
             pts = [(n, g) for n, g in pts if g is not None]
             if not pts:

@@ -22,6 +22,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from benchlib import portable_paths  # noqa: E402  (tools/ is sys.path[0])
+
 from labeler.coren.texts import fit_head, transition_text  # noqa: E402
 from labeler.dataset import read_trajectories  # noqa: E402
 from labeler.quality import auroc  # noqa: E402
@@ -121,7 +123,7 @@ def main(dev: str, cache: str, json_out: str) -> None:
             print(f"{name:12s} AUROC {a:.3f}", flush=True)
     out = ROOT / json_out
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(results, indent=2))
+    out.write_text(json.dumps(portable_paths(results), indent=2))
 
 
 if __name__ == "__main__":

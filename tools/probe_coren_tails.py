@@ -25,6 +25,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from benchlib import portable_paths  # noqa: E402  (tools/ is sys.path[0])
+
 from labeler.coren import voting  # noqa: E402
 from labeler.dataset import read_trajectories  # noqa: E402
 from labeler.quality import auroc  # noqa: E402
@@ -116,7 +118,7 @@ def main(labeled: str, trajectories: str, prompts: int, extra: tuple[str, ...], 
     path = ROOT / json_out
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(out, indent=2) + "\n")
+    tmp.write_text(json.dumps(portable_paths(out), indent=2) + "\n")
     tmp.replace(path)
 
 

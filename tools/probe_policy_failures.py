@@ -30,6 +30,8 @@ import click
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from benchlib import portable_paths  # noqa: E402  (tools/ is sys.path[0])
+
 from models.cli_options import split_option  # noqa: E402
 
 
@@ -193,7 +195,7 @@ def main(
         }
     click.echo(json.dumps(summary, indent=1))
     if out:
-        Path(out).write_text(json.dumps({"summary": summary, "episodes": records}, indent=1))
+        Path(out).write_text(json.dumps(portable_paths({"summary": summary, "episodes": records}), indent=1))
 
 
 if __name__ == "__main__":

@@ -29,6 +29,7 @@ os.environ.setdefault("EDGEJUDGE_THREADS", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import click  # noqa: E402
+from benchlib import portable_paths  # noqa: E402  (tools/ is sys.path[0])
 
 import policy.envs.twx as twx_env  # noqa: E402
 from policy.envs import parse_env  # noqa: E402
@@ -574,7 +575,7 @@ def run(
         "command": "python tools/probe_policy_state.py " + " ".join(sys.argv[1:]),
     }
     Path(out_dir).mkdir(parents=True, exist_ok=True)
-    (Path(out_dir) / f"{name}.json").write_text(json.dumps(out, indent=2) + "\n")
+    (Path(out_dir) / f"{name}.json").write_text(json.dumps(portable_paths(out), indent=2) + "\n")
     if algo != "random":
         import torch
 
@@ -622,7 +623,7 @@ def sampled(run_json, temperature, episodes):
 
     agent = Rec(inner, temperature, seed=0)
     r[f"test_sampled_T{temperature:g}"] = run_eval(agent, r["variant"], "test", episodes)
-    p.write_text(json.dumps(r, indent=2) + "\n")
+    p.write_text(json.dumps(portable_paths(r), indent=2) + "\n")
     click.echo(f"{r['name']} sampled T={temperature}: {r[f'test_sampled_T{temperature:g}']}")
 
 
@@ -632,7 +633,7 @@ def sampled(run_json, temperature, episodes):
 def summarize(runs_dir, out_path):
     rows = [json.loads(p.read_text()) for p in sorted(Path(runs_dir).glob("*.json"))]
     rows.sort(key=lambda r: -r["test"]["success_rate"])
-    Path(out_path).write_text(json.dumps({"runs": rows}, indent=2) + "\n")
+    Path(out_path).write_text(json.dumps(portable_paths({"runs": rows}), indent=2) + "\n")
 
     def ci(x):
         return f"{x['success_rate']:.0%} [{x['ci95'][0]:.0%}, {x['ci95'][1]:.0%}]" if x else "-"

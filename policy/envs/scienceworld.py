@@ -18,7 +18,7 @@ dropped). An action that matches nothing is kept as the simulator's text and, wh
 candidates of the step where it is due. If the matched path does not reach 100, the simulator's own path is
 used unchanged. ``gold_report`` says what happened to each action.
 
-The state text (format ``scienceworld/1``, :func:`compose_state`) needs only the standard library; the
+The state text (format ``scienceworld/2``, :func:`compose_state`) needs only the standard library; the
 ``scienceworld`` package (and a Java runtime) is imported when a world is opened. Each world is one JVM of
 about 1-2 GB (``EDGEJUDGE_SCIENCEWORLD_HEAP``, default ``1g``, caps its heap).
 """
@@ -91,11 +91,13 @@ LAYOUT = StateLayout(
     (
         Part("feedback", "Feedback"),
         Part("inventory", "Inventory", world=True, unordered=True),
+        Part("focus", "Focus", world=True),
         Part("history", "Recent actions"),
         Part("room", "Room", world=True),
     )
 )
-STATE_FORMAT = "scienceworld/1"
+STATE_FORMAT = "scienceworld/2"
+_FOCUSED = re.compile(r"^You focus on (?P<what>.+?)\.?$")
 
 
 # ------------------------------------------------------------------------------------------------ state text
@@ -153,12 +155,23 @@ def compact_inventory(text: str) -> str:
     return body or "empty"
 
 
-def compose_state(feedback: str, look: str, inventory: str, history: Sequence[str]) -> str:
+def focused_on(feedback: str) -> str | None:
+    """What a ``focus on`` action committed to, from the simulator's answer (``You focus on the baby wolf.``
+    -> ``the baby wolf``); None for any other answer."""
+    m = _FOCUSED.match(_clean(feedback))
+    return m["what"] if m else None
+
+
+def compose_state(
+    feedback: str, look: str, inventory: str, history: Sequence[str], focus: str | None = None
+) -> str:
     """The policy's state text, most important first (a length-limited encoder cuts the end):
 
     - the simulator's answer to the last action, at most ``FEEDBACK_CHARS`` characters (omitted when it is
       the room description again, as after ``look around``),
-    - the inventory, the last ``HISTORY_LEN`` actions, then the room (agent and air entries dropped).
+    - the inventory; what the agent has focused on in this episode, in order (a world part: ``focus on``
+      commits the agent to an answer, which the room and inventory do not show), left out before any focus;
+    - the last ``HISTORY_LEN`` actions, then the room (agent and air entries dropped).
     """
     feedback_c, room = _clean(feedback), compact_room(look)
     if feedback_c == _clean(look) or compact_room(feedback) == room:
@@ -170,6 +183,7 @@ def compose_state(feedback: str, look: str, inventory: str, history: Sequence[st
         {
             "feedback": feedback_c or None,
             "inventory": compact_inventory(inventory),
+            "focus": _clean(focus) if focus else None,
             "history": ", ".join(recent) if recent else "none",
             "room": room,
         }
@@ -223,7 +237,11 @@ class ScienceWorldAdapter(EnvAdapter):
     @classmethod
     def compose(cls, parts: Mapping[str, str], history: Sequence[str]) -> str:
         return compose_state(
-            parts.get("feedback", ""), parts.get("look", ""), parts.get("inventory", ""), history
+            parts.get("feedback", ""),
+            parts.get("look", ""),
+            parts.get("inventory", ""),
+            history,
+            parts.get("focus") or None,
         )
 
     def __init__(self, spec: EnvSpec, step_limit: int = 50):
@@ -259,6 +277,7 @@ class ScienceWorldAdapter(EnvAdapter):
         self._gold: list[str] | None = None
         self._gold_ptr = 0
         self._extra: set[str] = set()  # gold actions the valid list does not name
+        self._focus: list[str] = []  # what the agent focused on in this episode, in order
         self.gold_report: dict[str, Any] = {}
 
     # -------------------------------------------------------------- episodes
@@ -288,6 +307,7 @@ class ScienceWorldAdapter(EnvAdapter):
             self._gold = self._replayed_gold(raw)
             obs, infos = self._env.reset()
         self.history = []
+        self._focus = []
         self._state = self._make_state(obs, infos)
         return self._state
 
@@ -357,6 +377,8 @@ class ScienceWorldAdapter(EnvAdapter):
         success = raw_score >= 100
         failure = raw_score < 0 or (completed and not success)
         parts = {"feedback": obs, "inventory": infos["inv"], "look": infos["look"]}
+        if self._focus:
+            parts["focus"] = ", ".join(self._focus)
         keep: list[str] = []
         if self._gold is not None and self._gold_ptr < len(self._gold):
             expected = self._gold[self._gold_ptr]
@@ -386,6 +408,9 @@ class ScienceWorldAdapter(EnvAdapter):
             self._gold_ptr += 1
         obs, _reward, completed, infos = self._env.step(action)
         self.history.append(action)
+        what = focused_on(obs) if action.startswith("focus on ") else None
+        if what:
+            self._focus.append(what)
         self._state = self._make_state(obs, infos, bool(completed))
         return self._state
 

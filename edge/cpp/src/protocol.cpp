@@ -152,8 +152,10 @@ std::string encode_act_embeddings(const Id& id, const std::vector<float>& instru
                                   const std::vector<float>& observation, const std::vector<float>& candidates,
                                   size_t k, const std::vector<std::string>* candidate_texts) {
     const size_t d = instruction.size();
-    if (observation.size() != d || k == 0 || candidates.size() != k * d)
-        throw ProtocolError("embedding sizes disagree: instruction D, observation D, candidates K*D");
+    // C, a candidate's feature size, is D or a multiple of it (3D for action+arguments: info's candidate_dim)
+    const size_t c = k ? candidates.size() / k : 0;
+    if (d == 0 || observation.size() != d || k == 0 || c == 0 || candidates.size() != k * c || c % d != 0)
+        throw ProtocolError("embedding sizes disagree: instruction D, observation D, candidates K*C (C a multiple of D)");
     Packer p;
     p.head("act", id, candidate_texts ? 4 : 3);
     p.str("instruction_emb");
@@ -161,7 +163,7 @@ std::string encode_act_embeddings(const Id& id, const std::vector<float>& instru
     p.str("observation_emb");
     p.float_array(observation, {d});
     p.str("candidates_emb");
-    p.float_array(candidates, {k, d});
+    p.float_array(candidates, {k, c});
     if (candidate_texts) {
         p.str("candidates");
         p.strings(*candidate_texts);
@@ -213,6 +215,8 @@ Reply decode_reply(const std::string& bytes) {
             r.status = as_string(v);
         } else if (key == "embedding_dim") {
             r.embedding_dim = as_int(v);
+        } else if (key == "candidate_dim") {
+            r.candidate_dim = as_int(v);
         } else if (key == "timing" && v.type == MSGPACK_OBJECT_MAP) {
             for (uint32_t j = 0; j < v.via.map.size; ++j) {
                 const msgpack_object& tk = v.via.map.ptr[j].key;
@@ -260,6 +264,7 @@ std::string to_json(const Reply& r) {
     }
     if (!r.status.empty()) o << ", \"status\": \"" << json_escape(r.status) << '"';
     if (r.embedding_dim) o << ", \"embedding_dim\": " << r.embedding_dim;
+    if (r.candidate_dim) o << ", \"candidate_dim\": " << r.candidate_dim;
     if (!r.model.empty()) o << ", \"model\": \"" << r.model << '"';
     o << "}";
     return o.str();

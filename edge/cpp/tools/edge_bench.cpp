@@ -47,9 +47,10 @@ int main(int argc, char** argv) {
         const auto info = client.info();
         if (!info.ok) throw std::runtime_error("info failed: " + info.code);
         const size_t d = static_cast<size_t>(info.embedding_dim);
+        const size_t c = info.candidate_dim ? static_cast<size_t>(info.candidate_dim) : d;  // older daemons: D
         std::mt19937 rng(0);
         std::normal_distribution<float> g;
-        std::vector<float> ins(d), obs(d), cands(static_cast<size_t>(k) * d);
+        std::vector<float> ins(d), obs(d), cands(static_cast<size_t>(k) * c);
         for (auto* v : {&ins, &obs, &cands})
             for (auto& x : *v) x = g(rng) * 0.05f;
         std::vector<std::string> texts;

@@ -37,7 +37,8 @@ struct Reply {
     std::string model;
     std::string code, message;  // error replies
     std::string status;         // health
-    int64_t embedding_dim = 0;  // info
+    int64_t embedding_dim = 0;  // info: D
+    int64_t candidate_dim = 0;  // info: C, a candidate's feature size (D, or 3D for action+arguments)
     double server_ms = 0.0, infer_ms = 0.0;
     int64_t batch = 0;
 };
@@ -47,7 +48,7 @@ std::string encode_simple(const std::string& op, const Id& id);  // info, health
 std::string encode_reload(const Id& id, const std::optional<std::string>& bundle);
 std::string encode_act_text(const Id& id, const std::string& instruction, const std::string& observation,
                             const std::vector<std::string>* candidates);
-// instruction/observation: D floats; candidates: K*D floats, row-major.
+// instruction/observation: D floats; candidates: K*C floats, row-major (C: info's candidate_dim).
 std::string encode_act_embeddings(const Id& id, const std::vector<float>& instruction,
                                   const std::vector<float>& observation, const std::vector<float>& candidates,
                                   size_t k, const std::vector<std::string>* candidate_texts);
