@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 import torch
 
+from labeler.coren import assembly, structural, temporal, voting
 from labeler.coren import orchestrator as orch
-from labeler.coren import structural, temporal, voting
 from labeler.coren.pipeline import (
     CorenConfig,
     CorenInputError,
@@ -86,6 +86,32 @@ def test_calibration_hand_computed():
     assert np.allclose(scores, cal @ np.array([-1, 1])) and scores[1] > scores[0]
     with pytest.raises(ValueError):
         voting.prompt_scores(d, [-1, 0, 1])
+
+
+def test_mean_vote_hand_computed():
+    # two prompts, three steps, Yes/No distributions [P(No), P(Yes)]
+    rate = np.array(
+        [
+            [[0.8, 0.2], [0.6, 0.4], [0.4, 0.6]],  # prompt 0: prior (0.6, 0.4)
+            [[0.5, 0.5], [0.5, 0.5], [0.5, 0.5]],  # prompt 1: says the same everywhere
+        ]
+    )
+    pos, votes, ctx = assembly.contextual_votes(rate, [-1, 1], "mean")
+    # prompt 0, step 0: p_cal ∝ (0.8/0.6, 0.2/0.4) = (4/3, 1/2) -> score (1/2 - 4/3) / (11/6) = -5/11
+    # step 1: (1, 1) -> 0; step 2: (2/3, 3/2) -> (3/2 - 2/3) / (13/6) = 5/13; on the scale: 2 * score
+    assert np.allclose(votes[0], [-10 / 11, 0.0, 10 / 13])
+    assert np.allclose(votes[1], [0.0, 0.0, 0.0])  # a prompt without an opinion adds nothing
+    assert np.allclose(ctx, [-5 / 11, 0.0, 5 / 13])  # the mean of the two
+    # positions are the same as for the majority vote; the majority vote is coarser
+    pos_m, votes_m, ctx_m = assembly.contextual_votes(rate, [-1, 1], "majority")
+    assert np.allclose(pos, pos_m) and votes_m[0].tolist() == [-2, 0, 2]
+    assert np.allclose(voting.score_scale([0.5, -1.0], [-2, -1, 0, 1, 2]), [0.5, -1.0])
+    assert voting.filtered_mean([2.0, -1.0, 0.5], [True, False, True], fallback=-2.0) == (1.25, False)
+    assert voting.filtered_mean([2.0, -1.0], [False, False], fallback=-0.5) == (-0.5, True)
+    with pytest.raises(ValueError):
+        voting.filtered_mean([1.0], [True, False], fallback=0.0)
+    with pytest.raises(ValueError):
+        assembly.contextual_votes(rate, [-1, 1], "median")
 
 
 # ------------------------------------------------------------------------------------------------ texts
@@ -514,9 +540,12 @@ def test_pipeline_with_scripted_judge_labels_every_step(tmp_path):
     trajs = _dataset()
     res = lab.label(trajs)
     assert res.channels.shape == (4, 3) and np.all(np.isfinite(res.channels))
-    # the 'take' step is voted highest by every prompt (calibration keeps its lead)
-    assert res.channels[0, 0] == 2
-    assert res.channels[0, 0] > res.channels[2, 0]
+    assert np.all(np.abs(res.channels) <= 2)
+    # the 'take' step is rated highest by every prompt (calibration keeps its lead)
+    assert res.channels[0, 0] == res.channels[:, 0].max() > res.channels[2, 0]
+    cfg_m = CorenConfig(vote="majority")
+    res_m = CorenLabeler(ScriptedJudge(), BagEncoder(), prompts, load_templates(), cfg_m).label(_dataset())
+    assert res_m.channels[0, 0] == 2 and set(res_m.channels.ravel()) <= {-2, -1, 0, 1, 2}
     rep = lab.report
     assert rep.queries["cand"] == 4 * 3 and rep.queries["rate"] == 4 * 3 and rep.queries["back"] == 2 * 3
     assert rep.qa_entries >= 1 and rep.queries["qa"] >= 3

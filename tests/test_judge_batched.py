@@ -196,5 +196,5 @@ def test_coren_batched_answers_and_checks_match_the_simple_path():
     )
     # backward checks: batch-shape rounding only
     assert np.abs(fast.p_yes - simple.p_yes).max() <= 0.05
-    # structural answers may differ at near-ties; the channels stay votes on the scale
-    assert np.isin(fast.channels, [-2, -1, 0, 1, 2]).all()
+    # structural answers may differ at near-ties; the channels stay on the scale
+    assert np.all(np.abs(fast.channels) <= 2) and np.all(np.isfinite(fast.channels))

@@ -4,6 +4,9 @@ and the sparse reward.
 
     python tools/bench_label_quality.py --work runs/lq --coren runs/dev.coren.jsonl.gz \\
         --json-out tools/results/label_quality_twc.json
+    # the COREN rows only (the others kept from the JSON), for labels made with each vote:
+    python tools/bench_label_quality.py --work runs/lq --coren-only --coren runs/dev.coren.jsonl.gz \\
+        --coren runs/dev.coren-majority.jsonl.gz --json-out tools/results/label_quality_twc.json
 
 Rows (per-step AUROC vs score progress and vs the gold path from ``info``, which only this benchmark reads;
 the label check from the success flags alone: AUROC of the mean reward per step vs success):
@@ -19,7 +22,9 @@ the label check from the success flags alone: AUROC of the mean reward per step 
   episodes left them (``rubrics build --base``);
 * COREN channels as labeled in ``--coren`` (``edgejudge label coren`` on the dev set), and the ensemble refit
   from those channels twice: the paper's orchestrator (three channels, weights sum to 1) and the grounded one
-  (null channel, trust scale, held-out gate; :mod:`labeler.coren.orchestrator`);
+  (null channel, trust scale, held-out gate; :mod:`labeler.coren.orchestrator`), each in-sample (fit on
+  these success flags, as ``label coren`` does) and 2-fold cross-fitted (each half weighted by an
+  orchestrator that never saw it);
 * the environment's sparse reward.
 """
 
@@ -152,16 +157,31 @@ def crossfit_values(trajs: list[Trajectory], cache: Path, world: str, folds: int
     return out
 
 
-def coren_rows(path: Path, dev: list[Trajectory], epochs: int) -> tuple[list[dict], dict]:
+def coren_rows(path: Path, dev: list[Trajectory], epochs: int, seeds: int = 4) -> tuple[list[dict], dict]:
+    """COREN's rows from one labeled dev set: each channel as labeled, and the ensemble refit from the
+    stored channels by the paper's orchestrator and by the grounded one, in-sample (fit on all 30 episodes'
+    success flags, as ``label coren`` does) and 2-fold cross-fitted (each half weighted by an orchestrator
+    fit on the other half only, its own held-out gate included; ``seeds`` stratified splits, mean and
+    range)."""
     from labeler.coren import orchestrator as orch
     from models.encoder import load_sentence_encoder, resolve_encoder
 
     trajs = read_trajectories(path)
     assert [t.id for t in trajs] == [t.id for t in dev], "--coren must label the same dev set"
+    prov = trajs[0].provenance.get("coren", {})
+    vote = prov.get("vote", "majority")  # files labeled before the vote option used the majority vote
+    n_prompts = len(prov.get("prompts", []))
+    tag = f"twc: COREN {n_prompts} prompts, {vote} vote"
     rows = []
     for ch in ("contextual", "structural", "temporal", "contextual_soft", "ensemble"):
         vals = [[s.labels["coren"][ch] for s in t.steps] for t in trajs]
-        rows.append(row(f"twc: COREN {ch} (as labeled)", trajs, vals, False))
+        note = {
+            "structural": "QA set built from these successes",
+            "ensemble": "as labeled: orchestrator trained on these success flags (in-sample); "
+            + str(prov.get("orchestrator_check", {}).get("reason", "")),
+            "contextual_soft": "mean scale position of the prompts, unvoted",
+        }.get(ch, "")
+        rows.append(row(f"{tag}: {ch} (as labeled)", trajs, vals, False, note))
     enc = load_sentence_encoder(resolve_encoder())
 
     def emb(texts: list[str]) -> np.ndarray:
@@ -176,39 +196,111 @@ def coren_rows(path: Path, dev: list[Trajectory], epochs: int) -> tuple[list[dic
     chans = np.array([[s.labels["coren"][c] for c in orch.CHANNELS] for t in trajs for s in t.steps])
     bounds = np.cumsum([0] + [len(t.steps) for t in trajs])
     split = [slice(bounds[i], bounds[i + 1]) for i in range(len(trajs))]
-    batch = orch.make_batch([feats[s] for s in split], [chans[s] for s in split], [t.success for t in trajs])
+    success = [t.success for t in trajs]
+
+    def batch_of(idx: list[int]) -> orch.Batch:
+        return orch.make_batch(
+            [feats[split[i]] for i in idx], [chans[split[i]] for i in idx], [success[i] for i in idx]
+        )
+
+    def ensembled(model, idx: list[int], gated: bool = True) -> list[list[float]]:
+        m = model if gated else _ungated(model)
+        return [(orch.weights_for(m, feats[split[i]]) * chans[split[i]]).sum(axis=1).tolist() for i in idx]
+
     fits = {}
     for name, extra in (
-        ("paper", {"null_channel": False, "learn_scale": False, "learn_bias": False}),
+        ("paper", {"null_channel": False, "learn_scale": False, "learn_bias": False, "folds": 0}),
         ("grounded", {}),
-    ):
+    ):  # the paper's orchestrator has no gate (and without a bias it could not match the base rate)
         cfg = orch.OrchestratorConfig(input_dim=feats.shape[1], epochs=epochs, **extra)
-        res = orch.fit(batch, cfg)
+        everyone = list(range(len(trajs)))
+        res = orch.fit(batch_of(everyone), cfg)
         w = orch.weights_for(res.model, feats)
-        ens = (w * chans).sum(axis=1)
         chk = res.check
         rows.append(
             row(
-                f"twc: COREN ensemble, {name} orchestrator (refit)",
+                f"{tag}: ensemble, {name} orchestrator, in-sample",
                 trajs,
-                [ens[s].tolist() for s in split],
+                ensembled(res.model, everyone),
                 False,
-                f"mean effective weights C/S/T {'/'.join(f'{x:.2f}' for x in w.mean(axis=0))}; held-out gain "
-                f"{chk.gain:+.3f}, held-out AUROC {chk.auroc:.3f}, gate {chk.gate:.0f}",
+                f"mean effective weights C/S/T {'/'.join(f'{x:.2f}' for x in w.mean(axis=0))}; "
+                + (
+                    f"held-out gain {chk.gain:+.3f}, held-out AUROC of returns vs success {chk.auroc:.3f}, "
+                    f"gate {chk.gate:.0f}"
+                    if chk.gain is not None
+                    else "no gate"
+                ),
             )
         )
+        if chk.gate == 0.0:
+            rows.append(
+                row(
+                    f"{tag}: ensemble, {name} orchestrator, in-sample, before the gate",
+                    trajs,
+                    ensembled(res.model, everyone, gated=False),
+                    False,
+                    "the gate closed (the ensemble is the sparse reward); these are the weights it closed on",
+                )
+            )
+        per_seed, per_seed_open, gates = [], [], []
+        for seed in range(seeds):
+            vals: list[list[float]] = [[] for _ in trajs]
+            vals_open: list[list[float]] = [[] for _ in trajs]
+            for fold in folds_of(success, 2, seed):
+                held = set(fold)
+                fit_on = [i for i in everyone if i not in held]
+                m = orch.fit(batch_of(fit_on), cfg).model
+                gates.append(float(m.gate))
+                for i, v, vo in zip(fold, ensembled(m, fold), ensembled(m, fold, False), strict=True):
+                    vals[i], vals_open[i] = v, vo
+            label = f"{tag}: ensemble, {name} orchestrator, 2-fold cross-fit"
+            per_seed.append(row(label, trajs, vals, True))
+            per_seed_open.append(row(label + ", before the gate", trajs, vals_open, True))
+        for runs, gated in ((per_seed, True), (per_seed_open, False)):
+            if not gated and cfg.folds < 2:
+                continue  # no gate: the same figures
+            r = dict(runs[0])
+            for k in ("auroc_progress", "auroc_gold", "check_auroc_success"):
+                xs = [p[k] for p in runs]
+                r[k] = float(np.mean(xs))
+                r[f"{k}_range"] = [float(min(xs)), float(max(xs))]
+            lo, hi = r["auroc_progress_range"]
+            r["note"] = f"mean of {seeds} stratified splits (per-step AUROC range {lo:.3f}-{hi:.3f})" + (
+                f"; gates open in {int(sum(gates))} of {len(gates)} half-fits" if cfg.folds >= 2 else ""
+            )
+            rows.append(r)
         fits[name] = chk.to_dict()
     return rows, fits
+
+
+def _ungated(model):
+    """A copy of ``model`` with its gate open (what the weights were before the held-out check closed it)."""
+    import copy
+
+    m = copy.deepcopy(model)
+    m.gate.fill_(1.0)
+    return m
 
 
 @click.command()
 @click.option(
     "--work", required=True, type=click.Path(file_okay=False), help="Folder for inputs and outputs."
 )
-@click.option("--coren", default=None, type=click.Path(dir_okay=False), help="COREN-labeled dev set.")
+@click.option(
+    "--coren",
+    "corens",
+    multiple=True,
+    type=click.Path(dir_okay=False),
+    help="COREN-labeled dev set (repeatable: e.g. one per --vote).",
+)
+@click.option(
+    "--coren-only",
+    is_flag=True,
+    help="Only the COREN rows: the other rows are kept from --json-out as they are (no judge calls).",
+)
 @click.option("--epochs", default=300, show_default=True, help="Orchestrator training steps.")
 @click.option("--json-out", default=None, type=click.Path(dir_okay=False))
-def main(work: str, coren: str | None, epochs: int, json_out: str | None) -> None:
+def main(work: str, corens: tuple[str, ...], coren_only: bool, epochs: int, json_out: str | None) -> None:
     """Write the label-quality table (Markdown on stdout, JSON with --json-out)."""
     w = Path(work)
     w.mkdir(parents=True, exist_ok=True)
@@ -216,16 +308,29 @@ def main(work: str, coren: str | None, epochs: int, json_out: str | None) -> Non
     rows: list[dict] = []
     builds = {}
     dev = []
-    for world in ("twc", "cookingworld"):
-        world_rows, world_builds, world_dev = rubric_rows(w, world, cache)
-        rows += world_rows
-        builds.update(world_builds)
-        if world == "twc":
-            dev = world_dev
+    kept: dict = {}
+    if coren_only:
+        if not json_out or not Path(json_out).exists():
+            raise click.UsageError("--coren-only keeps the other rows of an existing --json-out")
+        kept = json.loads(Path(json_out).read_text())
+        dev_path = w / "twc-dev30.jsonl.gz"
+        if not dev_path.exists():
+            edgejudge(*HELDOUT_DEV_COLLECT, "--out", str(dev_path), "--no-progress")
+        dev = read_trajectories(dev_path)
+        rows = [r for r in kept["rows"] if "COREN" not in r["row"] and r["row"] != "twc: sparse (env reward)"]
+        builds = {k: (None, v) for k, v in kept.get("build_seconds", {}).items()}
+    else:
+        for world in ("twc", "cookingworld"):
+            world_rows, world_builds, world_dev = rubric_rows(w, world, cache)
+            rows += world_rows
+            builds.update(world_builds)
+            if world == "twc":
+                dev = world_dev
     fits = {}
-    if coren:
-        crows, fits = coren_rows(Path(coren), dev, epochs)
+    for coren in corens:
+        crows, cfits = coren_rows(Path(coren), dev, epochs)
         rows += crows
+        fits[Path(coren).name] = cfits
     rows.append(
         row(
             "twc: sparse (env reward)",

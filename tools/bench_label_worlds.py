@@ -10,9 +10,10 @@ labeling sections), then
   judge's places for the dev objects (``rubrics build --base --no-grounding``);
 * ``TRCA judge-built``: ``rubrics build`` on the same dev logs, unreviewed (grounded on the success flags,
   in-sample);
-* ``COREN``: ``label coren --prompts N`` (the ensemble and each prompt's channel) on the first
-  ``--coren-episodes`` episodes (COREN runs about one step per second on one thread), with the TRCA rows
-  repeated on that slice so that the methods are compared on the same steps;
+* ``COREN``: ``label coren --prompts N`` (the ensemble and the contextual, structural and temporal channels)
+  on the first ``--coren-episodes`` episodes (COREN runs about one step per second on one thread), with the
+  TRCA rows repeated on that slice so that the methods are compared on the same steps; once per
+  ``--coren-vote`` (the first labels cold, the others reuse every judge answer from the cache);
 
 each read by ``edgejudge label quality --json`` (the only reader of ``info``). Every step is cached in the
 work folder, so an interrupted run resumes.
@@ -65,6 +66,13 @@ def _channels(quality: dict) -> dict[str, float]:
 @click.option(
     "--coren-episodes", default=4, show_default=True, type=click.IntRange(1, 1000), help="COREN's slice."
 )
+@click.option(
+    "--coren-vote",
+    "coren_votes",
+    multiple=True,
+    type=click.Choice(["mean", "majority"]),
+    help="COREN's votes to label with (default: mean, then majority from the same judge answers).",
+)
 @click.option("--no-coren", is_flag=True, help="TRCA only (COREN runs ~1 step/s).")
 @click.option("--json-out", type=click.Path(dir_okay=False, path_type=Path), help="Results JSON.")
 def main(
@@ -73,6 +81,7 @@ def main(
     episodes: int,
     coren_prompts: int,
     coren_episodes: int,
+    coren_votes,
     no_coren: bool,
     json_out: Path | None,
 ) -> None:
@@ -128,7 +137,7 @@ def main(
             ch = _channels(q)
             rows[name] = ch.get("trca.total")
             rows.setdefault("env reward (sparse)", ch.get("env.reward"))
-        coren_s = None
+        coren_s, coren_steps_s = None, None
         slice_steps = None
         if not no_coren:
             sliced = d / f"slice{coren_episodes}.jsonl.gz"
@@ -146,19 +155,22 @@ def main(
                     write_trajectories(part, [t for t in labeled if t.id in ids])
                 ch = _channels(json.loads(edgejudge("label", "quality", str(part), "--json")))
                 rows[f"{name}, COREN's slice"] = ch.get("trca.total")
-            out = d / f"slice{coren_episodes}.coren.jsonl.gz"
-            if not out.exists():
-                t1 = time.perf_counter()
-                edgejudge(
-                    "label", "coren", str(sliced), "--out", str(out), "--prompts", str(coren_prompts),
-                    "--report", str(d / "coren.report.json"), "--no-progress",
-                )  # fmt: skip
-                coren_s = time.perf_counter() - t1
-            ch = _channels(json.loads(edgejudge("label", "quality", str(out), "--json")))
-            rows[f"COREN ensemble, {coren_prompts} prompts, COREN's slice"] = ch.get("coren.ensemble")
-            for c, v in ch.items():
-                if c.startswith("coren.p"):
-                    rows[f"COREN {c}, COREN's slice"] = v
+            coren_s, coren_steps_s = {}, {}
+            for vote in coren_votes or ("mean", "majority"):
+                out = d / f"slice{coren_episodes}.coren-{vote}.jsonl.gz"
+                if not out.exists():
+                    t1 = time.perf_counter()
+                    report = d / f"coren-{vote}.report.json"
+                    edgejudge(
+                        "label", "coren", str(sliced), "--out", str(out), "--prompts", str(coren_prompts),
+                        "--vote", vote, "--report", str(report), "--no-progress",
+                    )  # fmt: skip
+                    coren_s[vote] = time.perf_counter() - t1
+                    coren_steps_s[vote] = json.loads(report.read_text()).get("steps_per_second")
+                ch = _channels(json.loads(edgejudge("label", "quality", str(out), "--json")))
+                for c in ("ensemble", "contextual", "structural", "temporal"):
+                    name = f"COREN {c}, {coren_prompts} prompts, {vote} vote, COREN's slice"
+                    rows[name] = ch.get(f"coren.{c}")
         results[key] = {
             "env": env,
             "params": params,
@@ -170,6 +182,7 @@ def main(
             "coren_episodes": None if no_coren else coren_episodes,
             "coren_slice_steps": slice_steps,
             "coren_seconds": coren_s,
+            "coren_steps_per_s": coren_steps_s,
             "seconds": time.perf_counter() - t0,
         }
         click.echo(f"{key}: {json.dumps(results[key])}", err=True)

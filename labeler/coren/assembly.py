@@ -1,6 +1,7 @@
 """COREN's label assembly: from the judge's answers to the three channels per step, and onto the steps.
 
-* contextual — the majority vote of the prompts' calibrated ratings (:mod:`labeler.coren.voting`);
+* contextual — the vote of the prompts' calibrated ratings (:mod:`labeler.coren.voting`: by default the mean
+  of their calibrated scores, ``--vote majority`` the majority of their quintile votes);
 * structural — the vote of the prompts whose answer to the retrieved structural question passes;
 * temporal — the vote of the prompts whose rating is not violated (the taken action is the prompt's
   high-value action and its plan failed the backward check; :mod:`labeler.coren.temporal`).
@@ -67,15 +68,35 @@ def high_value_plans(
     return high, plans
 
 
-def contextual_votes(rate: np.ndarray, values: Sequence[int]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Scale positions (prompts, steps), prompt votes (prompts, steps) and the contextual reward (steps,)."""
-    u = np.stack([voting.positions(voting.prompt_scores(rate[n], values)) for n in range(rate.shape[0])])
+def contextual_votes(
+    rate: np.ndarray, values: Sequence[int], vote: str = "mean"
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Scale positions (prompts, steps), prompt votes (prompts, steps) and the contextual reward (steps,).
+
+    ``vote="majority"``: the votes are the quintiles of the positions and the reward their majority;
+    ``"mean"``: the votes are the calibrated scores on the scale and the reward their mean
+    (:mod:`labeler.coren.voting`)."""
+    if vote not in voting.VOTES:
+        raise ValueError(f"vote {vote!r}: expected one of {', '.join(voting.VOTES)}")
+    scores = np.stack([voting.prompt_scores(rate[n], values) for n in range(rate.shape[0])])
+    u = np.stack([voting.positions(sc) for sc in scores])
     pos = voting.to_scale(u)  # (prompts, steps) continuous positions on -2..2
+    if vote == "mean":
+        votes = voting.score_scale(scores, values)
+        return pos, votes, votes.mean(axis=0)
     votes = voting.quintile_votes(u)
     contextual = np.array(
         [voting.majority_vote(votes[:, s].tolist(), float(pos[:, s].mean())) for s in range(votes.shape[1])]
     )
     return pos, votes, contextual
+
+
+def _filtered(
+    votes: np.ndarray, pos: np.ndarray, s: int, passed: np.ndarray, fallback: float, vote: str
+) -> tuple[float, bool]:
+    if vote == "mean":
+        return voting.filtered_mean(votes[:, s].tolist(), passed.tolist(), float(fallback))
+    return voting.filtered_vote(votes[:, s].tolist(), passed.tolist(), int(fallback), pos[:, s])
 
 
 def qa_passes(
@@ -106,14 +127,13 @@ def structural_channel(
     qa_pass: np.ndarray,
     retrieved: np.ndarray | None,
     report: Report,
+    vote: str = "mean",
 ) -> np.ndarray:
     n_p, n_s = votes.shape
     out = np.zeros(n_s)
     for s in range(n_s):
         passed = qa_pass[:, retrieved[s]] if retrieved is not None else np.zeros(n_p, dtype=bool)
-        out[s], fb = voting.filtered_vote(
-            votes[:, s].tolist(), passed.tolist(), int(contextual[s]), pos[:, s]
-        )
+        out[s], fb = _filtered(votes, pos, s, passed, contextual[s], vote)
         report.structural_fallbacks += fb
     return out
 
@@ -126,6 +146,7 @@ def temporal_channel(
     p_yes: np.ndarray,
     traj_of_step: np.ndarray,
     report: Report,
+    vote: str = "mean",
 ) -> np.ndarray:
     n_p, n_s = votes.shape
     back_pass = np.stack([temporal.backward_passes(p_yes[n]) for n in range(n_p)])
@@ -134,9 +155,7 @@ def temporal_channel(
     report.temporal_violations = int(violated.sum())
     out = np.zeros(n_s)
     for s in range(n_s):
-        out[s], fb = voting.filtered_vote(
-            votes[:, s].tolist(), (~violated[:, s]).tolist(), int(contextual[s]), pos[:, s]
-        )
+        out[s], fb = _filtered(votes, pos, s, ~violated[:, s], contextual[s], vote)
         report.temporal_fallbacks += fb
     return out
 

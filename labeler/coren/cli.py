@@ -69,6 +69,14 @@ def _default_ckpt(out: str) -> str:
     help="In-context examples: 'file' as written in the templates file; 'data' built from IN per task type "
     "(steps that lasted in successful episodes: Yes; steps that changed nothing: No), no info read.",
 )
+@click.option(
+    "--vote",
+    default="mean",
+    show_default=True,
+    type=click.Choice(["mean", "majority"]),
+    help="How the prompts' ratings make a channel: 'mean' of their calibrated scores on the -2..2 scale, or "
+    "'majority' of their quintile votes (the paper's vote; coarser).",
+)
 @click.option("--limit", default=None, type=click.IntRange(1), help="Label only the first K trajectories.")
 @click.option(
     "--orchestrator",
@@ -140,6 +148,7 @@ def coren(
     n_prompts: int,
     prompt_dir: str | None,
     examples_source: str,
+    vote: str,
     threads: int | None,
     n_ctx: int,
     limit: int | None,
@@ -162,7 +171,7 @@ def coren(
     gpus_per_actor: float,
     actor_restarts: int,
 ) -> None:
-    """Add COREN reward channels to every step of IN: contextual (majority vote of N judge prompts),
+    """Add COREN reward channels to every step of IN: contextual (vote of N judge prompts),
     structural (vote of the prompts that answer the retrieved object question), temporal (vote of the prompts
     whose high-value actions pass a backward check) and their orchestrated ensemble.
 
@@ -199,7 +208,11 @@ def coren(
     if ckpt and not Path(ckpt).is_file():
         raise click.ClickException(f"--orchestrator {ckpt}: no such file")
     cfg = CorenConfig(
-        obs_tokens=obs_tokens, result_tokens=result_tokens, qa_size=qa_size, keep_dists=not no_dists
+        obs_tokens=obs_tokens,
+        result_tokens=result_tokens,
+        qa_size=qa_size,
+        keep_dists=not no_dists,
+        vote=vote,
     )
     try:
         cluster = cluster_config(ray, judge_actors, cpus_per_actor, gpus_per_actor, actor_restarts)
@@ -364,6 +377,7 @@ def _run(
         "n_ctx": n_ctx,
         "obs_tokens": cfg.obs_tokens,
         "result_tokens": cfg.result_tokens,
+        "vote": cfg.vote,
         "scale": list(templates.values),
     }
     if trained is not None:

@@ -29,6 +29,9 @@ class CorenConfig:
     """Most tokens of a prompt's answer to a structural question."""
     keep_dists: bool = True
     """Keep each prompt's distribution over the scale per step (dist_p0 ...)."""
+    vote: str = "mean"
+    """How the prompts' ratings make a channel (``labeler.coren.voting.VOTES``): ``mean`` of their calibrated
+    scores, or ``majority`` of their quintile votes (the paper's vote)."""
 
 
 def check_candidates(trajectories: Sequence[Trajectory], source: str = "input") -> None:

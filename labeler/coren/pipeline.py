@@ -215,10 +215,10 @@ class CorenLabeler:
         p_yes[:] = np.reshape(self.run_units("backward", checks), (n_p, len(trajs)))
 
         # --- channels
-        pos, votes, contextual = contextual_votes(rate, vals)
+        pos, votes, contextual = contextual_votes(rate, vals, self.cfg.vote)
         qa_pass = qa_passes(answers, qa, used_qa, self.embed, rep)
-        structural_r = structural_channel(votes, pos, contextual, qa_pass, retrieved, rep)
+        structural_r = structural_channel(votes, pos, contextual, qa_pass, retrieved, rep, self.cfg.vote)
         traj_of_step = np.repeat(np.arange(len(trajs)), [len(t.steps) for t in trajs])
-        temporal_r = temporal_channel(votes, pos, contextual, high, p_yes, traj_of_step, rep)
+        temporal_r = temporal_channel(votes, pos, contextual, high, p_yes, traj_of_step, rep, self.cfg.vote)
         channels = np.stack([contextual, structural_r, temporal_r], axis=1).astype(np.float64)
         return LabelResult(trajs, channels, rate, texts, obs_emb, traj_of_step, qa, p_yes, pos.mean(axis=0))

@@ -15,6 +15,14 @@
    then the lower one (a conservative reward).
 5. **Filtered vote** (structural, temporal): the majority over the prompts that pass a check; when none
    passes, the fallback (the contextual reward) is used and counted.
+
+Steps 2-5 are the ``majority`` vote. The ``mean`` vote (the default, :data:`VOTES`) skips the ranking and
+the quintiles: a prompt's reward is its calibrated score itself, put on the scale (``2 * score / max|value|``,
+:func:`score_scale`), and a channel is the mean over its (passing) prompts (:func:`filtered_mean`). A rank
+position throws away how sure a prompt is, a quintile vote most of the rest; the mean keeps both, so a prompt
+whose calibrated answers are sharp counts for more than one that hovers around its prior (on the TWC dev
+set: per-step AUROC vs score progress 0.875 for the mean of four prompts' scores, 0.851 for the mean of
+their positions, 0.817 for the majority vote; BENCHMARKS.md).
 """
 
 from __future__ import annotations
@@ -25,6 +33,9 @@ import numpy as np
 
 SCALE = (-2, -1, 0, 1, 2)
 EPS = 1e-9
+VOTES = ("mean", "majority")
+"""How prompts' ratings become a channel: the mean of their calibrated scores, or the majority of their
+quintile votes."""
 
 
 def calibration_prior(dists: np.ndarray) -> np.ndarray:
@@ -63,6 +74,12 @@ def positions(scores: Sequence[float]) -> np.ndarray:
         ranks[order[i : j + 1]] = (i + j) / 2.0 + 1.0
         i = j + 1
     return (ranks - 0.5) / max(n, 1)
+
+
+def score_scale(scores: Sequence[float] | np.ndarray, values: Sequence[float]) -> np.ndarray:
+    """Calibrated scores (expected template values) on the reward scale -2..2: ``2 * score / max|value|``."""
+    top = max(abs(float(v)) for v in values)
+    return 2.0 * np.asarray(scores, dtype=np.float64) / max(top, EPS)
 
 
 def to_scale(u: np.ndarray | float) -> np.ndarray:
@@ -111,3 +128,13 @@ def filtered_vote(
         return fallback, True
     support = float(np.mean([scale_positions[i] for i in keep])) if scale_positions is not None else None
     return majority_vote([votes[i] for i in keep], support), False
+
+
+def filtered_mean(rewards: Sequence[float], passed: Sequence[bool], fallback: float) -> tuple[float, bool]:
+    """Mean of ``rewards[i]`` over the prompts with ``passed[i]``; ``(fallback, True)`` when none passed."""
+    if len(rewards) != len(passed):
+        raise ValueError(f"{len(rewards)} rewards but {len(passed)} pass flags")
+    keep = [float(r) for r, ok in zip(rewards, passed, strict=True) if ok]
+    if not keep:
+        return float(fallback), True
+    return float(np.mean(keep)), False
