@@ -82,8 +82,10 @@ class StaleProcess:
 def stale_ray_processes(proc: str = "/proc") -> list[StaleProcess]:
     """This user's Ray processes (``ray::...``) whose raylet is gone: what a killed driver's local Ray left.
 
-    Every process a raylet starts carries its pid (``RAY_RAYLET_PID``); a process whose raylet no longer
-    runs belongs to no live Ray. Linux only (reads ``/proc``); elsewhere, or unreadable, nothing is found."""
+    A process a raylet starts is its child, and most carry its pid (``RAY_RAYLET_PID``); one whose raylet no
+    longer runs belongs to no live Ray. Where the variable is missing (the agents of some Ray versions) the
+    parent decides: an orphaned ``ray::`` process (its parent no raylet and no Ray process) is stale, with
+    ``raylet_pid`` 0 (unknown). Linux only (reads ``/proc``); elsewhere, or unreadable, nothing is found."""
     out: list[StaleProcess] = []
     try:
         pids = [int(d) for d in os.listdir(proc) if d.isdigit()]
@@ -104,9 +106,30 @@ def stale_ray_processes(proc: str = "/proc") -> list[StaleProcess]:
             raylet = int(env.get(b"RAY_RAYLET_PID", b"0"))
         except (OSError, ValueError):
             continue
-        if raylet > 0 and not _is_raylet(raylet, proc):
-            out.append(StaleProcess(pid, name, raylet))
+        if raylet > 0:
+            if not _is_raylet(raylet, proc):
+                out.append(StaleProcess(pid, name, raylet))
+        else:
+            parent = _parent(pid, proc)
+            if parent is not None and not _is_raylet(parent, proc) and not _is_ray(parent, proc):
+                out.append(StaleProcess(pid, name, 0))
     return out
+
+
+def _parent(pid: int, proc: str) -> int | None:
+    try:
+        with open(os.path.join(proc, str(pid), "stat")) as f:
+            return int(f.read().rsplit(")", 1)[1].split()[1])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _is_ray(pid: int, proc: str) -> bool:
+    try:
+        with open(os.path.join(proc, str(pid), "cmdline"), "rb") as f:
+            return f.read().startswith(b"ray::")
+    except OSError:
+        return False
 
 
 def _is_raylet(pid: int, proc: str) -> bool:
