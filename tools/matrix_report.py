@@ -26,6 +26,11 @@ ROW_NAMES = {
     ("llm-agent", "-"): "LLM-as-agent",
 }
 ORDER = list(ROW_NAMES)
+
+
+def _color(algo: str, src: str) -> str:
+    """One colour per row kind in every panel of the plot."""
+    return f"C{ORDER.index((algo, src))}"
 HEADLINE = ("guard", "edge-serve")
 """The client and runner of the row that counts."""
 
@@ -280,11 +285,12 @@ def plot(store: RowStore, plan: Sequence[dict[str, Any]]) -> bytes:
                 continue
             xs.append(j + (i - (len(series) - 1) / 2) * width)
             ys.append(g["mean"])
-            lo.append(g["mean"] - g["ci95"][0])
-            hi.append(g["ci95"][1] - g["mean"])
+            # the mean of the seeds' rates can fall outside the pooled interval
+            lo.append(max(0.0, g["mean"] - g["ci95"][0]))
+            hi.append(max(0.0, g["ci95"][1] - g["mean"]))
         if xs:
             label = ROW_NAMES[(algo, src)] + (" + guard" if algo == "llm-agent" else "")
-            ax.bar(xs, ys, width, yerr=[lo, hi], capsize=2, label=label)
+            ax.bar(xs, ys, width, yerr=[lo, hi], capsize=2, label=label, color=_color(algo, src))
     ax.set_xticks(range(len(worlds)), worlds, rotation=15)
     ax.set_ylim(0, 1)
     ax.set_ylabel("success")
@@ -298,7 +304,8 @@ def plot(store: RowStore, plan: Sequence[dict[str, Any]]) -> bytes:
             if not pts:
                 continue
             ns = [n for n, _ in pts]
-            line = ax.plot(ns, [g["mean"] for _, g in pts], marker="o", label=ROW_NAMES[(algo, src)])
+            ys = [g["mean"] for _, g in pts]
+            line = ax.plot(ns, ys, marker="o", label=ROW_NAMES[(algo, src)], color=_color(algo, src))
             ax.fill_between(
                 ns,
                 [g["ci95"][0] for _, g in pts],
