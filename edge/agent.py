@@ -2,7 +2,8 @@
 
 Every ``scores`` or ``act`` call is one ``act`` request, exactly as a robot uses the daemon; round-trip and
 server-side times of every call are kept for latency percentiles. The daemon is stateless: an episode's
-memory belongs to the client, which composes the episode wrappers over this policy, e.g.
+memory belongs to the client, which sends it with every request and composes the episode wrappers over this
+policy, e.g.
 ``Guarded(EdgeAgent(client), world_key)`` with the world key of its environment adapter.
 """
 
@@ -13,7 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from edge.client import EdgeClient
-from edge.policies import ScoringPolicy
+from edge.policies import Memory, ScoringPolicy
 
 
 class EdgeAgent(ScoringPolicy):
@@ -25,21 +26,25 @@ class EdgeAgent(ScoringPolicy):
         self.server_ms: list[float] = []
         self.model = ""
 
-    def _request(self, instruction: str, state: str, candidates: Sequence[str]) -> dict[str, Any]:
+    def _request(
+        self, instruction: str, state: str, candidates: Sequence[str], memory: Memory
+    ) -> dict[str, Any]:
         t = time.perf_counter()
-        reply = self.client.act(instruction, state, list(candidates))
+        reply = self.client.act(instruction, state, list(candidates), memory=memory)
         self.round_trip_ms.append((time.perf_counter() - t) * 1000)
         self.server_ms.append(float(reply["timing"]["server_ms"]))
         self.model = str(reply["model"])
         return reply
 
-    def scores(self, instruction: str, state: str, candidates: Sequence[str]) -> list[float]:
-        """The daemon's scores of any candidate texts (one ``act`` request)."""
-        return [float(x) for x in self._request(instruction, state, candidates)["scores"]]
+    def scores(
+        self, instruction: str, state: str, candidates: Sequence[str], memory: Memory = ()
+    ) -> list[float]:
+        """The daemon's scores of any candidate texts (one ``act`` request, the memory sent along)."""
+        return [float(x) for x in self._request(instruction, state, candidates, memory)["scores"]]
 
-    def act(self, instruction: str, state: str, candidates: Sequence[str]) -> int:
+    def act(self, instruction: str, state: str, candidates: Sequence[str], memory: Memory = ()) -> int:
         """The daemon's own pick (its argmax)."""
-        return int(self._request(instruction, state, candidates)["index"])
+        return int(self._request(instruction, state, candidates, memory)["index"])
 
     def latency(self) -> dict[str, Any]:
         """p50/p99 of the client round trip and of the daemon's own receive-to-reply time, in ms."""

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from edge.policies import Memory
 from edge.runtime import Item, Runtime, RuntimeConfig, load_runtime
 from models.bundle import BundleError
 
@@ -64,7 +65,8 @@ class BundlePolicy:
     def scores_from_embeddings(
         self, instruction: np.ndarray, state: np.ndarray, candidates: np.ndarray
     ) -> np.ndarray:
-        """The scorer alone on pre-computed features ([D], [D], [K,C]), as the daemon's embedding op."""
+        """The scorer alone on pre-computed features ([D], [D], [K,C]), as the daemon's embedding op (format-1
+        bundles)."""
         item = Item(
             np.asarray(instruction, dtype=np.float32),
             np.asarray(state, dtype=np.float32),
@@ -73,8 +75,11 @@ class BundlePolicy:
         )
         return self.runtime.score([item])[0]
 
-    def scores(self, instruction: str, observation: str, candidates: Sequence[str] | None) -> np.ndarray:
-        """One score per candidate (``None``: the bundle's skill list), as edge-serve's text ``act`` gives."""
+    def scores(
+        self, instruction: str, observation: str, candidates: Sequence[str] | None, memory: Memory = ()
+    ) -> np.ndarray:
+        """One score per candidate (``None``: the bundle's skill list), as edge-serve's text ``act`` gives;
+        ``memory`` is the episode so far (read by format-2 bundles)."""
         if candidates is None:
             if not self.skills:
                 raise BundleError(f"{self.dir}: no candidates given and the bundle has no skill list")
@@ -82,18 +87,20 @@ class BundlePolicy:
             raise ValueError("no candidate actions to choose from")
         cands = None if candidates is None else list(candidates)
         rt = self.runtime
-        return rt.score(rt.items_from_text([(instruction, observation, cands)]))[0]
+        return rt.score(rt.items_from_text([(instruction, observation, cands, memory)]))[0]
 
-    def act(self, instruction: str, observation: str, candidates: Sequence[str]) -> int:
-        return int(np.argmax(self.scores(instruction, observation, candidates)))
+    def act(self, instruction: str, observation: str, candidates: Sequence[str], memory: Memory = ()) -> int:
+        return int(np.argmax(self.scores(instruction, observation, candidates, memory)))
 
-    def timed_act(self, instruction: str, observation: str, candidates: Sequence[str]) -> tuple[int, float]:
+    def timed_act(
+        self, instruction: str, observation: str, candidates: Sequence[str], memory: Memory = ()
+    ) -> tuple[int, float]:
         t0 = time.perf_counter()
-        i = self.act(instruction, observation, candidates)
+        i = self.act(instruction, observation, candidates, memory)
         return i, time.perf_counter() - t0
 
     def reset(self) -> None:
-        """Nothing per episode: the policy is stateless (history is in the observation text)."""
+        """Nothing per episode: the policy is stateless (the caller passes the episode's memory)."""
 
     def close(self) -> None:
         self.runtime.close()

@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import random
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -151,10 +152,19 @@ class EdgeClient:
     # ------------------------------------------------------------------------------------------------ ops
 
     def act(
-        self, instruction: str, observation: str, candidates: list[str] | None = None, **kw: Any
+        self,
+        instruction: str,
+        observation: str,
+        candidates: list[str] | None = None,
+        *,
+        memory: Sequence[tuple[str, str]] | None = None,
+        **kw: Any,
     ) -> dict[str, Any]:
-        """Score candidate action texts (or the bundle's skill list when ``candidates`` is None)."""
-        return self.request(act_text(instruction, observation, candidates), **kw)
+        """Score candidate action texts (or the bundle's skill list when ``candidates`` is None).
+
+        ``memory``: the episode so far, ``(action, observation it led to)`` per earlier step, oldest first
+        (the daemon keeps no episode state; a memoryful bundle reads it, see ``edge.protocol``)."""
+        return self.request(act_text(instruction, observation, candidates, memory=memory), **kw)
 
     def act_embeddings(
         self,

@@ -3,12 +3,15 @@
 A policy is anything with::
 
     name: str
-    scores(instruction, state, candidates) -> list[float]   # one score per candidate, higher is better
-    act(instruction, state, candidates) -> int               # the index it picks
-    reset() -> None                                          # a new episode starts
-    close() -> None                                          # release what it holds
+    scores(instruction, state, candidates, memory=()) -> list[float]   # one per candidate, higher is better
+    act(instruction, state, candidates, memory=()) -> int               # the index it picks
+    reset() -> None                                                     # a new episode starts
+    close() -> None                                                     # release what it holds
 
-``state`` is the policy's state text as the environment adapter composed it. The bundle runner, a training
+``state`` is the policy's state text as the environment adapter composed it; ``memory`` is the episode so
+far, one ``(action, state it led to)`` pair per earlier step, oldest first (:class:`EpisodeMemory` keeps
+it). Whoever runs the episode keeps the memory and passes it in: a policy holds no episode state of its own
+(a memoryful bundle reads it; the others ignore it). The bundle runner, a training
 checkpoint, the LLM-as-agent baseline, the uniform random baseline and :class:`edge.agent.EdgeAgent` (the
 daemon, through the client) are policies; so are the wrappers, which keep an episode's memory on the client
 side and pick from the inner policy's scores:
@@ -28,14 +31,29 @@ from typing import Protocol, runtime_checkable
 
 from edge.loop_guard import LoopGuard
 
+Memory = Sequence[tuple[str, str]]
+"""The episode so far: ``(action, state it led to)`` per earlier step, oldest first."""
+
+
+class EpisodeMemory(list):
+    """The memory of one episode, as a list of ``(action, state it led to)`` pairs.
+
+    Per episode: ``clear()`` at the start, pass it to every ``act``, then ``record(action, next_state)``
+    after each step."""
+
+    def record(self, action: str, next_state: str) -> None:
+        self.append((action, next_state))
+
 
 @runtime_checkable
 class Policy(Protocol):
     name: str
 
-    def scores(self, instruction: str, state: str, candidates: Sequence[str]) -> Sequence[float]: ...
+    def scores(
+        self, instruction: str, state: str, candidates: Sequence[str], memory: Memory = ()
+    ) -> Sequence[float]: ...
 
-    def act(self, instruction: str, state: str, candidates: Sequence[str]) -> int: ...
+    def act(self, instruction: str, state: str, candidates: Sequence[str], memory: Memory = ()) -> int: ...
 
     def reset(self) -> None: ...
 
@@ -54,11 +72,13 @@ class ScoringPolicy:
 
     name = "policy"
 
-    def scores(self, instruction: str, state: str, candidates: Sequence[str]) -> Sequence[float]:
+    def scores(
+        self, instruction: str, state: str, candidates: Sequence[str], memory: Memory = ()
+    ) -> Sequence[float]:
         raise NotImplementedError
 
-    def act(self, instruction: str, state: str, candidates: Sequence[str]) -> int:
-        return argmax(self.scores(instruction, state, candidates))
+    def act(self, instruction: str, state: str, candidates: Sequence[str], memory: Memory = ()) -> int:
+        return argmax(self.scores(instruction, state, candidates, memory))
 
     def reset(self) -> None:
         pass
@@ -82,8 +102,10 @@ class PolicyWrapper(ScoringPolicy):
         self.inner = inner
         self.name = f"{inner.name}+{self.suffix}"
 
-    def scores(self, instruction: str, state: str, candidates: Sequence[str]) -> Sequence[float]:
-        return self.inner.scores(instruction, state, candidates)
+    def scores(
+        self, instruction: str, state: str, candidates: Sequence[str], memory: Memory = ()
+    ) -> Sequence[float]:
+        return self.inner.scores(instruction, state, candidates, memory)
 
     def reset(self) -> None:
         self.inner.reset()
@@ -104,8 +126,8 @@ class Guarded(PolicyWrapper):
         super().__init__(inner)
         self.guard = LoopGuard(world_key)
 
-    def act(self, instruction: str, state: str, candidates: Sequence[str]) -> int:
-        return self.guard.choose(state, candidates, self.inner.scores(instruction, state, candidates))
+    def act(self, instruction: str, state: str, candidates: Sequence[str], memory: Memory = ()) -> int:
+        return self.guard.choose(state, candidates, self.inner.scores(instruction, state, candidates, memory))
 
     @property
     def overrides(self) -> int:

@@ -7,7 +7,8 @@ Request (a msgpack map)::
 
     {"v": 1, "op": "act", "id": 7,                       # "id" optional (int or str), echoed in the reply
      "instruction": "...", "observation": "...",           # text input ...
-     "candidates": ["take apple", "look around"]}          # ... omitted when the bundle has a skill list
+     "candidates": ["take apple", "look around"],          # ... omitted when the bundle has a skill list
+     "memory": [["open fridge", "..."], ...]}              # optional: the episode so far (see below)
     {"v": 1, "op": "act", "id": 8,                         # embedding input: float32 arrays
      "instruction_emb": ARRAY[D], "observation_emb": ARRAY[D], "candidates_emb": ARRAY[K, C],
      "candidates": [...]}                                  # optional texts, to get the chosen action back
@@ -17,6 +18,12 @@ Request (a msgpack map)::
 ``candidate_features``): ``D`` for ``action``, ``3D`` for ``action+arguments`` (action, object and target
 embeddings side by side, zeros for an absent argument; :mod:`edge.actions` builds them from the candidate
 texts alone).
+
+``memory`` is the episode so far, oldest first: one ``[action, observation]`` pair per earlier step, the
+action taken and the observation (state text) it led to, so the last pair's observation is this request's.
+The daemon is stateless: the client keeps an episode's memory and sends it with every request (at most
+:data:`MAX_MEMORY` pairs; a bundle reads its last ``memory`` of them, see ``info``). Bundles of format 2
+(structured, memoryful policies) use it; format-1 bundles ignore it. Text input only.
 
 An ARRAY is ``{"dtype": "float32", "shape": [..], "data": <raw little-endian bytes>}``; only float32 is
 accepted (object dtypes and pickle are never read). Replies carry ``"v"``, ``"ok"``, the echoed ``"id"``; an
@@ -30,6 +37,7 @@ from __future__ import annotations
 
 import math
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
@@ -43,6 +51,7 @@ DEFAULT_MAX_MESSAGE_BYTES = 1 << 20  # 1 MiB
 MAX_CANDIDATES = 256
 MAX_TEXT_CHARS = 8192
 MAX_ID_CHARS = 128
+MAX_MEMORY = 512
 ARRAY_KEYS = ("dtype", "shape", "data")
 _ARRAY_KEYSET = frozenset(ARRAY_KEYS)
 _F32 = np.dtype("<f4")
@@ -141,6 +150,7 @@ class Request:
     instruction_emb: np.ndarray | None = None
     observation_emb: np.ndarray | None = None
     candidates_emb: np.ndarray | None = None
+    memory: list[tuple[str, str]] | None = None
     bundle: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -157,6 +167,7 @@ _ALLOWED = {
         "instruction_emb",
         "observation_emb",
         "candidates_emb",
+        "memory",
     },
     "info": set(),
     "health": set(),
@@ -267,6 +278,10 @@ def parse_request(payload: bytes, max_bytes: int = DEFAULT_MAX_MESSAGE_BYTES) ->
             req_id,
         )
     if emb_keys:
+        if "memory" in obj:
+            raise ProtocolError(
+                Code.BAD_REQUEST, "memory is text input: send it with text, not embeddings", req_id
+            )
         if len(emb_keys) != 3:
             missing = {"instruction_emb", "observation_emb", "candidates_emb"} - emb_keys
             raise ProtocolError(
@@ -301,7 +316,26 @@ def parse_request(payload: bytes, max_bytes: int = DEFAULT_MAX_MESSAGE_BYTES) ->
             )
     req.instruction = _text(obj["instruction"], "instruction", req_id)
     req.observation = _text(obj["observation"], "observation", req_id)
+    if obj.get("memory") is not None:
+        req.memory = _memory(obj["memory"], req_id)
     return req
+
+
+def _memory(value: Any, req_id: Any) -> list[tuple[str, str]]:
+    if not isinstance(value, list):
+        raise ProtocolError(
+            Code.BAD_FIELD,
+            f"memory must be a list of [action, observation] pairs, got {type(value).__name__}",
+            req_id,
+        )
+    if len(value) > MAX_MEMORY:
+        raise ProtocolError(Code.BAD_FIELD, f"memory holds more than {MAX_MEMORY} steps", req_id)
+    out = []
+    for pair in value:
+        if not isinstance(pair, list) or len(pair) != 2:
+            raise ProtocolError(Code.BAD_FIELD, "memory entries must be [action, observation] pairs", req_id)
+        out.append((_text(pair[0], "memory[][0]", req_id), _text(pair[1], "memory[][1]", req_id)))
+    return out
 
 
 # ------------------------------------------------------------------------------------------------ encoding
@@ -343,14 +377,21 @@ def make_request(op: str, req_id: int | str | None = None, **fields: Any) -> dic
 
 
 def act_text(
-    instruction: str, observation: str, candidates: list[str] | None = None, req_id: int | str | None = None
+    instruction: str,
+    observation: str,
+    candidates: list[str] | None = None,
+    req_id: int | str | None = None,
+    memory: Sequence[tuple[str, str]] | None = None,
 ) -> dict[str, Any]:
+    """A text ``act`` request; ``memory`` (the episode's earlier ``(action, observation)`` pairs, oldest
+    first) is sent only when non-empty."""
     return make_request(
         "act",
         req_id,
         instruction=instruction,
         observation=observation,
         candidates=list(candidates) if candidates is not None else None,
+        memory=[[a, o] for a, o in memory] if memory else None,
     )
 
 

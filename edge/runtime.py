@@ -1,5 +1,10 @@
 """The policy runtime: a bundle's encoder and scorer in onnxruntime, with a bounded embedding cache.
 
+Format-2 bundles score a structured state with the episode memory (:mod:`edge.state_inputs`): the state
+text is read as items through the bundle's recorded layout, the memory as (action, response) steps, and
+every such text goes through the cache (most of them repeat from one step to the next). Format-1 bundles
+score one vector of the whole state text, as they always did, and ignore the memory.
+
 :class:`Runtime` loads a bundle after :func:`models.bundle.load_manifest` has checked its checksums, runs one
 test inference (:meth:`Runtime.self_test`), and scores batches of requests in one policy call. Texts become
 embeddings through :class:`edge.text_encoder.TextEncoder`. It is the one bundle runner: edge-serve, and
@@ -19,8 +24,9 @@ from typing import Any
 import numpy as np
 
 from edge.actions import assemble, candidate_texts
+from edge.state_inputs import Memory, StateArrays, StateTexts, pad_batch, state_arrays, state_texts
 from edge.text_encoder import TextEncoder, ort_session
-from models.bundle import POLICY_INPUTS, POLICY_OUTPUT, BundleError, load_manifest
+from models.bundle import POLICY_OUTPUT, BundleError, load_manifest
 
 
 @dataclass(frozen=True)
@@ -30,7 +36,8 @@ class RuntimeConfig:
     spinning: bool = False
     """Let onnxruntime's worker threads spin while idle (lower latency, burns CPU); off by default."""
     cache_size: int = 4096
-    """Embeddings of candidate, skill and instruction texts kept (LRU); 0 disables the cache."""
+    """Embeddings of candidate, skill, instruction and (format 2) state item and memory texts kept (LRU); 0
+    disables the cache."""
     encode_chunk: int = 64
     """Most texts per encoder call (bounds padding waste and memory)."""
 
@@ -73,9 +80,13 @@ class Item:
     """One act request ready to score: embeddings, candidate texts (may be None), and the candidate count."""
 
     instruction: np.ndarray  # [D]
-    state: np.ndarray  # [D]
-    candidates: np.ndarray  # [K, D]
+    state: np.ndarray | StateArrays  # format 1: [D]; format 2: the state's items and memory
+    candidates: np.ndarray  # [K, C]
     texts: list[str] | None
+
+
+TextRequest = tuple[str, str, "list[str] | None"] | tuple[str, str, "list[str] | None", Memory]
+"""(instruction, observation, candidates or None for the skill list[, memory])."""
 
 
 class Runtime:
@@ -92,11 +103,14 @@ class Runtime:
             self.policy = ort_session(self.bundle_dir / "policy.onnx", self.cfg)
         except Exception as e:  # onnxruntime raises its own exception types
             raise BundleError(f"{self.bundle_dir}: onnxruntime cannot load the graphs ({e})") from None
+        self.format_version = self.manifest.format_version
+        self.structured = self.format_version >= 2
+        self.layout = self.manifest.state_layout
+        self.encoding = self.manifest.encoding if self.structured else None
         pin = {i.name for i in self.policy.get_inputs()}
-        if set(POLICY_INPUTS) - pin:
-            raise BundleError(
-                f"{self.bundle_dir}: policy.onnx lacks inputs {sorted(set(POLICY_INPUTS) - pin)}"
-            )
+        expected = set(self.manifest.policy_inputs)
+        if expected - pin:
+            raise BundleError(f"{self.bundle_dir}: policy.onnx lacks inputs {sorted(expected - pin)}")
         # An int8 encoder (policy.encoder_opt) quantises activations per tensor: padding rows would shift
         # the scales of the real tokens, so its texts are only batched with texts of the same length. A
         # static encoder's runs cost microseconds: equal lengths only keep its sums independent of batching.
@@ -140,6 +154,8 @@ class Runtime:
             "candidate_dim": self.cand_dim,
             "encoder_kind": self.encoder_kind,
             "candidate_features": self.manifest.candidate_features,
+            "bundle_format": self.format_version,
+            "memory": self.encoding.memory if self.encoding else 0,
             "max_length": self.manifest.max_length,
             "skills": self.skills,
             "provenance": self.manifest.provenance,
@@ -181,23 +197,32 @@ class Runtime:
 
     # ------------------------------------------------------------------------------------------------ scoring
 
-    def items_from_text(self, reqs: list[tuple[str, str, list[str] | None]]) -> list[Item]:
+    def items_from_text(self, reqs: list[TextRequest]) -> list[Item]:
         """Encode the texts of several requests together (one encoder pass for everything not cached).
 
-        Instructions and candidates (their texts per ``edge.actions``) go through the cache; observations
-        (new every step) do not."""
+        Instructions and candidates (their texts per ``edge.actions``) go through the cache; so do a format-2
+        bundle's state items and memory texts. A format-1 bundle's observation (one whole text, new every
+        step) does not, and the memory is not read."""
         kind = self.manifest.candidate_features
         cached: list[str] = []
         parts: list[list[str]] = []
-        for instruction, _obs, cands in reqs:
+        structured: list[StateTexts] = []
+        for req in reqs:
+            instruction, obs, cands = req[0], req[1], req[2]
             cached.append(instruction)
             if cands is not None:
                 parts.append(candidate_texts(kind, cands))
                 cached.extend(t for t in parts[-1] if t)
+            if self.structured:
+                assert self.encoding is not None
+                memory = req[3] if len(req) > 3 else ()  # type: ignore[misc]
+                structured.append(state_texts(self.layout, self.encoding, obs, memory or ()))
+                cached.extend(structured[-1].texts())
         cached_embs = self.encode(cached, cache=True)
-        obs_embs = self.encode([obs for _i, obs, _c in reqs], cache=False)
+        obs_embs = None if self.structured else self.encode([r[1] for r in reqs], cache=False)
         items, pos, pi = [], 0, 0
-        for n, (_instruction, _obs, cands) in enumerate(reqs):
+        for n, req in enumerate(reqs):
+            cands = req[2]
             instr = cached_embs[pos]
             pos += 1
             if cands is None:
@@ -211,13 +236,23 @@ class Runtime:
                     part_texts, cached_embs[pos : pos + n_present], self.cand_dim // self.dim, self.dim
                 )
                 pos += n_present
-            items.append(Item(instr, obs_embs[n], c_embs, texts))
+            if self.structured:
+                st = structured[n]
+                n_texts = len(st.texts())
+                state: np.ndarray | StateArrays = state_arrays(st, cached_embs[pos : pos + n_texts], self.dim)
+                pos += n_texts
+            else:
+                assert obs_embs is not None
+                state = obs_embs[n]
+            items.append(Item(instr, state, c_embs, texts))
         return items
 
     def score(self, items: list[Item]) -> list[np.ndarray]:
         """One policy call for all items (candidates padded and masked); returns each item's scores [K_i]."""
         if not items:
             return []
+        if self.structured:
+            return self._score_structured(items)
         if len(items) == 1:  # the common robot case: no padding, no copies
             it = items[0]
             k = len(it.candidates)
@@ -247,6 +282,24 @@ class Runtime:
         )
         return [np.asarray(scores[i, : len(it.candidates)], dtype=np.float32) for i, it in enumerate(items)]
 
+    def _score_structured(self, items: list[Item]) -> list[np.ndarray]:
+        b, kmax = len(items), max(len(it.candidates) for it in items)
+        states = [it.state for it in items]
+        if not all(isinstance(s, StateArrays) for s in states):
+            raise BundleError(f"{self.bundle_dir}: a format-2 bundle scores structured states (send text)")
+        feeds = pad_batch(states, self.dim)  # type: ignore[arg-type]
+        cands = np.zeros((b, kmax, self.cand_dim), dtype=np.float32)
+        mask = np.zeros((b, kmax), dtype=bool)
+        for i, it in enumerate(items):
+            k = len(it.candidates)
+            cands[i, :k] = it.candidates
+            mask[i, :k] = True
+        instr = np.stack([it.instruction for it in items]).astype(np.float32, copy=False)
+        (scores,) = self.policy.run(
+            [POLICY_OUTPUT], {"instruction": instr, **feeds, "candidates": cands, "mask": mask}
+        )
+        return [np.asarray(scores[i, : len(it.candidates)], dtype=np.float32) for i, it in enumerate(items)]
+
     def self_test(self) -> None:
         """A text and an embedding inference; raises :class:`BundleError` when the bundle cannot serve."""
         try:
@@ -256,6 +309,7 @@ class Runtime:
                         "self test instruction",
                         "self test observation",
                         None if self.skills else ["look around", "put self test cup in box"],
+                        [("look around", "self test observation")],
                     )
                 ]
             )

@@ -15,7 +15,7 @@ from typing import Any
 from edge.logs import JsonLogger
 from edge.metrics import Metrics
 from edge.protocol import Code, ProtocolError, Request, ok_reply
-from edge.runtime import Item, Runtime
+from edge.runtime import Item, Runtime, TextRequest
 
 Send = Callable[[list[bytes], dict[str, Any], float, str], None]
 """send(envelope, reply, t0, op): answer one request."""
@@ -31,6 +31,13 @@ class Pending:
 
 
 def _check(rt: Runtime, r: Request) -> ProtocolError | None:
+    if r.is_embedding and rt.structured:
+        return ProtocolError(
+            Code.BAD_REQUEST,
+            f"this bundle (format {rt.format_version}) scores a structured state with the episode memory: "
+            "send text (instruction, observation, memory), not embeddings",
+            r.id,
+        )
     if r.is_embedding:
         assert r.instruction_emb is not None and r.candidates_emb is not None
         if r.instruction_emb.shape[0] != rt.dim or r.candidates_emb.shape[1] != rt.cand_dim:
@@ -52,7 +59,7 @@ def answer_acts(
     """Check, score and answer ``acts`` (all of one batch)."""
     ready: list[Pending] = []
     items: list[Item | None] = []
-    texts: list[tuple[str, str, list[str] | None]] = []
+    texts: list[TextRequest] = []
     text_pos: list[int] = []
     for p in acts:
         r = p.req
@@ -68,7 +75,7 @@ def answer_acts(
             assert r.instruction is not None and r.observation is not None
             text_pos.append(len(items))
             items.append(None)
-            texts.append((r.instruction, r.observation, r.candidates))
+            texts.append((r.instruction, r.observation, r.candidates, r.memory or ()))
         ready.append(p)
     if not ready:
         return

@@ -3,8 +3,15 @@
 Layout::
 
     bundle/
-      manifest.json     this schema (format "edgejudge.bundle", format_version 1)
-      policy.onnx       scorer: instruction [B,D], state [B,D], candidates [B,K,C], mask [B,K] -> scores [B,K]
+      manifest.json     this schema (format "edgejudge.bundle", format_version 2, or 1 for older bundles)
+      policy.onnx       format 2, the structured scorer (policy.model):
+                          instruction [B,D], items [B,T,D], item_kinds [B,T] i64, memory_actions [B,M,D],
+                          memory_responses [B,M,D], memory_mask [B,M] bool, candidates [B,K,C],
+                          mask [B,K] bool -> scores [B,K]
+                        the state's items and the episode memory come from the state text and the memory
+                        through the recorded layout (models.state_items; ``state_encoding`` says how many)
+                        format 1, the flat scorer: instruction [B,D], state [B,D], candidates [B,K,C],
+                          mask [B,K] -> scores [B,K]
                         (C = D for candidate_features "action", 3D for "action+arguments": see
                         edge.actions)
       encoder.onnx      input_ids, attention_mask, token_type_ids [N,L] int64 -> embeddings [N,D]
@@ -31,14 +38,28 @@ from pathlib import Path
 from typing import Any
 
 from models.candidates import DEFAULT_CANDIDATE_FEATURES, parts_of
+from models.state_items import StateEncoding
 from models.state_layout import StateLayout, layout_of, state_format_of
 
 BUNDLE_FORMAT = "edgejudge.bundle"
-BUNDLE_FORMAT_VERSION = 1
+BUNDLE_FORMAT_VERSION = 2
+BUNDLE_FORMAT_VERSIONS = (1, 2)
+"""What this edgejudge reads: 2 (structured state and episode memory) and 1 (one state vector)."""
 MANIFEST = "manifest.json"
 
 # The scorer's graph interface, fixed by the format version.
-POLICY_INPUTS = ("instruction", "state", "candidates", "mask")
+POLICY_INPUTS_V1 = ("instruction", "state", "candidates", "mask")
+POLICY_INPUTS_V2 = (
+    "instruction",
+    "items",
+    "item_kinds",
+    "memory_actions",
+    "memory_responses",
+    "memory_mask",
+    "candidates",
+    "mask",
+)
+POLICY_INPUTS = {1: POLICY_INPUTS_V1, 2: POLICY_INPUTS_V2}
 POLICY_OUTPUT = "scores"
 ENCODER_INPUTS = ("input_ids", "attention_mask", "token_type_ids")
 ENCODER_OUTPUT = "embeddings"
@@ -72,8 +93,18 @@ class Manifest:
     """The world the policy was trained in: ``env`` (``ADAPTER:TASK``), ``params``, ``state_format`` and
     ``state_layout`` (:mod:`models.state_layout`); empty in bundles written before it was recorded, which were
     all trained on the ``twx/1`` state format."""
+    state_encoding: dict[str, int] = field(default_factory=dict)
+    """Format 2: ``max_items`` and ``memory`` (:class:`models.state_items.StateEncoding`)."""
     format: str = BUNDLE_FORMAT
     format_version: int = BUNDLE_FORMAT_VERSION
+
+    @property
+    def policy_inputs(self) -> tuple[str, ...]:
+        return POLICY_INPUTS[self.format_version]
+
+    @property
+    def encoding(self) -> StateEncoding:
+        return StateEncoding.from_dict(self.state_encoding)
 
     @property
     def candidate_dim(self) -> int:
@@ -95,20 +126,31 @@ class Manifest:
         """Identity of what is served: the policy graph's sha256."""
         return str(self.files["policy.onnx"]["sha256"])
 
-    def to_dict(self) -> dict[str, Any]:
+    def _policy_io(self) -> dict[str, list[Any]]:
+        d, c = self.embedding_dim, self.candidate_dim
+        if self.format_version == 1:
+            state = {"state": ["batch", d]}
+        else:
+            state = {
+                "items": ["batch", "items", d],
+                "item_kinds": ["batch", "items"],
+                "memory_actions": ["batch", "memory", d],
+                "memory_responses": ["batch", "memory", d],
+                "memory_mask": ["batch", "memory"],
+            }
         return {
+            "instruction": ["batch", d],
+            **state,
+            "candidates": ["batch", "candidates", c],
+            "mask": ["batch", "candidates"],
+        }
+
+    def to_dict(self) -> dict[str, Any]:
+        out = {
             "format": self.format,
             "format_version": self.format_version,
             "files": self.files,
-            "policy_io": {
-                "inputs": {
-                    "instruction": ["batch", self.embedding_dim],
-                    "state": ["batch", self.embedding_dim],
-                    "candidates": ["batch", "candidates", self.candidate_dim],
-                    "mask": ["batch", "candidates"],
-                },
-                "output": {POLICY_OUTPUT: ["batch", "candidates"]},
-            },
+            "policy_io": {"inputs": self._policy_io(), "output": {POLICY_OUTPUT: ["batch", "candidates"]}},
             "encoder_io": {
                 "inputs": {name: ["texts", "tokens"] for name in ENCODER_INPUTS},
                 "output": {ENCODER_OUTPUT: ["texts", self.embedding_dim]},
@@ -125,6 +167,9 @@ class Manifest:
             "policy": self.policy,
             "provenance": self.provenance,
         }
+        if self.format_version >= 2:
+            out["state_encoding"] = self.state_encoding
+        return out
 
 
 REQUIRED_FILES = ("policy.onnx", "encoder.onnx", "tokenizer.json")
@@ -141,6 +186,8 @@ def write_manifest(
     candidate_features: str = DEFAULT_CANDIDATE_FEATURES,
     encoder_kind: str = DEFAULT_ENCODER_KIND,
     world: dict[str, Any] | None = None,
+    format_version: int = BUNDLE_FORMAT_VERSION,
+    state_encoding: dict[str, int] | None = None,
 ) -> Manifest:
     """Checksum every file in ``bundle_dir`` (but the manifest) and write the manifest atomically."""
     d = Path(bundle_dir)
@@ -163,7 +210,13 @@ def write_manifest(
         candidate_features=candidate_features,
         encoder_kind=encoder_kind,
         world=dict(world or {}),
+        state_encoding=dict(state_encoding or {}) if format_version >= 2 else {},
+        format_version=format_version,
     )
+    if format_version not in BUNDLE_FORMAT_VERSIONS:
+        raise BundleError(f"unknown bundle format version {format_version}")
+    if format_version >= 2:
+        m.encoding  # noqa: B018 - ValueError on a bad state encoding, before anything is written
     parts_of(candidate_features)  # ValueError on an unknown kind, before anything is written
     m.state_layout  # noqa: B018 - ValueError on a malformed layout, before anything is written
     if encoder_kind not in ENCODER_KINDS:
@@ -177,9 +230,10 @@ def write_manifest(
 
 
 def read_format_json(
-    path: Path, fmt: str, version: int, error: type[Exception], *, what: str, missing: str
+    path: Path, fmt: str, version: int | tuple[int, ...], error: type[Exception], *, what: str, missing: str
 ) -> dict[str, Any]:
-    """The JSON object at ``path`` whose ``format`` is ``fmt`` and ``format_version`` is ``version`` (a bundle
+    """The JSON object at ``path`` whose ``format`` is ``fmt`` and ``format_version`` is ``version`` (or one
+    of them) (a bundle
     manifest, a policy checkpoint's ``checkpoint.json``); else ``error`` naming the file and what is wrong:
     ``missing`` when there is no file, or that it is no valid JSON, not an edgejudge ``what``, or a version
     this edgejudge does not read."""
@@ -191,10 +245,12 @@ def read_format_json(
         raise error(f"{path}: not valid JSON ({e})") from None
     if not isinstance(raw, dict) or raw.get("format") != fmt:
         raise error(f"{path}: not an edgejudge {what} (format != {fmt!r})")
-    if raw.get("format_version") != version:
+    versions = version if isinstance(version, tuple) else (version,)
+    got = raw.get("format_version")
+    if isinstance(got, bool) or got not in versions:
         raise error(
-            f"{path}: format_version {raw.get('format_version')!r} is not supported "
-            f"(this edgejudge reads {version})"
+            f"{path}: format_version {got!r} is not supported "
+            f"(this edgejudge reads {', '.join(map(str, versions))})"
         )
     return raw
 
@@ -208,7 +264,7 @@ def load_manifest(bundle_dir: str | os.PathLike[str], *, verify: bool = True) ->
     raw = read_format_json(
         mpath,
         BUNDLE_FORMAT,
-        BUNDLE_FORMAT_VERSION,
+        BUNDLE_FORMAT_VERSIONS,
         BundleError,
         what="bundle manifest",
         missing=f"{mpath}: missing (export a bundle with 'edgejudge export')",
@@ -225,7 +281,11 @@ def load_manifest(bundle_dir: str | os.PathLike[str], *, verify: bool = True) ->
             candidate_features=str(raw.get("candidate_features", DEFAULT_CANDIDATE_FEATURES)),
             encoder_kind=str(raw.get("encoder_kind", DEFAULT_ENCODER_KIND)),
             world=dict(raw.get("world") or {}),
+            state_encoding={str(k): int(v) for k, v in (raw.get("state_encoding") or {}).items()},
+            format_version=int(raw["format_version"]),
         )
+        if m.format_version >= 2:
+            m.encoding  # noqa: B018 - ValueError on a bad state encoding
         parts_of(m.candidate_features)
         m.state_layout  # noqa: B018 - ValueError on a malformed recorded layout
         if m.encoder_kind not in ENCODER_KINDS:

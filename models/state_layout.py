@@ -11,17 +11,23 @@ Part names with a meaning to the readers:
 - ``inventory``: what the agent holds (a list of items, or "empty"),
 - ``history``: the last actions, comma-separated ("none" when there are none).
 
+A part marked ``items`` is a comma-separated list (its entries are the structured policy's items).
+
 Parts marked ``world`` make the *world state* (what "the state changed" and the loop guard's episode memory
-compare); an ``unordered`` world part is compared as a bag of words (items listed in the order they were
-taken are the same world). A text with none of the world parts is read as plain text: its whole text is the
-feedback and the world state. Stdlib only.
+compare); an ``unordered`` world part is compared as a bag of words, commas ignored (items listed in the
+order they were taken are the same world). A text with none of the world parts is read as plain text: its
+whole text is the feedback and the world state. Stdlib only.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
+
+_WORDS = re.compile(r"[\s,]+")
+"""What separates the words of an unordered part (a comma-separated list reads as the same bag)."""
 
 
 @dataclass(frozen=True)
@@ -30,6 +36,9 @@ class Part:
     label: str
     world: bool = False
     unordered: bool = False
+    items: bool = False
+    """Its value is a comma-separated list (an inventory, the recent actions): the structured policy reads
+    each entry as an item of its own (:mod:`models.state_items`)."""
 
     @property
     def prefix(self) -> str:
@@ -93,7 +102,7 @@ class StateLayout:
                 if not p.world or not ln.startswith(p.label + ":"):
                     continue
                 if p.unordered:
-                    ln = p.prefix + " ".join(sorted(ln[len(p.label) + 1 :].split()))
+                    ln = p.prefix + " ".join(sorted(w for w in _WORDS.split(ln[len(p.label) + 1 :]) if w))
                 lines.append(ln)
                 break
         return "\n".join(lines) if lines else text
@@ -101,14 +110,21 @@ class StateLayout:
     def to_dict(self) -> dict[str, Any]:
         return {
             "parts": [
-                {"name": p.name, "label": p.label, "world": p.world, "unordered": p.unordered}
+                {
+                    "name": p.name,
+                    "label": p.label,
+                    "world": p.world,
+                    "unordered": p.unordered,
+                    "items": p.items,
+                }
                 for p in self.parts
             ]
         }
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> StateLayout:
-        """The layout recorded by :meth:`to_dict`; ValueError naming what is wrong."""
+        """The layout recorded by :meth:`to_dict`; ValueError naming what is wrong. Layouts recorded before
+        ``items`` existed have list-like ``inventory`` and ``history`` parts (their documented meaning)."""
         try:
             parts = tuple(
                 Part(
@@ -116,6 +132,7 @@ class StateLayout:
                     label=str(p["label"]),
                     world=bool(p.get("world", False)),
                     unordered=bool(p.get("unordered", False)),
+                    items=bool(p.get("items", str(p["name"]) in LIST_PART_NAMES)),
                 )
                 for p in d["parts"]
             )
@@ -124,11 +141,14 @@ class StateLayout:
         return cls(parts)
 
 
+LIST_PART_NAMES = ("inventory", "history")
+"""Parts read as lists in layouts recorded without the ``items`` flag."""
+
 LEGACY_LAYOUT = StateLayout(
     (
         Part("feedback", "Feedback"),
-        Part("inventory", "Inventory", world=True, unordered=True),
-        Part("history", "Recent actions"),
+        Part("inventory", "Inventory", world=True, unordered=True, items=True),
+        Part("history", "Recent actions", items=True),
         Part("room", "Room", world=True),
     )
 )

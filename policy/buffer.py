@@ -1,14 +1,19 @@
 """The offline transition table every trainer samples from: texts embedded once, steps as index arrays.
 
-Each step i holds the row of its instruction, state and next state in one embedding table ``emb`` [U,D], its
-candidate rows padded to ``K`` (``cand`` [N,K,P], ``-1`` = padding or an empty part; P parts per
-candidate, see ``edge.actions``), the index of the taken action, reward, done
-and the next step's candidates (for CQL's max over next actions; empty on the last step). A batch gathers rows
-from ``emb`` into the scorer's inputs.
+Every distinct text (instructions, state items, memory actions and responses, candidate parts) is one row
+of the embedding table ``emb`` [U,D]. A *state record* is one state as the structured scorer reads it
+(:mod:`models.state_items`): the rows of its items and their kinds (``rec_items``/``rec_kinds`` [S,T]) and
+of its memory, the episode so far, most recent first (``rec_mem_action``/``rec_mem_response`` [S,M]). Each
+step i holds its instruction row, the record of its state and of its next state, its candidate rows padded to
+``K`` (``cand`` [N,K,P], P parts per candidate, see ``edge.actions``), the index of the taken action, reward,
+done and the next step's candidates (for CQL's max over next actions; empty on the last step). ``-1`` is
+padding or an absent text (a zero vector) throughout. A batch gathers rows from ``emb`` into the scorer's
+inputs (:class:`policy.model.StateInputs`).
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -17,37 +22,62 @@ import numpy as np
 import torch
 
 from edge.actions import DEFAULT_CANDIDATE_FEATURES, candidate_texts, parts_of
+from edge.state_inputs import state_texts
 from labeler.dataset import Trajectory
+from models.state_items import StateEncoding
+from models.state_layout import layout_of
 from policy.features import TextEmbedder
-from policy.model import ScorerConfig
+from policy.model import Rows, ScorerConfig, StateInputs
 from policy.rewards import RewardSpec, step_channel, step_rewards
 
 TRAIN_CANDIDATE_FEATURES = "action+arguments"
 """What training uses unless told otherwise (bundles without the manifest key are the older ``action``)."""
 
 
-@dataclass
 class Batch:
-    instruction: torch.Tensor  # [B,D]
-    state: torch.Tensor  # [B,D]
-    cands: torch.Tensor  # [B,K,P*D]
-    mask: torch.Tensor  # [B,K] bool
-    action: torch.Tensor  # [B] long
-    reward: torch.Tensor  # [B]
-    done: torch.Tensor  # [B] float (1: no bootstrap)
-    next_state: torch.Tensor  # [B,D]
-    next_cands: torch.Tensor  # [B,K,P*D]
-    next_mask: torch.Tensor  # [B,K] bool
-    weight: torch.Tensor  # [B] stored per-step weight source (e.g. TRCA advantage), 0 if unused
-    success: torch.Tensor  # [B] float: the step's episode succeeded
+    """Rows of the table as the scorer's inputs (vectors as :class:`policy.model.Rows`); the next state and
+    candidates are gathered only when a trainer reads them. Items, memory and candidates are trimmed to the
+    longest in the batch."""
+
+    def __init__(self, table: TorchTable, rows: torch.Tensor):
+        self._t, self._rows = table, rows
+        t = table
+        self.instruction = t.emb[t.instr[rows]]  # [B,D]
+        self.state = t.states(t.state[rows])
+        self.cands, self.mask = t.candidates(t.cand[rows], t.mask[rows])  # [B,K,P*D], [B,K] bool
+        self.action = t.action[rows]  # [B] long
+        self.reward = t.reward[rows]  # [B]
+        self.done = t.done[rows]  # [B] float (1: no bootstrap)
+        self.weight = t.weight[rows]  # [B] stored per-step weight source (e.g. TRCA advantage), 0 if unused
+        self.success = t.success[rows]  # [B] float: the step's episode succeeded
+
+    @functools.cached_property
+    def next_state(self) -> StateInputs:
+        return self._t.states(self._t.next_state[self._rows])
+
+    @functools.cached_property
+    def _next(self) -> tuple[Rows, torch.Tensor]:
+        return self._t.candidates(self._t.next_cand[self._rows], self._t.next_mask[self._rows])
+
+    @property
+    def next_cands(self) -> Rows:
+        return self._next[0]
+
+    @property
+    def next_mask(self) -> torch.Tensor:
+        return self._next[1]
 
 
 @dataclass
 class TransitionTable:
     emb: np.ndarray  # [U,D]
+    rec_items: np.ndarray  # [S,T] rows of the records' items (-1 padding)
+    rec_kinds: np.ndarray  # [S,T] their kinds (0 padding)
+    rec_mem_action: np.ndarray  # [S,M] rows of the memory's actions (-1 padding)
+    rec_mem_response: np.ndarray  # [S,M] rows of their responses (-1: none or padding)
     instr: np.ndarray  # [N]
-    state: np.ndarray  # [N]
-    next_state: np.ndarray  # [N]
+    state: np.ndarray  # [N] record of the step's state
+    next_state: np.ndarray  # [N] record of its next state
     cand: np.ndarray  # [N,K,P] (-1 padding / empty part)
     action: np.ndarray  # [N]
     reward: np.ndarray  # [N]
@@ -65,6 +95,10 @@ class TransitionTable:
     def subset(self, rows: np.ndarray) -> TransitionTable:
         return TransitionTable(
             emb=self.emb,
+            rec_items=self.rec_items,
+            rec_kinds=self.rec_kinds,
+            rec_mem_action=self.rec_mem_action,
+            rec_mem_response=self.rec_mem_response,
             instr=self.instr[rows],
             state=self.state[rows],
             next_state=self.next_state[rows],
@@ -98,7 +132,13 @@ class TorchTable:
         def idx(a: np.ndarray) -> torch.Tensor:
             return torch.from_numpy(np.where(a < 0, pad, a).astype(np.int64))
 
-        self.instr, self.state, self.next_state = idx(t.instr), idx(t.state), idx(t.next_state)
+        self.instr = idx(t.instr)
+        self.state = torch.from_numpy(t.state.astype(np.int64))
+        self.next_state = torch.from_numpy(t.next_state.astype(np.int64))
+        self.rec_items, self.rec_mem_action = idx(t.rec_items), idx(t.rec_mem_action)
+        self.rec_mem_response = idx(t.rec_mem_response)
+        self.rec_kinds = torch.from_numpy(t.rec_kinds.astype(np.int64))
+        self.rec_mem_mask = torch.from_numpy(t.rec_mem_action >= 0)
         self.cand, self.next_cand = idx(t.cand), idx(t.next_cand)
         # A candidate exists where its first part (the action text itself) does.
         self.mask = torch.from_numpy(t.cand[..., 0] >= 0)
@@ -109,22 +149,24 @@ class TorchTable:
         self.weight = torch.from_numpy(t.weight.astype(np.float32))
         self.success = torch.from_numpy(t.success.astype(np.float32))
 
-    def batch(self, rows: torch.Tensor) -> Batch:
-        e = self.emb
-        return Batch(
-            instruction=e[self.instr[rows]],
-            state=e[self.state[rows]],
-            cands=e[self.cand[rows]].flatten(-2),
-            mask=self.mask[rows],
-            action=self.action[rows],
-            reward=self.reward[rows],
-            done=self.done[rows],
-            next_state=e[self.next_state[rows]],
-            next_cands=e[self.next_cand[rows]].flatten(-2),
-            next_mask=self.next_mask[rows],
-            weight=self.weight[rows],
-            success=self.success[rows],
+    def states(self, records: torch.Tensor) -> StateInputs:
+        kinds, mem_mask = self.rec_kinds[records], self.rec_mem_mask[records]
+        t = max(1, int((kinds > 0).sum(1).max()))
+        m = max(1, int(mem_mask.sum(1).max()))
+        return StateInputs(
+            items=Rows(self.emb, self.rec_items[records][:, :t, None]),
+            item_kinds=kinds[:, :t],
+            memory_actions=Rows(self.emb, self.rec_mem_action[records][:, :m, None]),
+            memory_responses=Rows(self.emb, self.rec_mem_response[records][:, :m, None]),
+            memory_mask=mem_mask[:, :m],
         )
+
+    def candidates(self, cand: torch.Tensor, mask: torch.Tensor) -> tuple[Rows, torch.Tensor]:
+        k = max(1, int(mask.sum(1).max()))
+        return Rows(self.emb, cand[:, :k]), mask[:, :k]
+
+    def batch(self, rows: torch.Tensor) -> Batch:
+        return Batch(self, rows)
 
     def sample(self, batch_size: int, gen: torch.Generator) -> Batch:
         return self.batch(torch.randint(0, self.n, (batch_size,), generator=gen))
@@ -137,8 +179,11 @@ def build_table(
     *,
     weight_channel: tuple[str, str] | None = None,
     candidate_features: str = TRAIN_CANDIDATE_FEATURES,
+    encoding: StateEncoding | None = None,
 ) -> TransitionTable:
-    """Embed every distinct text once and lay the steps out as index arrays."""
+    """Embed every distinct text once and lay the steps out as index arrays. Each trajectory's states are
+    read through the layout it records (``models.state_layout.layout_of``)."""
+    encoding = encoding or StateEncoding()
     texts: dict[str, int] = {}
     parts = parts_of(candidate_features)
 
@@ -153,6 +198,22 @@ def build_table(
     instr, state, next_state, action, rew, done, weight, success, episode = ([] for _ in range(9))
     cand_rows: list[list[int]] = []
     next_cand_rows: list[list[int]] = []
+    rec_items: list[list[tuple[int, int]]] = []
+    rec_memory: list[list[tuple[int, int]]] = []
+
+    def records(t: Trajectory) -> int:
+        """Add the records of ``t``'s states (each step's, then the last next state); the first's index."""
+        layout = layout_of(t.meta)
+        first = len(rec_items)
+        observations = [s.observation for s in t.steps]
+        observations.append(t.steps[-1].next_observation if t.steps else "")
+        pairs = [(s.action, s.next_observation) for s in t.steps]
+        for i, obs in enumerate(observations):
+            st = state_texts(layout, encoding, obs, pairs[:i])
+            rec_items.append([(k, row(x)) for k, x in st.items])
+            mem = st.memory
+            rec_memory.append([(row(a), row(r)) for a, r in mem])
+        return first
 
     def cand_row(cands: list[str]) -> list[int]:
         return [row(x) for x in candidate_texts(candidate_features, cands)]
@@ -161,12 +222,13 @@ def build_table(
         rs = step_rewards(t, reward)
         ws = step_channel(t, *weight_channel) if weight_channel else [0.0] * len(t.steps)
         n = len(t.steps)
+        first = records(t)
         for i, s in enumerate(t.steps):
             if not s.candidates:
                 continue  # nothing to choose from: no decision to learn
             instr.append(row(t.instruction))
-            state.append(row(s.observation))
-            next_state.append(row(s.next_observation))
+            state.append(first + i)
+            next_state.append(first + i + 1)
             cand_rows.append(cand_row(s.candidates))
             action.append(s.candidates.index(s.action))
             rew.append(rs[i])
@@ -187,9 +249,24 @@ def build_table(
             out[i, : len(r) // parts] = np.asarray(r, dtype=np.int64).reshape(-1, parts)
         return out
 
+    t_max = max(1, max(len(r) for r in rec_items))
+    m_max = max(1, max(len(r) for r in rec_memory))
+    items = np.full((len(rec_items), t_max), -1, dtype=np.int64)
+    kinds = np.zeros((len(rec_items), t_max), dtype=np.int64)
+    mem_a = np.full((len(rec_items), m_max), -1, dtype=np.int64)
+    mem_r = np.full((len(rec_items), m_max), -1, dtype=np.int64)
+    for i, (its, mem) in enumerate(zip(rec_items, rec_memory, strict=True)):
+        if its:
+            kinds[i, : len(its)], items[i, : len(its)] = zip(*its, strict=True)
+        if mem:
+            mem_a[i, : len(mem)], mem_r[i, : len(mem)] = zip(*mem, strict=True)
     emb = embedder.embed(list(texts))
     return TransitionTable(
         emb=emb,
+        rec_items=items,
+        rec_kinds=kinds,
+        rec_mem_action=mem_a,
+        rec_mem_response=mem_r,
         instr=np.array(instr),
         state=np.array(state),
         next_state=np.array(next_state),
@@ -201,7 +278,13 @@ def build_table(
         weight=np.array(weight, dtype=np.float32),
         success=np.array(success, dtype=np.float32),
         episode=np.array(episode),
-        info={"texts": len(texts), "max_candidates": k, "episodes": len(trajectories)},
+        info={
+            "texts": len(texts),
+            "max_candidates": k,
+            "episodes": len(trajectories),
+            "max_items": t_max,
+            "max_memory": m_max,
+        },
         candidate_features=candidate_features,
     )
 
@@ -214,4 +297,19 @@ def scorer_config(table: TransitionTable | TorchTable, cfg: Any, dim: int) -> Sc
             f"the transition table has {table.candidate_features!r} candidate features, the config asks for "
             f"{cfg.candidate_features!r}: build the table with candidate_features={cfg.candidate_features!r}"
         )
-    return ScorerConfig(embedding_dim=dim, hidden=cfg.hidden, candidate_features=cfg.candidate_features)
+    kinds = ScorerConfig.kinds
+    top = int(table.rec_kinds.max()) if len(table.rec_kinds) else 0
+    if top >= kinds:
+        raise ValueError(
+            f"the states have {top} item kinds, the scorer has room for {kinds - 1}: a layout of "
+            f"at most {kinds - 2} parts"
+        )
+    return ScorerConfig(
+        embedding_dim=dim,
+        hidden=cfg.hidden,
+        candidate_features=cfg.candidate_features,
+        layers=cfg.layers,
+        memory=cfg.memory,
+        max_items=cfg.max_items,
+        facts=cfg.facts,
+    )

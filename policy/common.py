@@ -35,7 +35,9 @@ if TYPE_CHECKING:
     from policy.buffer import Batch, TorchTable
 
 CHECKPOINT_FORMAT = "edgejudge.checkpoint"
-CHECKPOINT_VERSION = 1
+CHECKPOINT_VERSION = 2
+"""2: the structured, memoryful scorer (policy.model). Version-1 checkpoints (the flat scorer) are refused:
+retrain them."""
 CHECKPOINT_JSON = "checkpoint.json"
 WEIGHTS = "policy.pt"
 
@@ -94,7 +96,11 @@ def train_loop(
     modules: list[torch.nn.Module],
 ) -> list[dict[str, float]]:
     """The loop every trainer shares: ``cfg.steps`` updates on seeded batches of ``cfg.batch_size``, train
-    mode, curve points averaged over ``cfg.log_every`` updates, a progress bar."""
+    mode, curve points averaged over ``cfg.log_every`` updates, a progress bar (or, without one, a line on
+    stderr at every tenth of the run with the rate and the time left)."""
+    import sys
+    import time
+
     from labeler.progress import progress as progress_bar
 
     steps, batch_size, seed, log_every = cfg.steps, cfg.batch_size, cfg.seed, cfg.log_every
@@ -106,6 +112,8 @@ def train_loop(
     curves: list[dict[str, float]] = []
     acc: dict[str, float] = {}
     n = 0
+    t0 = time.perf_counter()
+    tenth = max(1, steps // 10)
     with progress_bar(steps, enabled=progress, unit="upd", desc=desc) as bar:
         for step in range(1, steps + 1):
             logs = update(table.sample(batch_size, gen), step)
@@ -118,6 +126,15 @@ def train_loop(
                 bar.set_postfix({k: f"{v:.3g}" for k, v in list(point.items())[1:4]})
                 acc, n = {}, 0
             bar.update(1)
+            if bar.disable and (step % tenth == 0 or step == steps) and curves:
+                rate = step / max(time.perf_counter() - t0, 1e-9)
+                shown = ", ".join(f"{k} {v:.3g}" for k, v in list(curves[-1].items())[1:3])
+                print(
+                    f"[{desc}] {step}/{steps} updates, {rate:.1f}/s, "
+                    f"{(steps - step) / rate:.0f} s left; {shown}",
+                    file=sys.stderr,
+                    flush=True,
+                )
     for m in modules:
         m.eval()
     return curves

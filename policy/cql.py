@@ -35,7 +35,15 @@ class CQLConfig:
     tau: float = 0.005
     """Polyak rate of the target network."""
     hidden: int = 128
-    """Scorer width."""
+    """Scorer width (token width of the structured scorer, policy.model)."""
+    layers: int = 1
+    """Self-attention blocks over the state's items and memory."""
+    memory: int = 32
+    """Earlier steps of the episode the scorer reads (0: none)."""
+    max_items: int = 48
+    """Items of the current state the scorer reads (models.state_items)."""
+    facts: int = 32
+    """Distinct pieces of earlier responses the scorer reads as items (0: none)."""
     candidate_features: str = TRAIN_CANDIDATE_FEATURES
     """Per-candidate input: 'action' (its sentence embedding) or 'action+arguments' (also its object and
     target, see edge.actions)."""

@@ -25,7 +25,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from edge.policies import Policy, PolicyWrapper, ScoringPolicy
+from edge.policies import EpisodeMemory, Memory, Policy, PolicyWrapper, ScoringPolicy
 from policy.envs import EnvAdapter, EnvSpec, adapter_class, open_env
 
 Agent = Policy
@@ -40,10 +40,12 @@ class RandomAgent(ScoringPolicy):
     def __init__(self, seed: int = 0):
         self._rng = random.Random(seed)
 
-    def act(self, instruction: str, observation: str, candidates: Sequence[str]) -> int:
+    def act(self, instruction: str, observation: str, candidates: Sequence[str], memory: Memory = ()) -> int:
         return self._rng.randrange(len(candidates))
 
-    def scores(self, instruction: str, observation: str, candidates: Sequence[str]) -> list[float]:
+    def scores(
+        self, instruction: str, observation: str, candidates: Sequence[str], memory: Memory = ()
+    ) -> list[float]:
         """Uniform random scores: a random ranking, for wrappers that rank candidates by score."""
         return [self._rng.random() for _ in candidates]
 
@@ -63,8 +65,11 @@ class SampledAgent(PolicyWrapper):
         self.name = f"{agent.name}~T{temperature:g}"
         self._rng = random.Random(seed)
 
-    def act(self, instruction: str, observation: str, candidates: Sequence[str]) -> int:
-        s = [float(x) / self.temperature for x in self.inner.scores(instruction, observation, candidates)]
+    def act(self, instruction: str, observation: str, candidates: Sequence[str], memory: Memory = ()) -> int:
+        s = [
+            float(x) / self.temperature
+            for x in self.inner.scores(instruction, observation, candidates, memory)
+        ]
         m = max(s)
         w = [math.exp(x - m) for x in s]
         return self._rng.choices(range(len(candidates)), weights=w, k=1)[0]
@@ -174,19 +179,23 @@ def evaluate(
         pool = list(seeds) if seeds else env.episodes(split)
         order = [pool[i % len(pool)] for i in range(episodes)]
         with progress_bar(episodes, enabled=progress, unit="ep", desc=f"eval {agent.name}") as bar:
+            memory = EpisodeMemory()
             for seed in order:
                 agent.reset()
+                memory.clear()
                 state = env.reset(seed, split)
                 while not state.done:
                     t0 = time.perf_counter()
-                    idx = agent.act(state.instruction, state.observation, state.candidates)
+                    idx = agent.act(state.instruction, state.observation, state.candidates, memory)
                     latencies.append(time.perf_counter() - t0)
                     actions += 1
                     if not (isinstance(idx, int) and 0 <= idx < len(state.candidates)):
                         invalid += 1  # an answer outside the candidates: the adapter says what it does
                         state = env.invalid()
                         continue
-                    state = env.step(state.candidates[idx])
+                    action = state.candidates[idx]
+                    state = env.step(action)
+                    memory.record(action, state.observation)
                 per_episode.append(
                     {"seed": seed, "success": state.success, "steps": env.num_steps, "score": state.score}
                 )

@@ -49,10 +49,12 @@ from policy.encoder_graph import (  # noqa: F401 - the exporter's public names
 )
 from policy.export_common import OPSET, PARITY_TEXTS, ExportError, cache_root, ort_session  # noqa: F401
 from policy.model import CandidateScorer, ScorerConfig, build_scorer
+from policy.model_flat import FlatScorer, FlatScorerConfig, build_flat_scorer
 from policy.policy_graph import (  # noqa: F401
     POLICY_TOL,
     check_policy_parity,
     export_policy_onnx,
+    format_of,
     random_policy_inputs,
 )
 from policy.static_encoder import resolve_text_encoder, static_parity
@@ -77,7 +79,7 @@ class ExportReport:
 
 
 def export_bundle(
-    model_or_checkpoint: CandidateScorer | str | os.PathLike[str],
+    model_or_checkpoint: CandidateScorer | FlatScorer | str | os.PathLike[str],
     out_dir: str | os.PathLike[str],
     *,
     encoder: str | os.PathLike[str] | None = None,
@@ -90,7 +92,7 @@ def export_bundle(
     ``encoder``: default the one the checkpoint was trained on (else all-MiniLM-L6-v2); ``static[:BASE]``
     ships the static kind (policy.static_encoder). ``encoder_precision``: "fp32" (default, cosine >= 0.999)
     or "int8" (opt-in for the transformer kind: policy.encoder_opt)."""
-    if isinstance(model_or_checkpoint, CandidateScorer):
+    if isinstance(model_or_checkpoint, CandidateScorer | FlatScorer):
         model, meta = model_or_checkpoint.eval(), {}
     else:
         model, meta = load_checkpoint(model_or_checkpoint)
@@ -152,7 +154,7 @@ def export_bundle(
             "algo": meta.get("algo", "random-init"),
             "reward": meta.get("reward"),
             "checkpoint": None
-            if isinstance(model_or_checkpoint, CandidateScorer)
+            if isinstance(model_or_checkpoint, CandidateScorer | FlatScorer)
             else str(model_or_checkpoint),
             "encoder": enc.name,
             "encoder_sha256": enc.sha256,
@@ -176,6 +178,8 @@ def export_bundle(
             candidate_features=model.cfg.candidate_features,
             encoder_kind=enc.kind,
             world=meta.get("provenance", {}).get("world"),
+            format_version=format_of(model),
+            state_encoding=model.cfg.encoding.to_dict() if isinstance(model, CandidateScorer) else None,
         )
         text_encoder.close()
     return ExportReport(Path(out_dir), diff_random, diff_real, cos, cached)
@@ -187,11 +191,24 @@ def export_random_bundle(
     seed: int = 0,
     hidden: int = 128,
     candidate_features: str = "action",
+    bundle_format: int = 2,
     **kwargs: Any,
 ) -> ExportReport:
-    """A bundle with a randomly initialised scorer: for testing the runtime before any training."""
+    """A bundle with a randomly initialised scorer: for testing the runtime before any training.
+    ``bundle_format`` 1 writes the flat scorer of older bundles (one state vector, embedding input)."""
     enc = resolve_text_encoder(kwargs.get("encoder") or DEFAULT_ENCODER)
-    cfg = ScorerConfig(embedding_dim=enc.embedding_dim, hidden=hidden, candidate_features=candidate_features)
-    model = build_scorer(cfg, seed=seed)
+    model: CandidateScorer | FlatScorer
+    if bundle_format == 1:
+        flat = FlatScorerConfig(
+            embedding_dim=enc.embedding_dim, hidden=hidden, candidate_features=candidate_features
+        )
+        model = build_flat_scorer(flat, seed=seed)
+    elif bundle_format == 2:
+        cfg = ScorerConfig(
+            embedding_dim=enc.embedding_dim, hidden=hidden, candidate_features=candidate_features
+        )
+        model = build_scorer(cfg, seed=seed)
+    else:
+        raise ExportError(f"unknown bundle format {bundle_format}: expected 1 or 2")
     prov = {"algo": "random-init", "seed": seed, **kwargs.pop("provenance", {})}
     return export_bundle(model, out_dir, provenance=prov, **kwargs)

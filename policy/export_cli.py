@@ -22,6 +22,14 @@ from models.cli_options import fail
 )
 @click.option("--seed", default=0, show_default=True, type=int, help="--random-init: initialisation seed.")
 @click.option(
+    "--bundle-format",
+    type=click.Choice(["1", "2"]),
+    default="2",
+    show_default=True,
+    help="--random-init: 2, the structured scorer with episode memory (what training writes); 1, the flat "
+    "scorer of older bundles (one state vector; takes embedding input).",
+)
+@click.option(
     "--encoder",
     default=None,
     help="Encoder to ship (default: the one the checkpoint was trained on; all-MiniLM-L6-v2 for "
@@ -50,7 +58,16 @@ from models.cli_options import fail
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the export report as JSON.")
 def export(
-    checkpoint, out, random_init, seed, encoder, skills_file, overwrite, encoder_precision, as_json
+    checkpoint,
+    out,
+    random_init,
+    seed,
+    bundle_format,
+    encoder,
+    skills_file,
+    overwrite,
+    encoder_precision,
+    as_json,
 ) -> None:
     """Export CHECKPOINT (a folder written by 'edgejudge train') as an ONNX bundle in OUT.
 
@@ -79,6 +96,7 @@ def export(
             report = export_random_bundle(
                 out,
                 seed=seed,
+                bundle_format=int(bundle_format),
                 encoder=encoder,
                 skills=skills,
                 overwrite=overwrite,

@@ -46,7 +46,15 @@ class IQLConfig:
     With beta fixed at 3, a success reward of 1 makes advantages of ~0.05 and all weights ~1 (IQL degenerates
     into BC on everything); scaled to 10, the advantage weights separate good from bad actions."""
     hidden: int = 128
-    """Scorer width."""
+    """Scorer width (token width of the structured scorer, policy.model)."""
+    layers: int = 1
+    """Self-attention blocks over the state's items and memory."""
+    memory: int = 32
+    """Earlier steps of the episode the scorer reads (0: none)."""
+    max_items: int = 48
+    """Items of the current state the scorer reads (models.state_items)."""
+    facts: int = 32
+    """Distinct pieces of earlier responses the scorer reads as items (0: none)."""
     candidate_features: str = TRAIN_CANDIDATE_FEATURES
     """Per-candidate input: 'action' (its sentence embedding) or 'action+arguments' (also its object and
     target, see edge.actions)."""

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from edge.policies import Memory
+
 TEMPLATE = "llm-agent"
 TEMPLATE_VERSION = 1
 PROMPT = (
@@ -29,7 +31,10 @@ class LLMAgent:
         self.normalize = normalize
         self.name = f"llm:{judge.model_sha256[:12]}"
 
-    def scores(self, instruction: str, observation: str, candidates: Sequence[str]) -> list[float]:
+    def scores(
+        self, instruction: str, observation: str, candidates: Sequence[str], memory: Memory = ()
+    ) -> list[float]:
+        """The judge's log-prob of every candidate after the prompt (the memory is not read)."""
         res = self.judge.score(
             build_prompt(instruction, observation),
             [" " + c for c in candidates],
@@ -39,7 +44,7 @@ class LLMAgent:
         )
         return list(res.scores)
 
-    def act(self, instruction: str, observation: str, candidates: Sequence[str]) -> int:
+    def act(self, instruction: str, observation: str, candidates: Sequence[str], memory: Memory = ()) -> int:
         s = self.scores(instruction, observation, candidates)
         return max(range(len(s)), key=s.__getitem__)
 

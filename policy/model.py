@@ -1,28 +1,44 @@
-"""The masked candidate scorer: (instruction, state, K candidate embeddings, mask) -> one score per candidate.
+"""The structured, memoryful candidate scorer: each candidate attends over the state's items and the episode.
 
-Its forward signature is the bundle's fixed ``policy.onnx`` interface (see ``models.bundle``)::
+Inputs (the bundle-format-2 ``policy.onnx`` interface, see ``models.bundle``)::
 
-    instruction [B,D] f32, state [B,D] f32, candidates [B,K,D] f32, mask [B,K] bool -> scores [B,K] f32
+    instruction      [B,D]    f32   the task
+    items            [B,T,D]  f32   the state's items (models.state_items: parts, list entries, sentences)
+    item_kinds       [B,T]    i64   each item's kind (its part in the layout; 0 = padding)
+    memory_actions   [B,M,D]  f32   the episode so far, most recent first: the action taken ...
+    memory_responses [B,M,D]  f32   ... and the response it got (a zero vector for none)
+    memory_mask      [B,M]    bool  False on padding
+    candidates       [B,K,C]  f32   per-candidate features (edge.actions)
+    mask             [B,K]    bool  False on padding
+    -> scores        [B,K]    f32   padded candidates get MASKED_SCORE
 
-K varies per step: pad the candidates and set ``mask`` False on padding; padded scores are ``MASKED_SCORE``
-(finite, so softmax and the argmax stay well defined even on an all-padding row). Tiny on purpose: two small
-MLPs (a context encoder over instruction and state, and a per-candidate head modulated by the context).
+How it scores: the instruction, every item (its vector plus a learned embedding of its kind) and every memory
+step (action and response vectors plus a learned embedding of its age) become tokens of width H; a small
+transformer (``layers`` pre-norm self-attention blocks) mixes them, so "the apple is held" and "the apple was
+put in the fridge two steps ago" can meet. Each candidate then attends over the tokens (cross-attention),
+is modulated FiLM-style by the instruction token, and a small MLP gives its score. With ``action+arguments``
+features a gated bilinear object-target affinity is added (the cosine of the two argument embeddings plus a
+low-rank learned correction), which applies to objects never seen in training.
 
 The same network serves every trainer: IQL/BC/AWR use its scores as the actor's logits, CQL as Q-values;
-:class:`ValueHead` gives IQL's state value from the context alone.
+:class:`ValueHead` gives IQL's state value from the same kind of state encoder. Parity with onnxruntime is
+checked at export (``policy.policy_graph``).
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass, fields
-from typing import Any
+from typing import Any, NamedTuple
 
 import torch
 from torch import nn
 
 from edge.actions import DEFAULT_CANDIDATE_FEATURES, parts_of
+from models.state_items import StateEncoding
 
 MASKED_SCORE = -1.0e9
+_NEG = -1.0e9
 
 
 @dataclass(frozen=True)
@@ -30,14 +46,26 @@ class ScorerConfig:
     embedding_dim: int = 384
     """Sentence-embedding size D (all-MiniLM-L6-v2: 384)."""
     hidden: int = 128
-    """Width of the context and per-candidate layers."""
+    """Token width H."""
     dropout: float = 0.0
-    """Dropout in the hidden layers during training (off at eval and export)."""
+    """Dropout in attention and hidden layers during training (off at eval and export)."""
     candidate_features: str = DEFAULT_CANDIDATE_FEATURES
     """``action`` (candidates [B,K,D]) or ``action+arguments`` ([B,K,3D]: action, object, target; see
     ``edge.actions``)."""
     affinity_rank: int = 8
     """Rank of the learned object-target affinity (``action+arguments`` only)."""
+    heads: int = 4
+    """Attention heads (H must be a multiple)."""
+    layers: int = 1
+    """Self-attention blocks over the state's tokens."""
+    kinds: int = 16
+    """Rows of the item-kind embedding: a layout may have up to ``kinds - 2`` parts."""
+    max_items: int = StateEncoding.max_items
+    """Items of the current state read (models.state_items)."""
+    memory: int = StateEncoding.memory
+    """Earlier steps of the episode read (rows of the age embedding)."""
+    facts: int = StateEncoding.facts
+    """Distinct pieces of earlier responses read as items (models.state_items)."""
 
     @classmethod
     def from_dict(cls, raw: dict[str, Any]) -> ScorerConfig:
@@ -47,58 +75,180 @@ class ScorerConfig:
             raise ValueError(f"unknown scorer config key(s): {', '.join(unknown)}")
         cfg = cls(**raw)
         parts_of(cfg.candidate_features)  # ValueError on an unknown kind
+        if cfg.hidden % cfg.heads:
+            raise ValueError(f"hidden ({cfg.hidden}) must be a multiple of heads ({cfg.heads})")
         return cfg
 
     @property
     def candidate_dim(self) -> int:
         return parts_of(self.candidate_features) * self.embedding_dim
 
+    @property
+    def encoding(self) -> StateEncoding:
+        return StateEncoding(max_items=self.max_items, memory=self.memory, facts=self.facts)
+
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
 
-class ContextEncoder(nn.Module):
-    """instruction [B,D], state [B,D] -> context [B,H]."""
+class Rows:
+    """Embedding vectors given as rows of a table: ``table[index]`` with ``index`` [..., P] (P parts side by
+    side, e.g. a candidate's action, object and target), shape ``[..., P*D]`` like the dense tensor.
+
+    Training passes these instead of dense tensors: the scorer's first layers are linear in the vectors, so
+    they are applied to the distinct rows of a batch only and gathered after (:meth:`project`); a batch
+    repeats the same sentences and candidates many times. The exported graph takes dense tensors."""
+
+    def __init__(self, table: torch.Tensor, index: torch.Tensor):
+        self.table, self.index = table, index
+        self.parts = index.shape[-1]
+        self.shape = (*index.shape[:-1], self.parts * table.shape[1])
+
+    def part(self, p: int) -> torch.Tensor:
+        """The dense vectors of part ``p`` [..., D]."""
+        return self.table[self.index[..., p]]
+
+    def dense(self) -> torch.Tensor:
+        return self.table[self.index].flatten(-2)
+
+    def project(self, layer: nn.Linear) -> torch.Tensor:
+        """``layer(self.dense())``, computed on the distinct rows of each part."""
+        d = self.table.shape[1]
+        out = None
+        for p in range(self.parts):
+            uniq, inv = torch.unique(self.index[..., p], return_inverse=True)
+            y = nn.functional.linear(self.table[uniq], layer.weight[:, p * d : (p + 1) * d])[inv]
+            out = y if out is None else out + y
+        assert out is not None
+        return out if layer.bias is None else out + layer.bias
+
+
+def similarity(a: torch.Tensor | Rows, b: torch.Tensor | Rows, parts: int, d: int) -> torch.Tensor:
+    """Dot products [B,N,parts,S] of every part of ``a`` [B,N,parts*D] with every vector of ``b`` [B,S,D]
+    (cosines: the encoders' vectors are unit length, absent ones zero). Rows of one table are multiplied on
+    their distinct rows only."""
+    if isinstance(a, Rows) and isinstance(b, Rows) and a.table is b.table:
+        ua, ia = torch.unique(a.index, return_inverse=True)  # ia [B,N,P]
+        ub, ib = torch.unique(b.index[..., 0], return_inverse=True)  # ib [B,S]
+        sims = a.table[ua] @ a.table[ub].T
+        return sims[ia.unsqueeze(-1), ib[:, None, None, :]]
+    da = a.dense() if isinstance(a, Rows) else a
+    db = b.dense() if isinstance(b, Rows) else b
+    return torch.einsum("bnpd,bsd->bnps", da.unflatten(-1, (parts, d)), db)
+
+
+def project(x: torch.Tensor | Rows, layer: nn.Linear) -> torch.Tensor:
+    return x.project(layer) if isinstance(x, Rows) else layer(x)
+
+
+def part(x: torch.Tensor | Rows, p: int, d: int) -> torch.Tensor:
+    return x.part(p) if isinstance(x, Rows) else x[..., p * d : (p + 1) * d]
+
+
+class StateInputs(NamedTuple):
+    """A batch of states as the scorer reads them (see the module docstring for shapes; in training the
+    vectors may be :class:`Rows`)."""
+
+    items: torch.Tensor
+    item_kinds: torch.Tensor
+    memory_actions: torch.Tensor
+    memory_responses: torch.Tensor
+    memory_mask: torch.Tensor
+
+
+class Attention(nn.Module):
+    """Multi-head attention of ``x`` [B,Q,H] over ``kv`` [B,S,H]; ``pad`` [B,S] True where a key is padding.
+    Written out in plain ops so that the exported graph is exactly this computation."""
+
+    def __init__(self, h: int, heads: int, dropout: float):
+        super().__init__()
+        self.heads, self.dh = heads, h // heads
+        self.q = nn.Linear(h, h)
+        self.kv = nn.Linear(h, 2 * h)
+        self.out = nn.Linear(h, h)
+        self.drop = nn.Dropout(dropout)
+
+    def forward(self, x: torch.Tensor, kv: torch.Tensor, pad: torch.Tensor) -> torch.Tensor:
+        q = self.q(x).unflatten(-1, (self.heads, self.dh)).transpose(1, 2)  # [B,h,Q,dh]
+        k, v = self.kv(kv).chunk(2, dim=-1)
+        k = k.unflatten(-1, (self.heads, self.dh)).transpose(1, 2)  # [B,h,S,dh]
+        v = v.unflatten(-1, (self.heads, self.dh)).transpose(1, 2)
+        att = torch.matmul(q, k.transpose(-1, -2)) * (1.0 / math.sqrt(self.dh))  # [B,h,Q,S]
+        att = att.masked_fill(pad[:, None, None, :], _NEG)
+        w = self.drop(torch.softmax(att, dim=-1))
+        return self.out(torch.matmul(w, v).transpose(1, 2).flatten(-2))  # [B,Q,H]
+
+
+class Block(nn.Module):
+    """A pre-norm transformer block: self-attention, then an MLP, each with a residual."""
+
+    def __init__(self, h: int, heads: int, dropout: float):
+        super().__init__()
+        self.ln1, self.ln2 = nn.LayerNorm(h), nn.LayerNorm(h)
+        self.attn = Attention(h, heads, dropout)
+        self.mlp = nn.Sequential(nn.Linear(h, 2 * h), nn.GELU(), nn.Dropout(dropout), nn.Linear(2 * h, h))
+
+    def forward(self, x: torch.Tensor, pad: torch.Tensor) -> torch.Tensor:
+        y = self.ln1(x)
+        x = x + self.attn(y, y, pad)
+        return x + self.mlp(self.ln2(x))
+
+
+class StateEncoder(nn.Module):
+    """(instruction [B,D], :class:`StateInputs`) -> tokens [B,1+T+M,H] and their padding [B,1+T+M]; token 0
+    is the instruction's (never padding), the context of the whole state after the blocks."""
 
     def __init__(self, cfg: ScorerConfig):
         super().__init__()
         d, h = cfg.embedding_dim, cfg.hidden
-        self.net = nn.Sequential(
-            nn.Linear(3 * d, h),
-            nn.GELU(),
-            nn.Dropout(cfg.dropout),
-            nn.Linear(h, h),
-            nn.GELU(),
-        )
+        self.instr = nn.Linear(d, h)
+        self.item = nn.Linear(d, h)
+        self.kind = nn.Embedding(cfg.kinds, h)
+        self.mem_action = nn.Linear(d, h)
+        self.mem_response = nn.Linear(d, h, bias=False)
+        self.age = nn.Embedding(max(1, cfg.memory), h)
+        self.blocks = nn.ModuleList(Block(h, cfg.heads, cfg.dropout) for _ in range(cfg.layers))
+        self.ln = nn.LayerNorm(h)
 
-    def forward(self, instruction: torch.Tensor, state: torch.Tensor) -> torch.Tensor:
-        return self.net(torch.cat([instruction, state, instruction * state], dim=-1))
+    def forward(self, instruction: torch.Tensor, s: StateInputs) -> tuple[torch.Tensor, torch.Tensor]:
+        ages = torch.arange(s.memory_mask.shape[1], device=instruction.device)
+        memory = project(s.memory_actions, self.mem_action) + project(s.memory_responses, self.mem_response)
+        tokens = torch.cat(
+            [
+                self.instr(instruction).unsqueeze(1),
+                project(s.items, self.item) + self.kind(s.item_kinds),
+                memory + self.age(ages),
+            ],
+            dim=1,
+        )
+        pad = torch.cat(
+            [torch.zeros_like(s.item_kinds[:, :1], dtype=torch.bool), s.item_kinds == 0, ~s.memory_mask],
+            dim=1,
+        )
+        for block in self.blocks:
+            tokens = block(tokens, pad)
+        return self.ln(tokens), pad
 
 
 class CandidateScorer(nn.Module):
-    """The policy graph. ``forward`` is exactly what ``policy.onnx`` computes.
-
-    Per candidate: h = W_c c + W_i instruction; the context (instruction, state) modulates it FiLM-style,
-    z = GELU(h * (1 + gamma(ctx)) + beta(ctx)), then a small MLP gives the score. The per-candidate cost is
-    one D x H and one H x H product, so training on padded batches stays cheap on a CPU.
-
-    With ``action+arguments`` features, c = [action; object; target] and the score gains a gated affinity
-    term g(z) * (a * <o, t> + <U o, V t>): the raw cosine of the object and target embeddings (a pretrained
-    prior of "what goes where") plus a low-rank learned correction. It is bilinear in the two argument
-    embeddings, so it applies to objects never seen in training; the gate lets the verb decide whether
-    affinity is good ("put X in Y") or not.
-    """
+    """The policy graph: ``forward(instruction, state, candidates, mask)`` with ``state`` a
+    :class:`StateInputs`; :class:`PolicyGraph` is the same with flat inputs, as exported."""
 
     def __init__(self, cfg: ScorerConfig | None = None):
         super().__init__()
         self.cfg = cfg or ScorerConfig()
         d, h = self.cfg.embedding_dim, self.cfg.hidden
-        self.context = ContextEncoder(self.cfg)
-        self.film = nn.Linear(h, 2 * h)
+        self.state = StateEncoder(self.cfg)
         self.parts = parts_of(self.cfg.candidate_features)
         self.cand_proj = nn.Linear(self.parts * d, h)
-        # The instruction matters per candidate too ("put the apple in the fridge" vs "take the apple").
         self.instr_proj = nn.Linear(d, h, bias=False)
+        # How well each candidate part matches the state: the best cosine over the items of every kind, over
+        # the memory's actions and over its responses (parts x (kinds - 1 + 2) features).
+        self.match = nn.Linear(self.parts * (self.cfg.kinds + 1), h)
+        self.ln_q = nn.LayerNorm(h)
+        self.cross = Attention(h, self.cfg.heads, self.cfg.dropout)
+        self.ln_z = nn.LayerNorm(h)
+        self.film = nn.Linear(h, 2 * h)
         self.head = nn.Sequential(nn.Linear(h, h), nn.GELU(), nn.Dropout(self.cfg.dropout), nn.Linear(h, 1))
         if self.parts == 3:
             r = self.cfg.affinity_rank
@@ -108,21 +258,76 @@ class CandidateScorer(nn.Module):
             self.aff_gate = nn.Linear(h, 1)
 
     def forward(
-        self, instruction: torch.Tensor, state: torch.Tensor, candidates: torch.Tensor, mask: torch.Tensor
+        self,
+        instruction: torch.Tensor,
+        state: StateInputs,
+        candidates: torch.Tensor | Rows,
+        mask: torch.Tensor,
     ) -> torch.Tensor:
-        ctx = self.context(instruction, state)  # [B,H]
-        gamma, beta = self.film(ctx).unsqueeze(1).chunk(2, dim=-1)  # [B,1,H] each
-        cand = self.cand_proj(candidates) + self.instr_proj(instruction).unsqueeze(1)  # [B,K,H]
-        z = nn.functional.gelu(cand * (1 + gamma) + beta)
+        tokens, pad = self.state(instruction, state)
+        ctx = tokens[:, 0]  # [B,H]
+        cand = project(candidates, self.cand_proj) + self.instr_proj(instruction).unsqueeze(1)  # [B,K,H]
+        cand = cand + self.match(self.match_features(state, candidates))
+        z = cand + self.cross(self.ln_q(cand), tokens, pad)
+        gamma, beta = self.film(ctx).unsqueeze(1).chunk(2, dim=-1)
+        z = nn.functional.gelu(self.ln_z(z) * (1 + gamma) + beta)
         scores = self.head(z).squeeze(-1)  # [B,K]
         if self.parts == 3:
             d = self.cfg.embedding_dim
-            obj, target = candidates[..., d : 2 * d], candidates[..., 2 * d :]
+            obj, target = part(candidates, 1, d), part(candidates, 2, d)
             affinity = self.aff_scale * (obj * target).sum(-1) + (self.aff_u(obj) * self.aff_v(target)).sum(
                 -1
             )
             scores = scores + self.aff_gate(z).squeeze(-1) * affinity
         return torch.where(mask, scores, torch.full_like(scores, MASKED_SCORE))
+
+    def match_features(self, state: StateInputs, candidates: torch.Tensor | Rows) -> torch.Tensor:
+        """[B,K,parts*(kinds+1)]: per candidate part, the best cosine to an item of each kind 1..kinds-1, to a
+        memory action and to a memory response (-1 where there is none)."""
+        d, p = self.cfg.embedding_dim, self.parts
+        out = []
+        sims = similarity(candidates, state.items, p, d)  # [B,K,P,T]
+        for kind in range(1, self.cfg.kinds):
+            absent = (state.item_kinds != kind)[:, None, None, :]
+            out.append(sims.masked_fill(absent, -1.0).amax(-1))
+        absent = (~state.memory_mask)[:, None, None, :]
+        for group in (state.memory_actions, state.memory_responses):
+            out.append(similarity(candidates, group, p, d).masked_fill(absent, -1.0).amax(-1))
+        return torch.stack(out, dim=-1).flatten(-2)  # [B,K,P*(kinds+1)]
+
+
+POLICY_GRAPH_INPUTS = (
+    "instruction",
+    "items",
+    "item_kinds",
+    "memory_actions",
+    "memory_responses",
+    "memory_mask",
+    "candidates",
+    "mask",
+)
+
+
+class PolicyGraph(nn.Module):
+    """:class:`CandidateScorer` with the flat inputs of ``policy.onnx`` (:data:`POLICY_GRAPH_INPUTS`)."""
+
+    def __init__(self, scorer: CandidateScorer):
+        super().__init__()
+        self.scorer = scorer
+
+    def forward(
+        self,
+        instruction: torch.Tensor,
+        items: torch.Tensor,
+        item_kinds: torch.Tensor,
+        memory_actions: torch.Tensor,
+        memory_responses: torch.Tensor,
+        memory_mask: torch.Tensor,
+        candidates: torch.Tensor,
+        mask: torch.Tensor,
+    ) -> torch.Tensor:
+        state = StateInputs(items, item_kinds, memory_actions, memory_responses, memory_mask)
+        return self.scorer(instruction, state, candidates, mask)
 
 
 class ValueHead(nn.Module):
@@ -130,11 +335,12 @@ class ValueHead(nn.Module):
 
     def __init__(self, cfg: ScorerConfig):
         super().__init__()
-        self.context = ContextEncoder(cfg)
-        self.out = nn.Linear(cfg.hidden, 1)
+        self.state = StateEncoder(cfg)
+        self.out = nn.Sequential(nn.Linear(cfg.hidden, cfg.hidden), nn.GELU(), nn.Linear(cfg.hidden, 1))
 
-    def forward(self, instruction: torch.Tensor, state: torch.Tensor) -> torch.Tensor:
-        return self.out(self.context(instruction, state)).squeeze(-1)
+    def forward(self, instruction: torch.Tensor, state: StateInputs) -> torch.Tensor:
+        tokens, _pad = self.state(instruction, state)
+        return self.out(tokens[:, 0]).squeeze(-1)
 
 
 def build_scorer(cfg: ScorerConfig | None = None, seed: int = 0) -> CandidateScorer:

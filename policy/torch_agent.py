@@ -1,4 +1,7 @@
-"""Run a training checkpoint: the features of the encoder it was trained on (cached) + the torch scorer."""
+"""Run a training checkpoint: the features of the encoder it was trained on (cached) + the torch scorer.
+
+The state and the memory become the scorer's inputs exactly as in the runtime (:mod:`edge.state_inputs`,
+through the layout the checkpoint's training data recorded)."""
 
 from __future__ import annotations
 
@@ -9,8 +12,12 @@ import numpy as np
 import torch
 
 from edge.actions import candidate_matrix
+from edge.policies import Memory
+from edge.state_inputs import embed_state, pad_batch, state_texts
+from models.state_layout import layout_of
 from policy.common import load_checkpoint, set_threads
 from policy.features import TextEmbedder
+from policy.model import StateInputs
 
 
 class TorchPolicy:
@@ -27,22 +34,30 @@ class TorchPolicy:
                 f"gives {self.embedder.dim}"
             )
         self.name = f"{self.meta.get('algo', 'checkpoint')}:{self.meta.get('reward', '?')}"
+        self.layout = layout_of(self.meta.get("provenance", {}).get("world") or {})
 
-    def scores(self, instruction: str, observation: str, candidates: Sequence[str]) -> np.ndarray:
+    def scores(
+        self, instruction: str, observation: str, candidates: Sequence[str], memory: Memory = ()
+    ) -> np.ndarray:
         cfg = self.model.cfg
-        ctx = torch.from_numpy(self.embedder.embed([instruction, observation]))
-        cand = candidate_matrix(cfg.candidate_features, candidates, self.embedder.embed, cfg.embedding_dim)
+        d = cfg.embedding_dim
+        instr = torch.from_numpy(self.embedder.embed([instruction]))
+        arrays = embed_state(
+            state_texts(self.layout, cfg.encoding, observation, memory), self.embedder.embed, d
+        )
+        feeds = {k: torch.from_numpy(v) for k, v in pad_batch([arrays], d).items()}
+        cand = candidate_matrix(cfg.candidate_features, candidates, self.embedder.embed, d)
         with torch.no_grad():
             s = self.model(
-                ctx[0:1],
-                ctx[1:2],
+                instr,
+                StateInputs(**feeds),
                 torch.from_numpy(cand)[None],
                 torch.ones(1, len(candidates), dtype=torch.bool),
             )
         return s[0].numpy()
 
-    def act(self, instruction: str, observation: str, candidates: Sequence[str]) -> int:
-        return int(np.argmax(self.scores(instruction, observation, candidates)))
+    def act(self, instruction: str, observation: str, candidates: Sequence[str], memory: Memory = ()) -> int:
+        return int(np.argmax(self.scores(instruction, observation, candidates, memory)))
 
     def reset(self) -> None:
         pass

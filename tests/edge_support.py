@@ -36,7 +36,7 @@ def minilm_tokenizer_json() -> Path:
 def build_tiny_bundle(
     out: Path, *, dim: int = 16, rows: int = 512, seed: int = 0, skills: list[str] | None = None
 ) -> Path:
-    """Write a tiny but real bundle into ``out`` (ids hashed into ``rows`` embedding rows)."""
+    """Write a tiny but real bundle of format 1 into ``out`` (ids hashed into ``rows`` embedding rows)."""
     import onnx
     from onnx import TensorProto, helper, numpy_helper
 
@@ -108,12 +108,17 @@ def build_tiny_bundle(
         from edge.runtime import Runtime, RuntimeConfig
 
         # embeddings of the skills with this very encoder (a manifest without skills first, then the real one)
-        write_manifest(out, embedding_dim=dim, max_length=64)
+        write_manifest(out, embedding_dim=dim, max_length=64, format_version=1)
         rt = Runtime(out, RuntimeConfig(cache_size=0))
         np.save(out / "skills.npy", rt.encode(skills, cache=False).astype(np.float32))
         rt.close()
     write_manifest(
-        out, embedding_dim=dim, max_length=64, skills=skills, provenance={"algo": "tiny-test", "seed": seed}
+        out,
+        embedding_dim=dim,
+        max_length=64,
+        skills=skills,
+        provenance={"algo": "tiny-test", "seed": seed},
+        format_version=1,  # a hand-built flat policy graph: one state vector
     )
     return out
 
@@ -237,9 +242,11 @@ class Daemon:
 _EXPORTED: dict[str, Path] = {}
 
 
-def exported_bundle() -> Path:
-    """A bundle from the policy exporter (random-init scorer, MiniLM encoder); once per process."""
-    if "dir" not in _EXPORTED:
+def exported_bundle(bundle_format: int = 1) -> Path:
+    """A bundle from the policy exporter (random-init scorer, MiniLM encoder); once per process and format.
+    Format 1 (the flat scorer) also takes embedding input; format 2 is what training writes."""
+    key = f"format-{bundle_format}"
+    if key not in _EXPORTED:
         import atexit
         import tempfile
 
@@ -247,7 +254,19 @@ def exported_bundle() -> Path:
         atexit.register(shutil.rmtree, tmp, True)
         out = tmp / "bundle"
         proc = subprocess.run(
-            [sys.executable, "-m", "edge.cli", "export", "--random-init", "--seed", "0", "--out", str(out)],
+            [
+                sys.executable,
+                "-m",
+                "edge.cli",
+                "export",
+                "--random-init",
+                "--seed",
+                "0",
+                "--bundle-format",
+                str(bundle_format),
+                "--out",
+                str(out),
+            ],  # fmt: skip
             cwd=ROOT,
             capture_output=True,
             text=True,
@@ -258,5 +277,5 @@ def exported_bundle() -> Path:
             raise AssertionError(
                 f"edgejudge export --random-init failed ({proc.returncode}):\n{proc.stderr[-3000:]}"
             )
-        _EXPORTED["dir"] = out
-    return _EXPORTED["dir"]
+        _EXPORTED[key] = out
+    return _EXPORTED[key]

@@ -17,9 +17,9 @@ class Recorder:
         self.name = name
         self.log: list[tuple[str, str, tuple[str, ...], np.ndarray]] = []
 
-    def act(self, instruction, observation, candidates) -> int:
-        s = np.asarray(self._scores(instruction, observation, list(candidates)), dtype=np.float32)
-        self.log.append((instruction, observation, tuple(candidates), s))
+    def act(self, instruction, observation, candidates, memory=()) -> int:
+        s = np.asarray(self._scores(instruction, observation, list(candidates), memory), dtype=np.float32)
+        self.log.append((instruction, observation, tuple(candidates), s, len(memory)))
         return int(np.argmax(s))
 
     def reset(self) -> None:
@@ -72,7 +72,7 @@ def test_eval_and_edge_serve_give_identical_scores(tmp_path, precision):
         r_srv = evaluate(served, spec, split="dev", episodes=2, max_steps=6)
     assert len(offline.log) == len(served.log) >= 6
     for a, b in zip(offline.log, served.log, strict=True):
-        assert a[:3] == b[:3]  # same real states, same candidates
+        assert a[:3] == b[:3] and a[4] == b[4]  # same real states, candidates and episode memory
         np.testing.assert_array_equal(a[3], b[3])
     assert [e["success"] for e in r_off.per_episode] == [e["success"] for e in r_srv.per_episode]
 

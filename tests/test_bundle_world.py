@@ -34,7 +34,7 @@ def test_old_bundles_are_the_twx_v1_format(tmp_path):
     b = _with_world(build_tiny_bundle(tmp_path / "b"), None)
     m = load_manifest(b)
     assert m.world == {} and m.state_format == "twx/1" and m.state_layout == LEGACY_LAYOUT
-    check_world(m.world, parse_env("twx:twc"))
+    check_world(m.world, parse_env("twx:twc"))  # twx/2 has the parts of twx/1: allowed, with a note
     assert default_env(m.world) == ("twx:twc", None)
 
 
@@ -55,7 +55,7 @@ def test_check_world_names_both_formats():
         check_world(OTHER, parse_env("twx:twc"), what="bundle B")
     msg = str(e.value)
     assert "bundle B was trained in scienceworld:boil on state format 'scienceworld/1'" in msg
-    assert "twx:twc composes 'twx/1'" in msg and "\n" not in msg
+    assert "twx:twc composes 'twx/2'" in msg and "\n" not in msg
 
 
 def test_dataset_world_and_mixed_formats():
@@ -85,4 +85,4 @@ def test_eval_and_drive_edge_refuse_a_bundle_of_another_format(tmp_path, cli):
         text=True,
         timeout=120,
     )
-    assert drive.returncode == 1 and "twx:twc composes 'twx/1'" in drive.stderr
+    assert drive.returncode == 1 and "twx:twc composes 'twx/2'" in drive.stderr

@@ -19,8 +19,9 @@ from edge.actions import (
     split_action,
 )
 from edge.loop_guard import LoopGuard
+from edge.state_inputs import embed_state, pad_batch, state_texts
 from policy.buffer import build_table, scorer_config
-from policy.model import ScorerConfig, build_scorer
+from policy.model import ScorerConfig, StateInputs, build_scorer
 from policy.rewards import parse_reward
 from tests.test_policy_units import DATA, HashEmbedder
 
@@ -108,6 +109,13 @@ def test_the_location_kind_is_retired_with_its_reason():
 def test_affinity_term_is_bilinear_in_object_and_target():
     m = build_scorer(ScorerConfig(embedding_dim=D, hidden=8, candidate_features="action+arguments"), seed=0)
     x = torch.randn(1, D)
+    state = StateInputs(
+        torch.randn(1, 2, D),
+        torch.tensor([[1, 2]]),
+        torch.randn(1, 1, D),
+        torch.zeros(1, 1, D),
+        torch.ones(1, 1, dtype=torch.bool),
+    )
     c, o, t = torch.randn(3, D), torch.randn(3, D), torch.randn(3, D)
     mask = torch.ones(1, 3, dtype=torch.bool)
 
@@ -118,7 +126,7 @@ def test_affinity_term_is_bilinear_in_object_and_target():
             with torch.no_grad():
                 m.aff_gate.weight.zero_()
                 m.aff_gate.bias.fill_(g)
-                out.append(m(x, x, torch.cat([c, o, target], -1)[None], mask)[0])
+                out.append(m(x, state, torch.cat([c, o, target], -1)[None], mask)[0])
         return out[0] - out[1]
 
     full = affinity(t)
@@ -175,7 +183,7 @@ def test_edge_agent_guard_picks_from_the_reply_scores():
     from edge.policies import Guarded, Policy
 
     class StubClient:  # the reply fields EdgeAgent reads; the real daemon is driven in test_edge_drive.py
-        def act(self, instruction, observation, candidates):
+        def act(self, instruction, observation, candidates, memory=()):
             return {"index": 0, "scores": [0.9, 0.5], "model": "m", "timing": {"server_ms": 0.1}}
 
     plain, guarded = EdgeAgent(StubClient()), Guarded(EdgeAgent(StubClient()))
@@ -195,7 +203,7 @@ def test_placement_strategy_over_the_daemon_ranks_places_with_one_more_request()
         def __init__(self):
             self.requests = []
 
-        def act(self, instruction, observation, candidates):
+        def act(self, instruction, observation, candidates, memory=()):
             self.requests.append(list(candidates))
             scores = [1.0 if c.endswith("shelf") else 0.0 for c in candidates]
             return {"index": 0, "scores": scores, "model": "m", "timing": {"server_ms": 0.1}}
@@ -233,29 +241,33 @@ def test_argument_bundle_agrees_across_torch_onnx_and_the_daemon_runtime(tmp_pat
 
     instr = "Your task is to put objects in their usual locations."
     obs = "Inventory: dirty mug\nRoom: You are in the kitchen. You see a dishwasher that has a fork on it."
+    memory = [("look around", "Feedback: You see a dishwasher.\nInventory: empty"), ("take dirty mug", obs)]
     cands = ["put dirty mug in dishwasher", "put dirty mug in fridge", "take fork"]
     emb = TextEmbedder(progress=False)
-    ctx = torch.from_numpy(emb.embed([instr, obs]))
     feats = candidate_matrix(kind, cands, emb.embed, 384)
     assert not feats[2, 2 * 384 :].any()  # "take fork" has no target
+    st = state_texts(man.state_layout, man.encoding, obs, memory)
+    feeds = pad_batch([embed_state(st, emb.embed, 384)], 384)
     with torch.no_grad():
-        ref = model(ctx[:1], ctx[1:], torch.from_numpy(feats)[None], torch.ones(1, 3, dtype=torch.bool))[0]
+        ref = model(
+            torch.from_numpy(emb.embed([instr])),
+            StateInputs(**{k: torch.from_numpy(v) for k, v in feeds.items()}),
+            torch.from_numpy(feats)[None],
+            torch.ones(1, 3, dtype=torch.bool),
+        )[0]
 
     with BundlePolicy(tmp_path / "b") as pol:
-        onnx_scores = pol.scores(instr, obs, cands)
-        skills_scores = pol.scores(instr, obs, None)
+        onnx_scores = pol.scores(instr, obs, cands, memory)
+        skills_scores = pol.scores(instr, obs, None, memory)
+        assert not np.allclose(pol.scores(instr, obs, cands), onnx_scores)  # the memory is read
     np.testing.assert_allclose(onnx_scores, ref.numpy(), atol=2e-3)
     assert skills_scores.shape == (2,)
 
     rt = load_runtime(tmp_path / "b")
     try:
-        (item,) = rt.items_from_text([(instr, obs, cands)])
+        (item,) = rt.items_from_text([(instr, obs, cands, memory)])
         assert item.candidates.shape == (3, 3 * 384)
         (from_text,) = rt.score([item])
         np.testing.assert_allclose(from_text, onnx_scores, atol=1e-5)
-        from edge.runtime import Item
-
-        (from_arrays,) = rt.score([Item(ctx[0].numpy(), ctx[1].numpy(), feats, None)])
-        np.testing.assert_allclose(from_arrays, ref.numpy(), atol=2e-3)
     finally:
         rt.close()

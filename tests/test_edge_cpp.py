@@ -20,6 +20,11 @@ BUILD = ROOT / ".pytest_cache" / "edge-cpp-build"
 INSTR = "put the apple in the fridge"
 OBS = "Inventory: empty\nRecent actions: none\nRoom: You are in the kitchen."
 CANDS = ["take apple", "open fridge", "look around"]
+# The episode so far, oldest first: (action, the observation it led to); the last observation is OBS.
+MEMORY = [
+    ("look around", "Inventory: empty\nRecent actions: none\nRoom: You are in the hall."),
+    ("go west", OBS),
+]
 
 
 def run(cmd: list[str], timeout: float = 600) -> subprocess.CompletedProcess:
@@ -57,22 +62,37 @@ def query(build, *args: str, timeout: float = 60) -> subprocess.CompletedProcess
     return run([str(build / "edge_query"), *args], timeout=timeout)
 
 
-def act_args(endpoint: str) -> list[str]:
+def act_args(endpoint: str, memory: list[tuple[str, str]] = ()) -> list[str]:
     args = ["--connect", endpoint, "--instruction", INSTR, "--observation", OBS]
     for c in CANDS:
         args += ["--candidate", c]
+    for action, obs in memory:
+        args += ["--memory", action, obs]
     return args
+
+
+def info_of(build, endpoint: str) -> dict:
+    p = query(build, "--connect", endpoint, "--op", "info")
+    assert p.returncode == 0, p.stderr
+    return json.loads(p.stdout)
+
+
+def assert_same_reply(cpp: dict, py: dict) -> None:
+    assert cpp["ok"] and cpp["action"] == py["action"] and cpp["index"] == py["index"]
+    assert cpp["scores"] == pytest.approx(py["scores"], abs=1e-6) and cpp["model"] == py["model"]
 
 
 def test_cpp_client_round_trip_matches_python_client(cpp_build, daemon):
     with EdgeClient(daemon.endpoint, timeout=10) as c:
         py = c.act(INSTR, OBS, CANDS)
+        py_memory = c.act(INSTR, OBS, CANDS, memory=MEMORY)
     p = query(cpp_build, *act_args(daemon.endpoint))
     assert p.returncode == 0, p.stderr
-    cpp = json.loads(p.stdout)
-    assert cpp["ok"] and cpp["action"] == py["action"] and cpp["index"] == py["index"]
-    assert cpp["scores"] == pytest.approx(py["scores"], abs=1e-6) and cpp["model"] == py["model"]
-    info = json.loads(query(cpp_build, "--connect", daemon.endpoint, "--op", "info").stdout)
+    assert_same_reply(json.loads(p.stdout), py)
+    p = query(cpp_build, *act_args(daemon.endpoint, MEMORY))
+    assert p.returncode == 0, p.stderr
+    assert_same_reply(json.loads(p.stdout), py_memory)
+    info = info_of(cpp_build, daemon.endpoint)
     assert info["embedding_dim"] == 384
     err = query(cpp_build, "--connect", daemon.endpoint, "--instruction", INSTR, "--observation", OBS)
     assert err.returncode == 1 and json.loads(err.stdout)["code"] == "no_skills"
@@ -160,13 +180,45 @@ def test_cpp_loop_guard_matches_the_python_guard(cpp_build, tmp_path):
 
 
 def test_cpp_bench_tool(cpp_build, daemon):
+    fmt = info_of(cpp_build, daemon.endpoint).get("bundle_format", 1)
     p = run(
         [str(cpp_build / "edge_bench"), "--connect", daemon.endpoint, "--n", "50", "--warmup", "5"],
         timeout=120,
     )
     assert p.returncode == 0, p.stderr
     r = json.loads(p.stdout)
-    assert r["n"] == 50 and r["input"] == "embedding" and 0 < r["p50_us"] <= r["p99_us"] and r["rps"] > 0
+    assert r["n"] == 50 and r["bundle_format"] == fmt and 0 < r["p50_us"] <= r["p99_us"] and r["rps"] > 0
+    assert r["input"] == ("embedding" if fmt == 1 else "text")  # format 2 takes text only
+
+
+@pytest.mark.parametrize("bundle_format", [1, 2])
+def test_cpp_tools_follow_the_bundle_format(cpp_build, tmp_path, bundle_format):
+    """info reports the bundle format and how much memory the bundle reads; edge_bench sends embeddings to a
+    format-1 bundle and text with the episode memory to a format-2 one; the C++ client's text requests with
+    memory get the Python client's scores on both."""
+    from policy.export import export_random_bundle
+
+    bundle = tmp_path / "b"
+    export_random_bundle(bundle, bundle_format=bundle_format, encoder="static")
+    with Daemon(bundle) as d:
+        info = info_of(cpp_build, d.endpoint)
+        assert info["bundle_format"] == bundle_format
+        assert (info["memory"] > 0) == (bundle_format == 2)
+        bench = [str(cpp_build / "edge_bench"), "--connect", d.endpoint]
+        p = run([*bench, *"--n 30 --warmup 2 --k 3 --episode 7".split()], timeout=120)
+        assert p.returncode == 0, p.stderr
+        r = json.loads(p.stdout)
+        assert r["n"] == 30 and r["bundle_format"] == bundle_format
+        assert r["input"] == ("embedding" if bundle_format == 1 else "text")
+        with EdgeClient(d.endpoint, timeout=30) as c:
+            py = c.act(INSTR, OBS, CANDS)
+            py_memory = c.act(INSTR, OBS, CANDS, memory=MEMORY)
+        if bundle_format == 2:  # the memory reaches the policy, so a client that dropped it would show
+            assert py_memory["scores"] != pytest.approx(py["scores"], abs=1e-6)
+        for memory, want in (([], py), (MEMORY, py_memory)):
+            p = query(cpp_build, *act_args(d.endpoint, memory))
+            assert p.returncode == 0, p.stderr
+            assert_same_reply(json.loads(p.stdout), want)
 
 
 def test_cpp_embedding_input_with_argument_features(cpp_build, tmp_path):

@@ -15,8 +15,9 @@ pytestmark = pytest.mark.real
 
 
 def drive(*args: str) -> dict:
-    """tools/drive_edge.py on the shared real bundle, 2 TWC test episodes; its JSON output."""
-    cmd = [sys.executable, "tools/drive_edge.py", "--bundle", str(exported_bundle()), "--episodes", "2"]
+    """tools/drive_edge.py on the shared real bundle (format 2: the client sends the memory), 2 TWC test
+    episodes; its JSON output."""
+    cmd = [sys.executable, "tools/drive_edge.py", "--bundle", str(exported_bundle(2)), "--episodes", "2"]
     proc = subprocess.run(
         [*cmd, "--split", "test", "--json", *args], cwd=ROOT, capture_output=True, text=True, timeout=600
     )

@@ -260,3 +260,23 @@ def test_oversized_frames_property(daemon, reference, size, parts):
         s.close(linger=0)
     with EdgeClient(daemon.endpoint, timeout=10) as c:
         assert c.act(INSTR, OBS, CANDS)["scores"] == pytest.approx(reference["scores"], abs=1e-5)
+
+
+def test_a_memoryful_bundle_reads_the_memory_sent_and_refuses_embeddings():
+    """Format 2 (what training writes): the client's memory changes the scores, the reply is what the
+    in-process runner gives for the same texts and memory, and embedding input is refused by its code."""
+    from edge.bundle_policy import BundlePolicy
+
+    bundle = exported_bundle(2)
+    memory = [("open fridge", "Feedback: You open the fridge.\n" + OBS), ("look around", OBS)]
+    with Daemon(bundle) as d, EdgeClient(d.endpoint, timeout=10) as c:
+        info = c.info()
+        assert info["bundle_format"] == 2 and info["memory"] == 32
+        plain, remembered = c.act(INSTR, OBS, CANDS), c.act(INSTR, OBS, CANDS, memory=memory)
+        assert not np.allclose(plain["scores"], remembered["scores"])
+        with pytest.raises(EdgeError) as e:
+            c.act_embeddings(np.ones(384, np.float32) / 20, np.ones(384, np.float32) / 20, np.eye(2, 384))
+        assert e.value.code == "bad_request" and "send text" in str(e.value)
+        assert c.health()["status"] == "serving"  # a refused request never stops the daemon
+    with BundlePolicy(bundle) as local:
+        np.testing.assert_allclose(local.scores(INSTR, OBS, CANDS, memory), remembered["scores"], atol=1e-5)

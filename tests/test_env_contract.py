@@ -258,7 +258,7 @@ def test_envs_command_lists_names_and_parameters(cli):
     listing = cli("envs", check=True).stdout
     assert "twx:twc " in listing and "twx:cookingworld " in listing
     detail = cli("envs", "twx:twc", check=True).stdout
-    assert "state format twx/1" in detail and "level=...  default 'easy' (easy, medium, hard)" in detail
+    assert "state format twx/2" in detail and "level=...  default 'easy' (easy, medium, hard)" in detail
     assert "strategies (opt-in): placement-search" in detail
     bad = cli("envs", "twx:nope")
     assert bad.returncode == 2 and "expected one of twc, cookingworld" in bad.stderr

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import torch
 
-from models.bundle import load_manifest
+from models.bundle import POLICY_INPUTS_V2, load_manifest
 from policy.common import CheckpointError, save_checkpoint
 from policy.export import (
     POLICY_TOL,
@@ -73,13 +73,11 @@ def test_policy_onnx_parity_random_and_real(tmp_path, hidden):
     # dynamic batch and candidate counts, including K=1 and heavy padding
     sess = ort_session(path)
     rng = np.random.default_rng(0)
-    for b, k in [(1, 1), (7, 3), (2, 64)]:
-        inputs = random_policy_inputs(rng, b, k, 384)
-        scores = sess.run(
-            ["scores"], dict(zip(("instruction", "state", "candidates", "mask"), inputs, strict=True))
-        )[0]
+    for b, k, t, m in [(1, 1, 1, 1), (7, 3, 5, 2), (2, 64, 48, 32)]:
+        inputs = random_policy_inputs(rng, b, k, 384, t=t, m=m, kinds=model.cfg.kinds)
+        scores = sess.run(["scores"], dict(zip(POLICY_INPUTS_V2, inputs, strict=True)))[0]
         assert scores.shape == (b, k)
-        assert np.all(scores[~inputs[3]] <= -1e8)  # padding never wins
+        assert np.all(scores[~inputs[-1]] <= -1e8)  # padding never wins
 
 
 @pytest.mark.real

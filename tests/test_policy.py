@@ -99,7 +99,7 @@ def test_bundle_eval_runs_without_torch(tiny, trained, tmp_path):
     bundle = tmp_path / "bundle"
     export_bundle(trained.checkpoint, bundle)
     world = load_manifest(bundle).world  # the world of the training data, recorded for the clients
-    assert world["env"] == "twx:twc" and world["state_format"] == "twx/1" and world["state_layout"]
+    assert world["env"] == "twx:twc" and world["state_format"] == "twx/2" and world["state_layout"]
     # The real CLI, in a fresh interpreter; afterwards torch (and the LLM stack) must not have been imported.
     code = textwrap.dedent(f"""
         import json, sys

@@ -8,14 +8,13 @@ import numpy as np
 import pytest
 import torch
 
-from edge.actions import candidate_matrix
 from labeler.dataset import Step, Trajectory
 from policy import awr, bc, cql, iql
 from policy.buffer import build_table
 from policy.common import CheckpointError, load_checkpoint, save_checkpoint
 from policy.evaluate import wilson_interval
 from policy.features import EmbeddingCache, text_key
-from policy.model import MASKED_SCORE, ScorerConfig, build_scorer
+from policy.model import MASKED_SCORE, ScorerConfig, StateInputs, build_scorer
 from policy.rewards import RewardError, parse_reward, step_rewards
 from policy.train import ConfigError, make_config, parse_overrides
 
@@ -95,20 +94,41 @@ def test_table_layout():
     assert table.done[3] == 0.0  # a failed episode's end is a timeout: bootstrap
     assert (table.next_cand[0] >= 0).sum() == 2 and (table.next_cand[1] < 0).all()
     assert table.weight[0] == 1.0 and table.weight[2] == -1.0
-    assert table.info["texts"] == len(
-        np.unique(np.concatenate([table.instr, table.state, table.next_state, table.cand[table.cand >= 0]]))
-    )
+    # every text is one embedding row: the instruction, the state items, memory actions and the candidates
+    rows = [table.instr, table.rec_items, table.rec_mem_action, table.rec_mem_response, table.cand]
+    assert table.info["texts"] == len(np.unique(np.concatenate([r[r >= 0].ravel() for r in rows])))
+    # a state record per step plus the last next state, per trajectory; the next state is the next record
+    assert len(table.rec_items) == 12 * 3 and (table.next_state == table.state + 1).all()
+    # the memory is the episode so far, most recent first: none at the start, then the first action
+    first, second = table.state[0], table.state[1]
+    assert (table.rec_mem_action[first] < 0).all()
+    assert table.rec_mem_action[second, 0] >= 0 and (table.rec_mem_action[second, 1:] < 0).all()
+    # a plain text (no layout part) is one item of the "other lines" kind
+    assert (table.rec_kinds[first] > 0).sum() == 1
 
 
 def test_scorer_masks_and_is_deterministic():
     m = build_scorer(ScorerConfig(embedding_dim=D, hidden=8), seed=1)
     m2 = build_scorer(ScorerConfig(embedding_dim=D, hidden=8), seed=1)
     x = torch.randn(2, D)
+    state = StateInputs(
+        torch.randn(2, 3, D),
+        torch.tensor([[1, 2, 0], [1, 1, 3]]),
+        torch.randn(2, 2, D),
+        torch.randn(2, 2, D),
+        torch.tensor([[True, False], [False, False]]),
+    )
     c = torch.randn(2, 4, D)
     mask = torch.tensor([[True, True, False, False], [True, True, True, True]])
-    s = m(x, x, c, mask)
+    s = m(x, state, c, mask)
     assert s.shape == (2, 4) and (s[0, 2:] == MASKED_SCORE).all()
-    assert torch.equal(s, m2(x, x, c, mask))
+    assert torch.equal(s, m2(x, state, c, mask))
+    # padding is padding: what lies under a False mask or kind 0 does not change any score
+    noisy = state._replace(
+        items=torch.where((state.item_kinds == 0)[..., None], torch.randn(2, 3, D), state.items),
+        memory_actions=torch.where(state.memory_mask[..., None], state.memory_actions, torch.randn(2, 2, D)),
+    )
+    assert torch.allclose(s, m(x, noisy, c, mask), atol=1e-6)
 
 
 @pytest.mark.parametrize("features", ["action", "action+arguments"])
@@ -135,15 +155,12 @@ def test_each_algorithm_learns_the_toy_task(algo, features):
     assert result.curves[0]["step"] == 10 and result.curves[-1]["step"] == 150
     first, last = result.curves[0][result.loss_key], result.curves[-1][result.loss_key]
     assert last < first, (algo, first, last)
-    # greedy action on both decision points is the good one
-    emb = HashEmbedder()
-    t = DATA[0]
-    for s in t.steps:
-        e = torch.from_numpy(emb.embed([t.instruction, s.observation]))
-        c = torch.from_numpy(candidate_matrix(features, s.candidates, emb.embed, D))
-        with torch.no_grad():
-            scores = result.model(e[0:1], e[1:2], c[None], torch.ones(1, len(s.candidates), dtype=torch.bool))
-        assert s.candidates[int(scores.argmax())] in ("take key", "open door"), (algo, s.candidates, scores)
+    # greedy action on both decision points of a successful episode (rows 0 and 1) is the good one
+    b = table.to_torch().batch(torch.arange(2))
+    with torch.no_grad():
+        scores = result.model(b.instruction, b.state, b.cands, b.mask)
+    for s, row in zip(DATA[0].steps, scores, strict=True):
+        assert s.candidates[int(row.argmax())] in ("take key", "open door"), (algo, s.candidates, row)
 
 
 def test_training_is_deterministic():

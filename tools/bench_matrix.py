@@ -173,7 +173,7 @@ class Matrix:
             if base["detour_penalty"]:
                 args += ["--detour-penalty", str(base["detour_penalty"])]
             if u.algo == "bc":
-                args += ["--set", "filter=success"]
+                args += ["--set", f"filter={base.get('bc_filter', 'success')}"]
             out, wall, cpu = self.timed(edgejudge, *args)
             train_info = {"train_seconds": round(wall, 1), "train_cpu_seconds": round(cpu, 1)}
             (ckpt.parent / f"{ckpt.name}.timing.json").write_text(json.dumps(train_info))
@@ -333,6 +333,10 @@ def _words(text: str | None) -> tuple[str, ...] | None:
 @click.option("--steps", type=click.IntRange(1), help="Gradient updates per trained policy.")
 @click.option("--coren-max-episodes", type=click.IntRange(0), help="Label COREN only up to this data size.")
 @click.option(
+    "--expert-sizes",
+    help="Expert episodes of the imitation-ceiling rows (BC on gold paths), comma-separated; 0: none.",
+)
+@click.option(
     "--max-success-rate", type=click.FloatRange(0, 1), help="Most share of successful training episodes."
 )
 @click.option("--work-dir", default="runs/matrix", show_default=True, type=click.Path(file_okay=False))
@@ -365,6 +369,7 @@ def main(
     llm_episodes,
     steps,
     coren_max_episodes,
+    expert_sizes,
     max_success_rate,
     work_dir,
     out,
@@ -391,6 +396,7 @@ def main(
         llm_episodes=llm_episodes,
         steps=steps,
         coren_max_episodes=coren_max_episodes,
+        expert_sizes=tuple(n for n in _ints(expert_sizes) or () if n > 0) if expert_sizes else None,
         max_success_rate=max_success_rate,
     )
     try:

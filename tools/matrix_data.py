@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from benchlib import edgejudge
-from matrix_plan import Sizes, World
+from matrix_plan import EXPERT, Sizes, World
 from matrix_store import pool_is_enough, row_key, scarce_subset
 
 BUILT_TRCA = "trca-built"
@@ -78,6 +78,18 @@ class WorldData:
             write_trajectories(path, scarce_subset(self.pool(), n, self.s.max_success_rate))
         return path
 
+    def expert(self, n: int) -> Path:
+        """``n`` pure expert episodes of the train split (gold paths, no noise): the imitation ceiling."""
+        path = self.dir / f"expert-n{n}.jsonl.gz"
+        if not path.exists():
+            self.log(f"{self.w.label}: collect {n} expert episodes")
+            edgejudge(
+                "collect", *self.w.spec_args(), "--split", "train", "--episodes", str(n),
+                "--behaviour", "gold-noise", "--noise", "0", "--seed", str(self.s.collect_seed),
+                "--max-steps", str(self.w.max_steps), "--out", str(path),
+            )  # fmt: skip
+        return path
+
     def _label_tag(self, source: str) -> str:
         if source == "coren":
             return f"coren-{short_hash({'prompts': self.s.coren_prompts, 'judge': self.s.judge})}"
@@ -110,11 +122,14 @@ class WorldData:
         """The success-scarce training file of ``n`` episodes labeled for ``source``, and its statistics."""
         from labeler.dataset import read_trajectories, write_trajectories
 
-        plain = self.plain(n)
-        path = plain
-        if source == BUILT_TRCA:
+        if source == EXPERT:
+            path = self.expert(n)
+        elif source == BUILT_TRCA:
             path = self._built_trca(n)
-        elif source != "sparse":
+        elif source == "sparse":
+            path = self.plain(n)
+        else:
+            plain = self.plain(n)
             tag = self._label_tag(source)
             sizes = (
                 self.s.sizes

@@ -10,6 +10,8 @@ Rows per world:
 - trained rows: reward source x algorithm x training episodes x training seed x client, each evaluated
   through edge-serve (``runner=edge-serve``); BC learns from the successful episodes, so it has one source,
   ``sparse``;
+- the imitation ceiling: BC on ``expert_sizes`` pure expert episodes (gold paths, no noise; source
+  ``expert``), what the policy class can copy before any reward is involved;
 - one in-process row beside the headline edge-serve row (``runner=in-process``), which must agree with it
   episode by episode;
 - ``random`` (uniform over the candidates) and ``llm-agent`` (the judge picking by log-prob), in process.
@@ -80,6 +82,8 @@ class Sizes:
     steps: int
     coren_max_episodes: int
     """COREN labels only the data sizes up to this (the judge labels about one step per second)."""
+    expert_sizes: tuple[int, ...] = ()
+    """Expert episodes of the imitation-ceiling rows (BC on gold paths); empty: none."""
     behaviour: str = "gold-noise=0.3,random=0.7"
     noise: float = 0.3
     collect_seed: int = 0
@@ -103,6 +107,7 @@ QUICK = Sizes(
     llm_episodes=2,
     steps=1000,
     coren_max_episodes=0,
+    expert_sizes=(50,),
 )
 FULL = Sizes(
     worlds=tuple(PRESETS),
@@ -115,6 +120,7 @@ FULL = Sizes(
     llm_episodes=20,
     steps=2000,
     coren_max_episodes=60,
+    expert_sizes=(50, 200),
 )
 SIZES = {"quick": QUICK, "full": FULL}
 
@@ -150,7 +156,24 @@ def _world_config(w: World, s: Sizes, episodes: int) -> dict[str, Any]:
     }
 
 
+EXPERT = "expert"
+"""The source of the imitation-ceiling rows: BC on pure expert episodes (gold paths, no noise)."""
+
+
 def train_config(w: World, s: Sizes, source: str, algo: str, n: int, seed: int) -> dict[str, Any]:
+    if source == EXPERT:
+        return {
+            "source": EXPERT,
+            "algo": algo,
+            "train_episodes": n,
+            "seed": seed,
+            "steps": s.steps,
+            "detour_penalty": 0.0,
+            "behaviour": "gold-noise",
+            "noise": 0.0,
+            "collect_seed": s.collect_seed,
+            "bc_filter": "all",
+        }
     cfg = {
         "source": source,
         "algo": algo,
@@ -177,11 +200,12 @@ def units(w: World, s: Sizes) -> list[Unit]:
     pairs = [("iql", src) for src in s.sources if "iql" in s.algos] + (
         [("bc", "sparse")] if "bc" in s.algos else []
     )
+    pairs += [("bc", EXPERT)] if s.expert_sizes else []
     dense = [src for src in s.sources if src != "sparse"]
     head_src = dense[0] if dense else s.sources[0]
     out = []
     for algo, src in pairs:
-        for n in s.sizes:
+        for n in s.expert_sizes if src == EXPERT else s.sizes:
             if src == "coren" and n > s.coren_max_episodes:
                 continue
             for seed in s.seeds:

@@ -31,6 +31,8 @@ ORDER = list(ROW_NAMES)
 def _color(algo: str, src: str) -> str:
     """One colour per row kind in every panel of the plot."""
     return f"C{ORDER.index((algo, src))}"
+
+
 HEADLINE = ("guard", "edge-serve")
 """The client and runner of the row that counts."""
 

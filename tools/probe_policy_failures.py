@@ -81,15 +81,15 @@ class NoTakeback:
         self.agent, self.name = agent, f"{agent.name}+oracle-no-takeback"
         self.placed: set[str] = set()
 
-    def scores(self, instruction: str, observation: str, candidates: list[str]) -> Any:
-        s = self.agent.scores(instruction, observation, candidates).copy()
+    def scores(self, instruction: str, observation: str, candidates: list[str], memory: Any = ()) -> Any:
+        s = self.agent.scores(instruction, observation, candidates, memory).copy()
         for i, c in enumerate(candidates):
             if c.startswith("take ") and c[5:] in self.placed:
                 s[i] = -1e9
         return s
 
-    def act(self, instruction: str, observation: str, candidates: list[str]) -> int:
-        return int(self.scores(instruction, observation, candidates).argmax())
+    def act(self, instruction: str, observation: str, candidates: list[str], memory: Any = ()) -> int:
+        return int(self.scores(instruction, observation, candidates, memory).argmax())
 
     def reset(self) -> None:
         self.placed.clear()
@@ -127,7 +127,7 @@ def main(
     out: str | None,
 ) -> None:
     """Roll POLICY_PATH (checkpoint or bundle) out on TWC and say where its failures come from."""
-    from edge.policies import Guarded
+    from edge.policies import EpisodeMemory, Guarded
     from policy.common import set_threads
     from policy.envs import open_env, parse_env
     from policy.envs.twx import world_key
@@ -148,15 +148,18 @@ def main(
         seeds = [s for s in env.episodes(split) if s not in skip][:episodes]
         for seed in seeds:
             agent.reset()
+            memory = EpisodeMemory()
             state = env.reset(seed, split, gold=True)
             gold = placements(env.gold_path())
             actions: list[str] = []
             scores: list[float] = []
             while not state.done:
-                action = state.candidates[agent.act(state.instruction, state.observation, state.candidates)]
+                pick = agent.act(state.instruction, state.observation, state.candidates, memory)
+                action = state.candidates[pick]
                 before = state.score
                 actions.append(action)
                 state = env.step(action)
+                memory.record(action, state.observation)
                 scores.append(state.score)
                 if oracle is not None and action.startswith("put ") and state.score > before:
                     oracle.placed.add(action[4:].split(" in ", 1)[0])

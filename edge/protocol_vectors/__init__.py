@@ -26,6 +26,16 @@ def messages() -> dict[str, dict[str, Any]]:
             "put the apple in the fridge", "Room: kitchen", ["take apple", "look around"], req_id=42
         ),
         "req_act_skills": act_text("go north", "Room: hall", None, req_id="robot-1"),
+        "req_act_memory": act_text(
+            "put the apple in the fridge",
+            "Room: kitchen. The fridge is open.",
+            ["take apple", "close fridge"],
+            req_id=11,
+            memory=[("look around", "Room: kitchen."), ("open fridge", "Room: kitchen. The fridge is open.")],
+        ),
+        "req_act_memory_skills": act_text(
+            "go north", "Room: hall", None, req_id="robot-1", memory=[("go east", "Room: hall")]
+        ),
         "req_act_emb": act_embeddings(
             [1.0, 0.0, 0.5, -1.0],
             [0.0, 1.0, 0.0, 0.0],
@@ -42,6 +52,9 @@ def messages() -> dict[str, dict[str, Any]]:
             timing={"server_ms": 0.25, "infer_ms": 0.125, "batch": 1},
         ),
         "rep_error": error_reply(Code.UNKNOWN_OP, "unknown op 'jump'", 5),
+        "rep_info": ok_reply(
+            1, model=MODEL, embedding_dim=384, candidate_dim=384, bundle_format=2, memory=8, skills=None
+        ),
     }
 
 

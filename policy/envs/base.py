@@ -109,6 +109,8 @@ class EnvAdapter(ABC):
     layout: ClassVar[StateLayout]
     state_format: ClassVar[str]
     """Version of the state composition, e.g. ``twx/1``; recorded in datasets and bundles."""
+    compatible_formats: ClassVar[tuple[str, ...]] = ()
+    """Older formats of this adapter with the same parts whose policies may run on its texts (with a note)."""
     exact_replay: ClassVar[bool] = True
     """Whether the same episode and actions give the same texts again in one process. False for a world that
     lists and names look-alike objects in an order that changes from one reset to the next (ScienceWorld);

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -53,9 +54,18 @@ def recorded_world(path: str | os.PathLike[str]) -> dict[str, Any]:
 
 def check_world(recorded: Mapping[str, Any], spec: EnvSpec, what: str = "the policy") -> None:
     """EnvError unless ``spec``'s adapter composes the state format ``recorded`` says the policy was trained
-    on."""
+    on, or one it declares it stands in for (``EnvAdapter.compatible_formats``: the same parts, values
+    written differently), which is said in one line on stderr."""
+    cls = adapter_class(spec.adapter)
     trained = state_format_of(recorded)
-    composes = adapter_class(spec.adapter).state_format
+    composes = cls.state_format
+    if trained != composes and trained in cls.compatible_formats:
+        print(
+            f"note: {what} was trained on state format {trained!r}; {spec.name} composes {composes!r}, which "
+            "has the same parts with values written differently",
+            file=sys.stderr,
+        )
+        return
     if trained != composes:
         where = f" in {recorded['env']}" if recorded.get("env") else ""
         raise EnvError(

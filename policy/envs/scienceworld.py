@@ -90,9 +90,9 @@ HEAP_VARIABLE = "EDGEJUDGE_SCIENCEWORLD_HEAP"
 LAYOUT = StateLayout(
     (
         Part("feedback", "Feedback"),
-        Part("inventory", "Inventory", world=True, unordered=True),
+        Part("inventory", "Inventory", world=True, unordered=True, items=True),
         Part("focus", "Focus", world=True),
-        Part("history", "Recent actions"),
+        Part("history", "Recent actions", items=True),
         Part("room", "Room", world=True),
     )
 )

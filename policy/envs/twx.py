@@ -22,9 +22,12 @@ of it, e.g. ``--params level=medium,numItemsToPutAway=4``):
 seeds; use ``--max-steps 60`` or more on ``hard`` and ``large``.) TWC's dev and
 test seeds use objects never seen in training; CookingWorld's folds differ in their recipes and ingredients.
 
-The state text (format ``twx/1``, :func:`compose_state`) is what every policy trained here has seen. Composing
-it needs only the standard library; ``textworld-express`` (and a Java runtime) is imported when a world is
-opened.
+The state text (format ``twx/2``, :func:`compose_state`) is what every policy trained here sees. Composing it
+needs only the standard library; ``textworld-express`` (and a Java runtime) is imported when a world is
+opened. Format ``twx/2`` keeps the simulator's line structure where ``twx/1`` ran lines together: inventory
+entries are comma-separated (``a cookbook, a knife``) and a listing such as the cookbook's becomes one
+sentence per heading (``Ingredients: red apple, flour.``), so that a structured policy reads them as items
+(:mod:`models.state_items`). Datasets and bundles of ``twx/1`` keep reading with their own recorded layout.
 """
 
 from __future__ import annotations
@@ -59,6 +62,9 @@ LEVELS: dict[str, dict[str, dict[str, int]]] = {
     },
 }
 HISTORY_LEN = 3
+STATE_FORMAT = "twx/2"
+LAYOUT = LEGACY_LAYOUT
+"""The parts of ``twx/1`` and ``twx/2`` are the same; only how a part's value is written changed."""
 
 
 # ------------------------------------------------------------------------------------------------ state text
@@ -68,11 +74,32 @@ def _clean(text: str) -> str:
     return " ".join(text.split())
 
 
+def _paragraphs(text: str) -> str:
+    """The simulator's multi-line text as one line: paragraphs (blank-line separated) in order; a paragraph
+    whose first line is a heading (``Ingredients:``) as ``Heading: entry, entry.``, any other paragraph's
+    lines run together."""
+    out = []
+    for para in text.split("\n\n"):
+        lines = [_clean(ln) for ln in para.splitlines() if ln.strip()]
+        if not lines:
+            continue
+        if lines[0].endswith(":") and len(lines) > 1:
+            body = ", ".join(ln.rstrip(".") for ln in lines[1:])
+            out.append(f"{lines[0]} {body}.")
+        else:
+            out.append(" ".join(lines))
+    return " ".join(out)
+
+
 def _inventory(text: str) -> str:
-    body = _clean(text.replace("Inventory:", "", 1))
-    if not body or "currently empty" in body:
-        return "empty"
-    return body
+    """The held items, comma-separated (``empty`` for none); the inventory heading is dropped."""
+    lines = [_clean(ln) for ln in text.splitlines() if ln.strip()]
+    if lines and lines[0].startswith("Inventory") and lines[0].endswith(":"):
+        lines = lines[1:]
+    elif lines and lines[0].startswith("Inventory:"):
+        lines[0] = _clean(lines[0][len("Inventory:") :])
+    items = [ln for ln in lines if ln and "currently empty" not in ln]
+    return ", ".join(items) if items else "empty"
 
 
 def compose_state(feedback: str, look: str, inventory: str, history: Sequence[str]) -> str:
@@ -82,9 +109,9 @@ def compose_state(feedback: str, look: str, inventory: str, history: Sequence[st
     - the inventory, the last ``HISTORY_LEN`` actions, then the room description (a long room text is the part
       a length-limited encoder cuts).
     """
-    feedback_c, look_c = _clean(feedback), _clean(look)
+    feedback_c, look_c = _paragraphs(feedback), _paragraphs(look)
     recent = list(history)[-HISTORY_LEN:]
-    return LEGACY_LAYOUT.compose(
+    return LAYOUT.compose(
         {
             "feedback": f"{feedback_c}" if feedback_c and feedback_c != look_c else None,
             "inventory": _inventory(inventory),
@@ -97,7 +124,7 @@ def compose_state(feedback: str, look: str, inventory: str, history: Sequence[st
 def world_key(observation: str) -> str:
     """The world part of a :func:`compose_state` text (inventory and room lines; the inventory as a bag of
     words, since held items are listed in the order they were taken); the whole text if it has neither."""
-    return LEGACY_LAYOUT.world_key(observation)
+    return LAYOUT.world_key(observation)
 
 
 # ------------------------------------------------------------------------------------------------ adapter
@@ -111,8 +138,9 @@ class TWXAdapter(EnvAdapter):
         "twc": "TextWorld Commonsense: put objects where they belong (levels easy, medium, hard)",
         "cookingworld": "CookingWorld: gather and prepare a recipe's ingredients (levels small, large)",
     }
-    layout: ClassVar[StateLayout] = LEGACY_LAYOUT
-    state_format: ClassVar[str] = LEGACY_STATE_FORMAT
+    layout: ClassVar[StateLayout] = LAYOUT
+    state_format: ClassVar[str] = STATE_FORMAT
+    compatible_formats: ClassVar[tuple[str, ...]] = (LEGACY_STATE_FORMAT,)
     strategies: ClassVar[Mapping[str, str]] = {
         "placement-search": "policy.envs.twx_placement:PlacementSearchPolicy",
     }

@@ -39,7 +39,7 @@ from collections.abc import Callable, Sequence
 
 from edge.actions import split_action
 from edge.loop_guard import LoopGuard
-from edge.policies import Policy, PolicyWrapper
+from edge.policies import Memory, Policy, PolicyWrapper
 
 Scorer = Callable[[str, str, Sequence[str]], Sequence[float]]
 """``score(instruction, observation, candidates) -> one score per candidate`` (any candidate texts)."""
@@ -236,8 +236,8 @@ class PlacementSearchPolicy(PolicyWrapper):
         self.search = PlacementSearch(inner.scores, key=world_key)
         self.guard = self.search.guard
 
-    def act(self, instruction: str, state: str, candidates: Sequence[str]) -> int:
-        scores = self.inner.scores(instruction, state, candidates)
+    def act(self, instruction: str, state: str, candidates: Sequence[str], memory: Memory = ()) -> int:
+        scores = self.inner.scores(instruction, state, candidates, memory)
         return self.search.choose(instruction, state, candidates, scores)
 
     @property

@@ -120,6 +120,12 @@ Reply Client::act(const std::string& instruction, const std::string& observation
     return request_bytes([&](int64_t id) { return encode_act_text(Id{id}, instruction, observation, candidates); });
 }
 
+Reply Client::act(const std::string& instruction, const std::string& observation,
+                  const std::vector<std::string>* candidates, const Memory& memory) {
+    return request_bytes(
+        [&](int64_t id) { return encode_act_text(Id{id}, instruction, observation, candidates, memory); });
+}
+
 Reply Client::act_embeddings(const std::vector<float>& instruction, const std::vector<float>& observation,
                              const std::vector<float>& candidates, size_t k) {
     return request_bytes(

@@ -135,8 +135,13 @@ std::string encode_reload(const Id& id, const std::optional<std::string>& bundle
 
 std::string encode_act_text(const Id& id, const std::string& instruction, const std::string& observation,
                             const std::vector<std::string>* candidates) {
+    return encode_act_text(id, instruction, observation, candidates, Memory{});
+}
+
+std::string encode_act_text(const Id& id, const std::string& instruction, const std::string& observation,
+                            const std::vector<std::string>* candidates, const Memory& memory) {
     Packer p;
-    p.head("act", id, candidates ? 3 : 2);
+    p.head("act", id, 2 + (candidates ? 1 : 0) + (memory.empty() ? 0 : 1));
     p.str("instruction");
     p.str(instruction);
     p.str("observation");
@@ -144,6 +149,15 @@ std::string encode_act_text(const Id& id, const std::string& instruction, const 
     if (candidates) {
         p.str("candidates");
         p.strings(*candidates);
+    }
+    if (!memory.empty()) {  // [[action, observation], ...], oldest first
+        p.str("memory");
+        p.array(memory.size());
+        for (const auto& [action, obs] : memory) {
+            p.array(2);
+            p.str(action);
+            p.str(obs);
+        }
     }
     return p.bytes();
 }
@@ -217,6 +231,10 @@ Reply decode_reply(const std::string& bytes) {
             r.embedding_dim = as_int(v);
         } else if (key == "candidate_dim") {
             r.candidate_dim = as_int(v);
+        } else if (key == "bundle_format") {
+            if (v.type == MSGPACK_OBJECT_POSITIVE_INTEGER) r.bundle_format = as_int(v);
+        } else if (key == "memory") {
+            if (v.type == MSGPACK_OBJECT_POSITIVE_INTEGER) r.memory = as_int(v);
         } else if (key == "timing" && v.type == MSGPACK_OBJECT_MAP) {
             for (uint32_t j = 0; j < v.via.map.size; ++j) {
                 const msgpack_object& tk = v.via.map.ptr[j].key;
@@ -265,6 +283,7 @@ std::string to_json(const Reply& r) {
     if (!r.status.empty()) o << ", \"status\": \"" << json_escape(r.status) << '"';
     if (r.embedding_dim) o << ", \"embedding_dim\": " << r.embedding_dim;
     if (r.candidate_dim) o << ", \"candidate_dim\": " << r.candidate_dim;
+    if (r.bundle_format) o << ", \"bundle_format\": " << r.bundle_format << ", \"memory\": " << r.memory;
     if (!r.model.empty()) o << ", \"model\": \"" << r.model << '"';
     o << "}";
     return o.str();

@@ -1,6 +1,7 @@
 // edge_query: send one request to edge-serve and print the reply as one JSON line (exit 1 on an error reply).
 //   edge_query --connect tcp://127.0.0.1:5555 --instruction "..." --observation "..." --candidate a --candidate b
 //   edge_query --connect tcp://127.0.0.1:5555 --op info
+// --memory ACTION OBSERVATION (repeatable, oldest first) sends the episode so far with a text act request.
 #include <cstring>
 #include <iostream>
 
@@ -9,7 +10,8 @@
 static int usage(const char* msg) {
     std::cerr << "edge_query: " << msg << "\n"
               << "usage: edge_query [--connect ADDR] [--op act|info|health] [--instruction TEXT] [--observation TEXT]\n"
-              << "                  [--candidate TEXT]... [--timeout-ms N] [--retries N]\n"
+              << "                  [--candidate TEXT]... [--memory ACTION OBSERVATION]...\n"
+              << "                  [--timeout-ms N] [--retries N]\n"
               << "                  [--curve-server-key SERVER.key --curve-client-cert CLIENT.key_secret]\n";
     return 2;
 }
@@ -18,10 +20,17 @@ int main(int argc, char** argv) {
     std::string connect = "tcp://127.0.0.1:5555", op = "act", instruction, observation, server_key, client_cert;
     bool have_instruction = false, have_observation = false;
     std::vector<std::string> candidates;
+    edge::Memory memory;
     edge::ClientOptions opt;
     for (int i = 1; i < argc; ++i) {
         std::string a = argv[i];
         if (a == "-h" || a == "--help") return usage("send one request, print the reply"), 0;
+        if (a == "--memory") {  // two values: the action and the observation it led to
+            if (i + 2 >= argc) return usage("--memory needs ACTION and OBSERVATION");
+            memory.emplace_back(argv[i + 1], argv[i + 2]);
+            i += 2;
+            continue;
+        }
         if (i + 1 >= argc) return usage(("missing value for " + a).c_str());
         std::string v = argv[++i];
         try {
@@ -41,13 +50,15 @@ int main(int argc, char** argv) {
     }
     if (op != "act" && op != "info" && op != "health") return usage("--op must be act, info or health");
     if (op == "act" && !(have_instruction && have_observation)) return usage("--op act needs --instruction and --observation");
+    if (op != "act" && !memory.empty()) return usage("--memory goes with --op act");
     if (server_key.empty() != client_cert.empty()) return usage("--curve-server-key and --curve-client-cert go together");
     try {
         if (!server_key.empty()) opt.curve = edge::CurveKeys::from_files(server_key, client_cert);
         edge::Client client(connect, opt);
+        const auto* cands = candidates.empty() ? nullptr : &candidates;
         edge::Reply r = op == "info"     ? client.info()
                         : op == "health" ? client.health()
-                                         : client.act(instruction, observation, candidates.empty() ? nullptr : &candidates);
+                                         : client.act(instruction, observation, cands, memory);
         std::cout << edge::to_json(r) << std::endl;
         return r.ok ? 0 : 1;
     } catch (const std::exception& e) {

@@ -13,6 +13,8 @@
 #include <variant>
 #include <vector>
 
+#include "edge/episode_memory.hpp"
+
 namespace edge {
 
 constexpr int kProtocolVersion = 1;
@@ -39,6 +41,9 @@ struct Reply {
     std::string status;         // health
     int64_t embedding_dim = 0;  // info: D
     int64_t candidate_dim = 0;  // info: C, a candidate's feature size (D, or 3D for action+arguments)
+    int64_t bundle_format = 0;  // info: 1, or 2 for a memoryful bundle that takes text input only (0: not
+                                // reported, an older daemon: format 1)
+    int64_t memory = 0;         // info: how many of a request's latest memory pairs the bundle reads (0: none)
     double server_ms = 0.0, infer_ms = 0.0;
     int64_t batch = 0;
 };
@@ -48,6 +53,10 @@ std::string encode_simple(const std::string& op, const Id& id);  // info, health
 std::string encode_reload(const Id& id, const std::optional<std::string>& bundle);
 std::string encode_act_text(const Id& id, const std::string& instruction, const std::string& observation,
                             const std::vector<std::string>* candidates);
+// With the episode so far (oldest first), sent as "memory" after "candidates"; an empty memory is omitted (the
+// bytes of the overload above). Text input only: embedding requests carry no memory.
+std::string encode_act_text(const Id& id, const std::string& instruction, const std::string& observation,
+                            const std::vector<std::string>* candidates, const Memory& memory);
 // instruction/observation: D floats; candidates: K*C floats, row-major (C: info's candidate_dim).
 std::string encode_act_embeddings(const Id& id, const std::vector<float>& instruction,
                                   const std::vector<float>& observation, const std::vector<float>& candidates,
@@ -78,6 +87,11 @@ class Client {
 
     Reply act(const std::string& instruction, const std::string& observation,
               const std::vector<std::string>* candidates);
+    // With the episode so far: (action, observation it led to) per earlier step, oldest first, at most
+    // kMaxMemory; EpisodeMemory keeps it. Format-2 bundles read the last info().memory pairs, format 1 ignore it.
+    Reply act(const std::string& instruction, const std::string& observation,
+              const std::vector<std::string>* candidates, const Memory& memory);
+    // Embedding input: format-1 bundles only (a format-2 bundle answers bad_request: send text).
     Reply act_embeddings(const std::vector<float>& instruction, const std::vector<float>& observation,
                          const std::vector<float>& candidates, size_t k);
     Reply info();
