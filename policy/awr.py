@@ -22,7 +22,7 @@ from policy.model import CandidateScorer
 class AWRConfig:
     steps: int = 2000
     """Gradient updates."""
-    batch_size: int = 128
+    batch_size: int = 64
     """Transitions per update."""
     lr: float = 1e-3
     """Adam learning rate (BC on 8.5k TWC steps: 1,000 updates at 3e-4 underfit, 5 % test success; 3,000 at
@@ -33,8 +33,9 @@ class AWRConfig:
     """Upper clip of the weights."""
     normalize: bool = True
     """Standardise the stored advantages over the dataset first (scale-free temperature)."""
-    hidden: int = 128
-    """Scorer width (token width of the structured scorer, policy.model)."""
+    hidden: int = 64
+    """Scorer width (token width of the structured scorer, policy.model; 64 trains about twice as fast as 128
+    on a CPU, at the same imitation accuracy on CookingWorld)."""
     layers: int = 1
     """Self-attention blocks over the state's items and memory."""
     memory: int = 32

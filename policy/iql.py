@@ -27,7 +27,7 @@ from policy.model import CandidateScorer, ValueHead
 class IQLConfig:
     steps: int = 3000
     """Gradient updates."""
-    batch_size: int = 128
+    batch_size: int = 64
     """Transitions per update."""
     lr: float = 3e-4
     """Adam learning rate (all three networks)."""
@@ -45,8 +45,9 @@ class IQLConfig:
     """Rewards are multiplied by this before training (as the IQL paper normalises returns per domain).
     With beta fixed at 3, a success reward of 1 makes advantages of ~0.05 and all weights ~1 (IQL degenerates
     into BC on everything); scaled to 10, the advantage weights separate good from bad actions."""
-    hidden: int = 128
-    """Scorer width (token width of the structured scorer, policy.model)."""
+    hidden: int = 64
+    """Scorer width (token width of the structured scorer, policy.model; 64 trains about twice as fast as 128
+    on a CPU, at the same imitation accuracy on CookingWorld)."""
     layers: int = 1
     """Self-attention blocks over the state's items and memory."""
     memory: int = 32

@@ -15,10 +15,14 @@ Inputs (the bundle-format-2 ``policy.onnx`` interface, see ``models.bundle``)::
 How it scores: the instruction, every item (its vector plus a learned embedding of its kind) and every memory
 step (action and response vectors plus a learned embedding of its age) become tokens of width H; a small
 transformer (``layers`` pre-norm self-attention blocks) mixes them, so "the apple is held" and "the apple was
-put in the fridge two steps ago" can meet. Each candidate then attends over the tokens (cross-attention),
-is modulated FiLM-style by the instruction token, and a small MLP gives its score. With ``action+arguments``
-features a gated bilinear object-target affinity is added (the cosine of the two argument embeddings plus a
-low-rank learned correction), which applies to objects never seen in training.
+put in the fridge two steps ago" can meet. Each candidate then attends over the tokens (cross-attention;
+what it finds enters added to and multiplied with the candidate, so that "grill the chicken" found in a
+recipe can favour "cook chicken in toaster"), is modulated FiLM-style by the instruction token, and a small
+MLP gives its score. Match features (the best cosine of each candidate part to the items of each kind and to
+the memory's actions and responses) say directly whether an object is held, in view, in the recipe or
+already acted on. Items include the *facts* of earlier responses (models.state_items). With
+``action+arguments`` features a gated bilinear object-target affinity is added (the cosine of the two
+argument embeddings plus a low-rank learned correction), which applies to objects never seen in training.
 
 The same network serves every trainer: IQL/BC/AWR use its scores as the actor's logits, CQL as Q-values;
 :class:`ValueHead` gives IQL's state value from the same kind of state encoder. Parity with onnxruntime is
@@ -45,7 +49,7 @@ _NEG = -1.0e9
 class ScorerConfig:
     embedding_dim: int = 384
     """Sentence-embedding size D (all-MiniLM-L6-v2: 384)."""
-    hidden: int = 128
+    hidden: int = 64
     """Token width H."""
     dropout: float = 0.0
     """Dropout in attention and hidden layers during training (off at eval and export)."""
@@ -268,7 +272,8 @@ class CandidateScorer(nn.Module):
         ctx = tokens[:, 0]  # [B,H]
         cand = project(candidates, self.cand_proj) + self.instr_proj(instruction).unsqueeze(1)  # [B,K,H]
         cand = cand + self.match(self.match_features(state, candidates))
-        z = cand + self.cross(self.ln_q(cand), tokens, pad)
+        att = self.cross(self.ln_q(cand), tokens, pad)
+        z = cand + att + cand * att  # the product lets the head relate what a candidate is to what it found
         gamma, beta = self.film(ctx).unsqueeze(1).chunk(2, dim=-1)
         z = nn.functional.gelu(self.ln_z(z) * (1 + gamma) + beta)
         scores = self.head(z).squeeze(-1)  # [B,K]

@@ -2,9 +2,10 @@
 bundle and the LLM-as-agent; and edge-serve's embedding input against a bare Python echo + inference server.
 
 States are real TextWorldExpress TWC test-split states (random rollouts) with at least ``--min-candidates``
-admissible actions. Every request carries the state text with a fresh step suffix, so the observation is
-new every step; the instruction and the candidates are the same across a state's visits (cached by the
-runtime's LRU, as on a robot). One onnxruntime thread everywhere, loopback TCP, one client process that
+admissible actions, each with the episode memory that led to it (sent with every request, as a client
+does). Every request carries the state text with a fresh step suffix, so the observation is new every step;
+the instruction, the candidates and the memory are the same across a state's visits (cached by the runtime's
+LRU, as on a robot). One onnxruntime thread everywhere, loopback TCP, one client process that
 visits the rows of a group in turn (``--block`` requests each), so every row of a group shares the same
 stretches of a shared machine. Rows:
 
@@ -12,16 +13,19 @@ stretches of a shared machine. Rows:
   (:class:`edge.bundle_policy.BundlePolicy`, the daemon's own runtime); ``inproc-static-cold``: the same
   with the tokenizer's chunk cache emptied before every call (a state whose every word is new);
 - ``edge-text-static`` / ``edge-text-minilm``: edge-serve's text ``act`` through the Python ``EdgeClient``;
+- ``edge-text-minilm-flat``: the same on a format-1 MiniLM bundle (one vector of the whole state, no
+  memory): the per-action cost before the structured policy, the baseline of the MiniLM rows;
 - ``llm-agent``: Gemma 3 270M via llama.cpp choosing among the same candidates (``--llm-states`` states);
-- embedding input on the static bundle's scorer: ``onnxruntime-inference`` (in-process), ``zmq-echo-infer``
-  (a bare pyzmq ROUTER that decodes, infers and replies), ``edge-embedding`` (edge-serve), ``http`` (FastAPI
-  + uvicorn, JSON) and, when ``openpi-client`` is installed, ``websocket`` (openpi style).
+- embedding input on a format-1 static bundle's scorer (format-2 bundles take text only):
+  ``onnxruntime-inference`` (in-process), ``zmq-echo-infer`` (a bare pyzmq ROUTER that decodes, infers and
+  replies), ``edge-embedding`` (edge-serve), ``http`` (FastAPI + uvicorn, JSON) and, when ``openpi-client``
+  is installed, ``websocket`` (openpi style).
 
     python tools/bench_text.py --out tools/results/bench_text
 
-Without ``--static-bundle`` / ``--minilm-bundle`` random-init bundles with the default training features
-(``action+arguments``) are exported (latency does not depend on the weights). Writes ``results.json`` and
-``results.md`` into ``--out``.
+Without ``--static-bundle`` / ``--minilm-bundle`` random-init format-2 bundles with the default training
+features (``action+arguments``) are exported, and always the format-1 ones of the baseline rows (latency
+does not depend on the weights). Writes ``results.json`` and ``results.md`` into ``--out``.
 """
 
 from __future__ import annotations
@@ -64,11 +68,14 @@ def real_states(n: int, min_candidates: int, max_steps: int = 40, seed: int = 0)
     with open_env(parse_env("twx:twc"), step_limit=max_steps) as env:
         for game in list(env.episodes("test")) * 4:
             st = env.reset(game, "test")
+            memory: list[tuple[str, str]] = []
             while not st.done and len(out) < n:
-                if len(st.candidates) >= min_candidates:
-                    out.append((st.instruction, st.observation, list(st.candidates)))
+                if len(st.candidates) >= min_candidates and memory:
+                    out.append((st.instruction, st.observation, list(st.candidates), list(memory)))
                     break  # one state per game: many rooms and inventories
-                st = env.step(rng.choice(st.candidates))
+                action = rng.choice(st.candidates)
+                st = env.step(action)
+                memory.append((action, st.observation))
             if len(out) >= n:
                 break
     if len(out) < n:
@@ -76,10 +83,12 @@ def real_states(n: int, min_candidates: int, max_steps: int = 40, seed: int = 0)
     return out
 
 
-def export(out: Path, encoder: str) -> Path:
+def export(out: Path, encoder: str, bundle_format: int = 2) -> Path:
     from policy.export import export_random_bundle
 
-    export_random_bundle(out, encoder=encoder, candidate_features="action+arguments")
+    export_random_bundle(
+        out, encoder=encoder, candidate_features="action+arguments", bundle_format=bundle_format
+    )
     return out
 
 
@@ -97,8 +106,8 @@ def text_call(kind: str, target: str, states: list[tuple]):
     """A callable(i) doing one from-text action on state i % len(states), observation new every call."""
 
     def obs(i: int) -> tuple:
-        ins, o, c = states[i % len(states)]
-        return ins, f"{o} Step {i}.", c
+        ins, o, c, memory = states[i % len(states)]
+        return ins, f"{o} Step {i}.", c, memory
 
     if kind.startswith("inproc"):
         from edge.bundle_policy import BundlePolicy
@@ -117,7 +126,12 @@ def text_call(kind: str, target: str, states: list[tuple]):
     from edge.client import EdgeClient
 
     c = EdgeClient(target, timeout=60, retries=0)
-    return lambda i: c.act(*obs(i))
+
+    def act(i: int) -> None:
+        ins, o, cands, memory = obs(i)
+        c.act(ins, o, cands, memory=memory)
+
+    return act
 
 
 def reconnecting(kind: str, target: str, arrays: tuple):
@@ -182,9 +196,9 @@ def llm_latency(judge: str, states: list[tuple]) -> dict[str, Any]:
 
     agent = open_llm_agent(judge)
     try:
-        agent.act(*states[0])
+        agent.act(*states[0][:3])
         lat, cpu = [], []
-        for ins, o, c in states:
+        for ins, o, c, _memory in states:
             c0, t = time.process_time(), time.perf_counter()
             agent.act(ins, o, c)
             lat.append(time.perf_counter() - t)
@@ -234,7 +248,12 @@ def main(
         if minilm_bundle is None and "minilm" not in skipped:
             click.echo("exporting a random-init MiniLM bundle ...", err=True)
             minilm_bundle = export(Path(tmp.name) / "minilm", "all-MiniLM-L6-v2")
-        man = load_manifest(static_bundle)
+        click.echo("exporting the format-1 bundles of the baseline rows ...", err=True)
+        flat_static = export(Path(tmp.name) / "static-flat", "static", bundle_format=1)
+        flat_minilm = None
+        if "minilm" not in skipped:
+            flat_minilm = export(Path(tmp.name) / "minilm-flat", "all-MiniLM-L6-v2", bundle_format=1)
+        man = load_manifest(flat_static)
         rng = np.random.default_rng(0)
         k = round(statistics.fmean(len(s[2]) for s in states))
         unit = [rng.standard_normal(s).astype(np.float32) for s in ((man.embedding_dim,),) * 2]
@@ -246,21 +265,23 @@ def main(
 
         proc, ep_static = bs.start_edge_serve(static_bundle, [])
         servers.append(proc)
+        proc, ep_flat = bs.start_edge_serve(flat_static, [])
+        servers.append(proc)
         ctx = mp.get_context("spawn")
         q0 = ctx.Queue()
-        echo = ctx.Process(target=bs.serve_echo_infer, args=(str(static_bundle), q0), daemon=True)
+        echo = ctx.Process(target=bs.serve_echo_infer, args=(str(flat_static), q0), daemon=True)
         echo.start()
         servers.append(bs.Proc(echo))
         emb_targets = {
-            "onnxruntime-inference": str(static_bundle),
+            "onnxruntime-inference": str(flat_static),
             "zmq-echo-infer": q0.get(timeout=120),
-            "edge-embedding": ep_static,
+            "edge-embedding": ep_flat,
         }
         for kind, serve in (("http", bs.serve_http), ("websocket", bs.serve_websocket)):
             if kind in skipped or (kind == "websocket" and not _has("openpi_client")):
                 continue
             port = bs.free_port()
-            p = ctx.Process(target=serve, args=(str(static_bundle), port), daemon=True)
+            p = ctx.Process(target=serve, args=(str(flat_static), port), daemon=True)
             p.start()
             servers.append(bs.Proc(p))
             bs.wait_port(port)
@@ -281,6 +302,10 @@ def main(
             proc, ep_minilm = bs.start_edge_serve(minilm_bundle, [])
             servers.append(proc)
             minilm_targets = {"inproc-minilm": str(minilm_bundle), "edge-text-minilm": ep_minilm}
+            if flat_minilm is not None:
+                proc, ep_minilm_flat = bs.start_edge_serve(flat_minilm, [])
+                servers.append(proc)
+                minilm_targets["edge-text-minilm-flat"] = ep_minilm_flat
             groups.append({"targets": minilm_targets, "n": n_minilm, "block": max(1, n_minilm // 4)})
         click.echo(f"measuring {sum(len(g['targets']) for g in groups)} rows ...", err=True)
         q = ctx.Queue()
@@ -335,6 +360,7 @@ def describe(states: list[tuple], bundle: Path) -> dict[str, Any]:
         "n": len(states),
         "env": "twx:twc test split",
         "mean_candidates": statistics.fmean(len(s[2]) for s in states),
+        "mean_memory_steps": statistics.fmean(len(s[3]) for s in states),
         "mean_observation_tokens": statistics.fmean(len(tok.encode(s[1]).ids) for s in states),
     }
 
@@ -357,11 +383,19 @@ def ratios(rows: dict[str, dict[str, Any]]) -> dict[str, Any]:
                 out[f"{kind}_p50_overhead_us"] = rows[kind]["p50_us"] - inf["p50_us"]
     if edge and "http" in rows:
         out["http_p50_over_edge_embedding_p50"] = rows["http"]["p50_us"] / edge["p50_us"]
+    if "edge-text-minilm" in rows and "edge-text-minilm-flat" in rows:
+        new, flat = rows["edge-text-minilm"], rows["edge-text-minilm-flat"]
+        out["minilm_structured_over_flat_mean"] = new["mean_us"] / flat["mean_us"]
+        out["minilm_structured_over_flat_p50"] = new["p50_us"] / flat["p50_us"]
     if "edge-text-static" in rows:
         t = rows["edge-text-static"]
         out["targets"] = {
-            "edge-text-static p50 <= 1 ms": t["p50_us"] <= 1000,
-            "edge-text-static p99 <= 2 ms": t["p99_us"] <= 2000,
+            "edge-text-static p50 <= 1.5 ms": t["p50_us"] <= 1500,
+            "edge-text-static p99 <= 3 ms": t["p99_us"] <= 3000,
+            "MiniLM structured <= 1.2x the flat bundle's per-action cost (mean)": out.get(
+                "minilm_structured_over_flat_mean", 9
+            )
+            <= 1.2,
             "inproc-static >= 1000x faster than the LLM agent (mean)": out.get(
                 "llm_over_inproc-static_mean", 0
             )
@@ -379,6 +413,7 @@ ROW_NAMES = {
     "edge-text-static": "static bundle, edge-serve text act (Python client)",
     "inproc-minilm": "MiniLM bundle, in-process runner",
     "edge-text-minilm": "MiniLM bundle, edge-serve text act (Python client)",
+    "edge-text-minilm-flat": "MiniLM format-1 bundle (flat, no memory), edge-serve text act",
     "llm-agent": "LLM-as-agent (llama.cpp)",
     "onnxruntime-inference": "embedding input: scorer inference alone (in-process)",
     "zmq-echo-infer": "embedding input: bare pyzmq echo + inference server",
@@ -392,7 +427,8 @@ def markdown(r: dict[str, Any]) -> str:
     s = r["states"]
     lines = [
         f"{s['n']} real {s['env']} states, {s['mean_candidates']:.1f} candidates, "
-        f"{s['mean_observation_tokens']:.0f} observation tokens on average; {r['machine']}; load "
+        f"{s['mean_observation_tokens']:.0f} observation tokens, {s.get('mean_memory_steps', 0):.1f} memory "
+        f"steps on average; {r['machine']}; load "
         f"{r['load_average']['before'][0]:.1f} -> {r['load_average']['after'][0]:.1f}.",
         "",
         "| row | n | p50 ms | p99 ms | mean ms | CPU ms per call (mean) |",
