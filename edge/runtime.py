@@ -268,32 +268,31 @@ class Runtime:
                 },
             )
             return [scores[0]]
-        b, kmax = len(items), max(len(it.candidates) for it in items)
         instr = np.stack([it.instruction for it in items]).astype(np.float32, copy=False)
         state = np.stack([it.state for it in items]).astype(np.float32, copy=False)
-        cands = np.zeros((b, kmax, self.cand_dim), dtype=np.float32)
-        mask = np.zeros((b, kmax), dtype=bool)
-        for i, it in enumerate(items):
-            k = len(it.candidates)
-            cands[i, :k] = it.candidates
-            mask[i, :k] = True
+        cands, mask = self._pad_candidates(items)
         (scores,) = self.policy.run(
             [POLICY_OUTPUT], {"instruction": instr, "state": state, "candidates": cands, "mask": mask}
         )
         return [np.asarray(scores[i, : len(it.candidates)], dtype=np.float32) for i, it in enumerate(items)]
 
-    def _score_structured(self, items: list[Item]) -> list[np.ndarray]:
+    def _pad_candidates(self, items: list[Item]) -> tuple[np.ndarray, np.ndarray]:
+        """The items' candidates padded to the longest, [B,Kmax,C], and their mask [B,Kmax]."""
         b, kmax = len(items), max(len(it.candidates) for it in items)
-        states = [it.state for it in items]
-        if not all(isinstance(s, StateArrays) for s in states):
-            raise BundleError(f"{self.bundle_dir}: a format-2 bundle scores structured states (send text)")
-        feeds = pad_batch(states, self.dim)  # type: ignore[arg-type]
         cands = np.zeros((b, kmax, self.cand_dim), dtype=np.float32)
         mask = np.zeros((b, kmax), dtype=bool)
         for i, it in enumerate(items):
             k = len(it.candidates)
             cands[i, :k] = it.candidates
             mask[i, :k] = True
+        return cands, mask
+
+    def _score_structured(self, items: list[Item]) -> list[np.ndarray]:
+        states = [it.state for it in items]
+        if not all(isinstance(s, StateArrays) for s in states):
+            raise BundleError(f"{self.bundle_dir}: a format-2 bundle scores structured states (send text)")
+        feeds = pad_batch(states, self.dim)  # type: ignore[arg-type]
+        cands, mask = self._pad_candidates(items)
         instr = np.stack([it.instruction for it in items]).astype(np.float32, copy=False)
         (scores,) = self.policy.run(
             [POLICY_OUTPUT], {"instruction": instr, **feeds, "candidates": cands, "mask": mask}

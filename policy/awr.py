@@ -13,13 +13,15 @@ from dataclasses import asdict, dataclass
 import torch
 import torch.nn.functional as F
 
-from policy.buffer import TRAIN_CANDIDATE_FEATURES, TorchTable, scorer_config
+from policy.buffer import ScorerOptions, TorchTable, scorer_config
 from policy.common import TrainResult, optimize, train_loop
 from policy.model import CandidateScorer
 
 
 @dataclass
-class AWRConfig:
+class AWRConfig(ScorerOptions):
+    """The scorer's options (:class:`policy.buffer.ScorerOptions`) and the algorithm's."""
+
     steps: int = 2000
     """Gradient updates."""
     batch_size: int = 64
@@ -33,20 +35,6 @@ class AWRConfig:
     """Upper clip of the weights."""
     normalize: bool = True
     """Standardise the stored advantages over the dataset first (scale-free temperature)."""
-    hidden: int = 64
-    """Scorer width (token width of the structured scorer, policy.model; 64 trains about twice as fast as 128
-    on a CPU, at the same imitation accuracy on CookingWorld)."""
-    layers: int = 1
-    """Self-attention blocks over the state's items and memory."""
-    memory: int = 32
-    """Earlier steps of the episode the scorer reads (0: none)."""
-    max_items: int = 48
-    """Items of the current state the scorer reads (models.state_items)."""
-    facts: int = 32
-    """Distinct pieces of earlier responses the scorer reads as items (0: none)."""
-    candidate_features: str = TRAIN_CANDIDATE_FEATURES
-    """Per-candidate input: 'action' (its sentence embedding) or 'action+arguments' (also its object and
-    target, see edge.actions)."""
     seed: int = 0
     """Seed for initialisation and batch sampling."""
     log_every: int = 50

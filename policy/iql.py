@@ -18,13 +18,15 @@ from dataclasses import asdict, dataclass
 import torch
 import torch.nn.functional as F
 
-from policy.buffer import TRAIN_CANDIDATE_FEATURES, TorchTable, scorer_config
+from policy.buffer import ScorerOptions, TorchTable, scorer_config
 from policy.common import TrainResult, optimize, soft_update, train_loop
 from policy.model import CandidateScorer, ValueHead
 
 
 @dataclass
-class IQLConfig:
+class IQLConfig(ScorerOptions):
+    """The scorer's options (:class:`policy.buffer.ScorerOptions`) and the algorithm's."""
+
     steps: int = 3000
     """Gradient updates."""
     batch_size: int = 64
@@ -45,20 +47,6 @@ class IQLConfig:
     """Rewards are multiplied by this before training (as the IQL paper normalises returns per domain).
     With beta fixed at 3, a success reward of 1 makes advantages of ~0.05 and all weights ~1 (IQL degenerates
     into BC on everything); scaled to 10, the advantage weights separate good from bad actions."""
-    hidden: int = 64
-    """Scorer width (token width of the structured scorer, policy.model; 64 trains about twice as fast as 128
-    on a CPU, at the same imitation accuracy on CookingWorld)."""
-    layers: int = 1
-    """Self-attention blocks over the state's items and memory."""
-    memory: int = 32
-    """Earlier steps of the episode the scorer reads (0: none)."""
-    max_items: int = 48
-    """Items of the current state the scorer reads (models.state_items)."""
-    facts: int = 32
-    """Distinct pieces of earlier responses the scorer reads as items (0: none)."""
-    candidate_features: str = TRAIN_CANDIDATE_FEATURES
-    """Per-candidate input: 'action' (its sentence embedding) or 'action+arguments' (also its object and
-    target, see edge.actions)."""
     seed: int = 0
     """Seed for initialisation and batch sampling."""
     log_every: int = 50

@@ -301,20 +301,8 @@ class CandidateScorer(nn.Module):
         return torch.stack(out, dim=-1).flatten(-2)  # [B,K,P*(kinds+1)]
 
 
-POLICY_GRAPH_INPUTS = (
-    "instruction",
-    "items",
-    "item_kinds",
-    "memory_actions",
-    "memory_responses",
-    "memory_mask",
-    "candidates",
-    "mask",
-)
-
-
 class PolicyGraph(nn.Module):
-    """:class:`CandidateScorer` with the flat inputs of ``policy.onnx`` (:data:`POLICY_GRAPH_INPUTS`)."""
+    """:class:`CandidateScorer` with the flat inputs of ``policy.onnx`` (``models.bundle``'s format 2)."""
 
     def __init__(self, scorer: CandidateScorer):
         super().__init__()

@@ -55,7 +55,8 @@ def test_checkpoint_bundle_and_daemon_choose_the_same_actions(tmp_path, world, p
     spec = parse_env(world, params)
     with open_env(spec, step_limit=12) as env:
         rng = random.Random(0)
-        trajs = [run_episode(env, seed, "train", "gold-noise", 0.0, rng) for seed in env.episodes("train")[:8]]
+        seeds = env.episodes("train")[:8]
+        trajs = [run_episode(env, seed, "train", "gold-noise", 0.0, rng) for seed in seeds]
         write_trajectories(tmp_path / "expert.jsonl", trajs)
         overrides = {"steps": 150, "batch_size": 16, "hidden": 32, "log_every": 50}
         run = train_from_file(

@@ -43,6 +43,7 @@ sys.path.insert(0, str(ROOT / "tools"))
 from benchlib import edgejudge, run_tool  # noqa: E402
 from matrix_data import BUILT_TRCA, WorldData, short_hash  # noqa: E402
 from matrix_plan import (  # noqa: E402
+    EXPERT,
     SIZES,
     Sizes,
     Unit,
@@ -161,7 +162,7 @@ class Matrix:
                 "--algo",
                 u.algo,
                 "--reward",
-                "trca" if u.source == BUILT_TRCA else u.source,
+                {BUILT_TRCA: "trca", EXPERT: "sparse"}.get(u.source, u.source),
                 "--steps",
                 str(self.s.steps),
                 "--seed",

@@ -200,7 +200,7 @@ def units(w: World, s: Sizes) -> list[Unit]:
     pairs = [("iql", src) for src in s.sources if "iql" in s.algos] + (
         [("bc", "sparse")] if "bc" in s.algos else []
     )
-    pairs += [("bc", EXPERT)] if s.expert_sizes else []
+    pairs += [("bc", EXPERT)] if s.expert_sizes and "bc" in s.algos else []
     dense = [src for src in s.sources if src != "sparse"]
     head_src = dense[0] if dense else s.sources[0]
     out = []

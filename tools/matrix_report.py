@@ -22,6 +22,7 @@ ROW_NAMES = {
     ("iql", "trca-built"): "IQL, TRCA (rubric built from the data, unreviewed)",
     ("iql", "coren"): "IQL, COREN",
     ("bc", "sparse"): "BC on successes (sparse)",
+    ("bc", "expert"): "BC on expert episodes (imitation ceiling)",
     ("random", "-"): "random",
     ("llm-agent", "-"): "LLM-as-agent",
 }
