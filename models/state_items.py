@@ -21,6 +21,7 @@ build a policy's inputs here, so they cannot drift apart. Stdlib only.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, fields
@@ -136,9 +137,11 @@ def memory_facts(
     return out
 
 
+@functools.lru_cache(maxsize=4096)
 def response_of(layout: StateLayout, observation: str) -> str:
     """What a state text says in response to the action that led to it: its ``feedback`` part, else the whole
-    text (a layout without that part, or a text that does not show it)."""
+    text (a layout without that part, or a text that does not show it). Cached: a memory's observations are
+    read again at every later step of the episode."""
     if FEEDBACK_PART in layout.names:
         found = layout.parse(observation).get(FEEDBACK_PART)
         if found is not None:

@@ -290,15 +290,16 @@ class CandidateScorer(nn.Module):
         """[B,K,parts*(kinds+1)]: per candidate part, the best cosine to an item of each kind 1..kinds-1, to a
         memory action and to a memory response (-1 where there is none)."""
         d, p = self.cfg.embedding_dim, self.parts
-        out = []
         sims = similarity(candidates, state.items, p, d)  # [B,K,P,T]
-        for kind in range(1, self.cfg.kinds):
-            absent = (state.item_kinds != kind)[:, None, None, :]
-            out.append(sims.masked_fill(absent, -1.0).amax(-1))
+        kinds = torch.arange(1, self.cfg.kinds, device=sims.device)
+        of_kind = state.item_kinds.unsqueeze(-1) == kinds  # [B,T,kinds-1]
+        per_kind = sims.unsqueeze(-1).masked_fill(~of_kind[:, None, None], -1.0).amax(3)  # [B,K,P,kinds-1]
         absent = (~state.memory_mask)[:, None, None, :]
-        for group in (state.memory_actions, state.memory_responses):
-            out.append(similarity(candidates, group, p, d).masked_fill(absent, -1.0).amax(-1))
-        return torch.stack(out, dim=-1).flatten(-2)  # [B,K,P*(kinds+1)]
+        memory = [
+            similarity(candidates, group, p, d).masked_fill(absent, -1.0).amax(-1, keepdim=True)
+            for group in (state.memory_actions, state.memory_responses)
+        ]
+        return torch.cat([per_kind, *memory], dim=-1).flatten(-2)  # [B,K,P*(kinds+1)]
 
 
 class PolicyGraph(nn.Module):
