@@ -140,6 +140,7 @@ def _guard_episodes(path, episodes: int = 60, seed: int = 0) -> int:
     # the layout's world parts, as a client reads them from its adapter or the daemon's info reply
     lines = [f"part {hx(p.label).hex()} {int(p.unordered)}" for p in TWXAdapter.layout.parts if p.world]
     key_cases = ["Inventory: pen apple\nRoom: x", "no world lines", "Inventory:\r\nRoom: y\r\nFeedback: z"]
+    key_cases.append("Inventory: a pen, an apple,b\nRoom: x")  # twx/2 lists: commas separate words
     key_cases.append("")
     for obs in key_cases:
         lines.append(f"key {hx(obs).hex()} {hx(world_key(obs)).hex()}")
@@ -176,7 +177,7 @@ def test_cpp_loop_guard_matches_the_python_guard(cpp_build, tmp_path):
     p = run([str(cpp_build / "edge_loop_guard_test"), str(episodes)], timeout=60)
     assert p.returncode == 0, p.stdout + p.stderr[-3000:]
     r = json.loads(p.stdout)
-    assert r["failures"] == 0 and r["keys"] == 4 and r["steps"] > 500
+    assert r["failures"] == 0 and r["keys"] == 5 and r["steps"] > 500
 
 
 def test_cpp_bench_tool(cpp_build, daemon):

@@ -24,8 +24,8 @@
 namespace edge {
 
 // One world part of a state layout (models/state_layout.py): the label of its "Label: value" line, and whether
-// it is compared as a sorted bag of words. A client takes them from its environment adapter or from the
-// daemon's info reply (world.state_layout.parts with world=true); nothing here knows a world.
+// it is compared as a sorted bag of words (commas ignored). A client takes them from its environment adapter or
+// from the daemon's info reply (world.state_layout.parts with world=true); nothing here knows a world.
 struct WorldPart {
     std::string label;
     bool unordered = false;
@@ -48,7 +48,9 @@ class WorldKey {
                 const std::string head = p.label + ":";
                 if (line.rfind(head, 0) != 0) continue;
                 if (p.unordered) {
-                    std::istringstream words(line.substr(head.size()));
+                    std::string value = line.substr(head.size());
+                    std::replace(value.begin(), value.end(), ',', ' ');  // commas separate words too
+                    std::istringstream words(value);
                     std::vector<std::string> bag;
                     for (std::string w; words >> w;) bag.push_back(w);
                     std::sort(bag.begin(), bag.end());
