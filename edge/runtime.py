@@ -216,7 +216,7 @@ class Runtime:
             if self.structured:
                 assert self.encoding is not None
                 memory = req[3] if len(req) > 3 else ()  # type: ignore[misc]
-                structured.append(state_texts(self.layout, self.encoding, obs, memory or ()))
+                structured.append(state_texts(self.layout, self.encoding, obs, memory))
                 cached.extend(structured[-1].texts())
         cached_embs = self.encode(cached, cache=True)
         obs_embs = None if self.structured else self.encode([r[1] for r in reqs], cache=False)

@@ -94,7 +94,7 @@ class Manifest:
     ``state_layout`` (:mod:`models.state_layout`); empty in bundles written before it was recorded, which were
     all trained on the ``twx/1`` state format."""
     state_encoding: dict[str, int] = field(default_factory=dict)
-    """Format 2: ``max_items`` and ``memory`` (:class:`models.state_items.StateEncoding`)."""
+    """Format 2: ``max_items``, ``memory`` and ``facts`` (:class:`models.state_items.StateEncoding`)."""
     format: str = BUNDLE_FORMAT
     format_version: int = BUNDLE_FORMAT_VERSION
 
@@ -232,11 +232,10 @@ def write_manifest(
 def read_format_json(
     path: Path, fmt: str, version: int | tuple[int, ...], error: type[Exception], *, what: str, missing: str
 ) -> dict[str, Any]:
-    """The JSON object at ``path`` whose ``format`` is ``fmt`` and ``format_version`` is ``version`` (or one
-    of them) (a bundle
-    manifest, a policy checkpoint's ``checkpoint.json``); else ``error`` naming the file and what is wrong:
-    ``missing`` when there is no file, or that it is no valid JSON, not an edgejudge ``what``, or a version
-    this edgejudge does not read."""
+    """The JSON object at ``path`` (a bundle manifest, a policy checkpoint's ``checkpoint.json``) whose
+    ``format`` is ``fmt`` and ``format_version`` is ``version`` (or one of the versions given); else ``error``
+    naming the file and what is wrong: ``missing`` when there is no file, or that it is no valid JSON, not an
+    edgejudge ``what``, or a version this edgejudge does not read."""
     try:
         raw = json.loads(path.read_text())
     except FileNotFoundError:

@@ -29,7 +29,6 @@ from typing import Any
 
 from models.state_layout import StateLayout
 
-PADDING_KIND = 0
 FEEDBACK_PART = "feedback"
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 _HEADED_LIST = re.compile(r"^(?P<head>[^:.!?]{1,60}):\s*(?P<body>.+,.+)$")
@@ -128,7 +127,7 @@ def memory_facts(
     seen = {t for _k, t in shown}
     out: list[tuple[int, str]] = []
     for _action, observation in reversed(list(memory)):
-        for piece in pieces(response_of(layout, observation)):
+        for piece in _response_pieces(layout, observation):
             if piece not in seen:
                 seen.add(piece)
                 out.append((kind, piece))
@@ -149,6 +148,11 @@ def response_of(layout: StateLayout, observation: str) -> str:
         if layout.is_structured(observation):
             return ""  # a structured state without a response line: the action drew no new text
     return " ".join(observation.split())
+
+
+@functools.lru_cache(maxsize=4096)
+def _response_pieces(layout: StateLayout, observation: str) -> tuple[str, ...]:
+    return tuple(pieces(response_of(layout, observation)))
 
 
 def memory_items(

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 import numpy as np
@@ -52,6 +52,11 @@ class ScorerOptions:
     candidate_features: str = TRAIN_CANDIDATE_FEATURES
     """Per-candidate input: 'action' (its sentence embedding) or 'action+arguments' (also its object and
     target, see edge.actions)."""
+
+    @property
+    def encoding(self) -> StateEncoding:
+        """How many items and memory steps the table and the scorer hold."""
+        return StateEncoding(max_items=self.max_items, memory=self.memory, facts=self.facts)
 
 
 class Batch:
@@ -231,8 +236,7 @@ def build_table(
         for i, obs in enumerate(observations):
             st = state_texts(layout, encoding, obs, pairs[:i])
             rec_items.append([(k, row(x)) for k, x in st.items])
-            mem = st.memory
-            rec_memory.append([(row(a), row(r)) for a, r in mem])
+            rec_memory.append([(row(a), row(r)) for a, r in st.memory])
         return first
 
     def cand_row(cands: list[str]) -> list[int]:
@@ -324,12 +328,4 @@ def scorer_config(table: TransitionTable | TorchTable, cfg: Any, dim: int) -> Sc
             f"the states have {top} item kinds, the scorer has room for {kinds - 1}: a layout of "
             f"at most {kinds - 2} parts"
         )
-    return ScorerConfig(
-        embedding_dim=dim,
-        hidden=cfg.hidden,
-        candidate_features=cfg.candidate_features,
-        layers=cfg.layers,
-        memory=cfg.memory,
-        max_items=cfg.max_items,
-        facts=cfg.facts,
-    )
+    return ScorerConfig(embedding_dim=dim, **{f.name: getattr(cfg, f.name) for f in fields(ScorerOptions)})

@@ -175,7 +175,7 @@ def check_policy_parity(
     d = model.cfg.embedding_dim
     parts = model.cfg.candidate_dim // d
     kinds = 0 if isinstance(model, FlatScorer) else model.cfg.kinds
-    shapes = ((1, 1, 1, 1), (1, 7, 3, 0 + 1), (4, 12, 9, 5), (3, 40, 20, 12))
+    shapes = ((1, 1, 1, 1), (1, 7, 3, 1), (4, 12, 9, 5), (3, 40, 20, 12))
     diff_random = max(
         _policy_diff(model, sess, random_policy_inputs(rng, b, k, d, parts, t, m, kinds))
         for b, k, t, m in shapes

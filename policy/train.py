@@ -16,7 +16,6 @@ from typing import Any
 
 from edge.actions import parts_of
 from labeler.dataset import read_trajectories
-from models.state_items import StateEncoding
 from policy import awr, bc, cql, iql
 from policy.buffer import build_table
 from policy.common import TrainResult, save_checkpoint, set_threads
@@ -121,7 +120,7 @@ def train_from_file(
         spec,
         weight_channel=AWR_ADVANTAGE if algo == "awr" else None,
         candidate_features=cfg.candidate_features,
-        encoding=StateEncoding(max_items=cfg.max_items, memory=cfg.memory, facts=cfg.facts),
+        encoding=cfg.encoding,
     )
     t_embed = time.perf_counter() - t0
     module = ALGOS[algo][0]
