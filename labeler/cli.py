@@ -6,7 +6,17 @@ import json
 
 import click
 
-from labeler.dataset import DatasetError, ReadReport, dataset_stats, iter_trajectories
+from labeler.dataset import (
+    INFERRED_KEY,
+    DatasetError,
+    ReadReport,
+    TrajectoryWriter,
+    dataset_stats,
+    file_layout,
+    iter_trajectories,
+    layout_summary,
+)
+from models.state_layout import PLAIN_LAYOUT, StateLayout, layout_of
 
 
 @click.group()
@@ -24,7 +34,7 @@ def validate(file: str, max_errors: int) -> None:
     """
     report = ReadReport()
     try:
-        for _ in iter_trajectories(file, skip_invalid=True, report=report):
+        for _ in iter_trajectories(file, skip_invalid=True, report=report, layouts=False):
             pass
     except DatasetError as e:  # file-level problems: missing, empty, corrupt gzip
         report.errors.append(e)
@@ -38,6 +48,7 @@ def validate(file: str, max_errors: int) -> None:
         )
         raise SystemExit(1)
     click.echo(f"{file}: OK ({report.read} trajectories)")
+    click.echo(f"state layout: {layout_summary(file)}")
 
 
 @data.command()
@@ -50,6 +61,7 @@ def stats(file: str, as_json: bool, skip_invalid: bool) -> None:
     """Trajectories, steps, success rate, lengths, candidates per step, task types and label channels."""
     try:
         s = dataset_stats(file, skip_invalid=skip_invalid)
+        s["state_layout"] = layout_summary(file)
     except DatasetError as e:
         raise click.ClickException(str(e)) from None
     if as_json:
@@ -71,4 +83,74 @@ def format_stats(s: dict) -> str:
     ]
     if s["skipped_lines"]:
         lines.append(f"skipped lines    {s['skipped_lines']}")
+    if s.get("state_layout"):
+        lines.append(f"state layout     {s['state_layout']}")
     return "\n".join(lines)
+
+
+def _read_layout(path: str) -> StateLayout:
+    """A layout file: JSON ``{"parts": [{"name", "label", "world", "unordered", "items"}, ...]}`` (no parts:
+    plain text), or the word ``plain``."""
+    if path == "plain":
+        return PLAIN_LAYOUT
+    try:
+        with open(path, encoding="utf-8") as f:
+            return StateLayout.from_dict(json.load(f))
+    except (OSError, json.JSONDecodeError, ValueError) as e:
+        raise click.ClickException(f"{path}: not a state layout ({e})") from None
+
+
+@data.command()
+@click.argument("file", type=click.Path(dir_okay=False, exists=True, path_type=str))
+@click.option(
+    "--set",
+    "declared",
+    metavar="LAYOUT",
+    help="Declare the layout: a JSON file {\"parts\": [...]} (as printed by --json) or 'plain'.",
+)
+@click.option(
+    "--write",
+    is_flag=True,
+    help="Record the layout (declared, or else inferred) in every trajectory's meta of FILE (rewritten "
+    "atomically); without it nothing is written.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the layout as JSON (a file for --set).")
+def layout(file: str, declared: str | None, write: bool, as_json: bool) -> None:
+    """Show the state layout FILE's trajectories are read with and why; declare or record one.
+
+    A state layout names the "Label: value" lines of a state text and their roles (the response to the last
+    action, held items, recent actions, the world state). A file that records none gets one inferred from
+    its texts (said in one line by every command that reads it); --write records it (or the one given with
+    --set) so that the file says how it is laid out.
+    """
+    try:
+        if declared is not None:
+            chosen, why = _read_layout(declared), f"declared ({declared})"
+        else:
+            inferred = file_layout(file)
+            if inferred is None:
+                first = next(iter_trajectories(file, layouts=False))
+                chosen, why = layout_of(first.meta), layout_summary(file)
+            else:
+                chosen, why = inferred[0], f"inferred: {inferred[1]}"
+        if as_json:
+            click.echo(json.dumps(chosen.to_dict(), indent=2))
+        else:
+            click.echo(f"{file}: {why}")
+            for p in chosen.parts:
+                roles = [r for r, on in (("world", p.world), ("bag", p.unordered), ("list", p.items)) if on]
+                click.echo(f"  {p.label + ':':<20} {p.name}" + (f" ({', '.join(roles)})" if roles else ""))
+            if chosen.plain:
+                click.echo("  (plain text: the whole state is the world state; a step's response is what its "
+                           "next state adds)")
+        if write:
+            n = 0
+            with TrajectoryWriter(file) as w:  # a temp file that replaces FILE once all is written
+                for t in iter_trajectories(file, layouts=False):
+                    t.meta["state_layout"] = chosen.to_dict()
+                    t.meta.pop(INFERRED_KEY, None)
+                    w.write(t)
+                    n += 1
+            click.echo(f"recorded the layout in {n} trajectories of {file}", err=True)
+    except DatasetError as e:
+        raise click.ClickException(str(e)) from None

@@ -10,6 +10,12 @@ A line looks like::
                 "next_observation": "...", "env_reward": 0.0, "info": {...}, "labels": {...}}],
      "meta": {...}, "provenance": {...}}
 
+``meta["state_layout"]`` describes how the state texts are laid out (:mod:`models.state_layout`); a file
+that records none is given one when it is read (:func:`file_layout`: inferred from its texts, said in one line
+on stderr, and recorded in ``meta`` with ``state_layout_inferred`` giving the reason, so that the files a
+labeler writes carry it on); only a file that says ``"state_format": "twx/1"`` is read with the layout of
+that format.
+
 ``env_reward`` is the environment's own (sparse) reward. ``info`` holds ground truth that a real robot
 log would not have (for example TextWorldExpress score progress); it is used only to *measure* label quality,
 never to label. Labels are added per step as named channels grouped by method, e.g.
@@ -23,12 +29,16 @@ import gzip
 import json
 import math
 import os
+import sys
 import tempfile
 import zlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from models.layout_inference import infer_layout
+from models.state_layout import LEGACY_STATE_FORMAT, StateLayout
 
 FORMAT_VERSION = 1
 
@@ -239,16 +249,76 @@ def _is_gzip(path: Path) -> bool:
         return f.read(2) == b"\x1f\x8b"
 
 
+LAYOUT_SAMPLE = 64
+"""Trajectories a file's layout is inferred from (its first ones without a recorded layout)."""
+INFERRED_KEY = "state_layout_inferred"
+"""``meta`` key: why the recorded layout was inferred (absent when the log's writer recorded it)."""
+_noticed: set[tuple[str, str]] = set()
+
+
+def needs_layout(meta: dict[str, Any]) -> bool:
+    """Whether a trajectory records no layout and no state format that implies one."""
+    return not meta.get("state_layout") and meta.get("state_format") != LEGACY_STATE_FORMAT
+
+
+def layout_notice(path: str | os.PathLike[str], reason: str, *, earlier: bool = False) -> None:
+    """Say once per file and process, on stderr, which layout a file is read with and why."""
+    key = (str(Path(path).resolve()), reason)
+    if key in _noticed:
+        return
+    _noticed.add(key)
+    how = "inferred when an earlier stage read it" if earlier else "inferred"
+    print(
+        f"{path}: no state layout recorded; {how}: {reason} (review or declare one with 'edgejudge data "
+        "layout')",
+        file=sys.stderr,
+    )
+
+
+def file_layout(path: str | os.PathLike[str]) -> tuple[StateLayout, str] | None:
+    """The layout inferred for ``path``'s trajectories that record none, and why; None when all record one
+    (or say ``twx/1``). Reads the first :data:`LAYOUT_SAMPLE` such trajectories."""
+    texts: list[str] = []
+    n = 0
+    for t in iter_trajectories(path, skip_invalid=True, layouts=False):
+        if not needs_layout(t.meta):
+            continue
+        texts.extend(x for s in t.steps for x in (s.observation, s.next_observation))
+        n += 1
+        if n >= LAYOUT_SAMPLE:
+            break
+    return infer_layout(texts) if n else None
+
+
+def layout_summary(path: str | os.PathLike[str]) -> str:
+    """One line: which layout ``path``'s trajectories are read with, and why (from its first trajectory)."""
+    first = next(iter_trajectories(path, skip_invalid=True, layouts=False))
+    meta = first.meta
+    if meta.get("state_layout"):
+        layout = StateLayout.from_dict(meta["state_layout"])
+        names = ", ".join(p.label for p in layout.parts) or "none (plain text)"
+        if meta.get(INFERRED_KEY):
+            return f"inferred when an earlier stage read it: {meta[INFERRED_KEY]}"
+        return f"recorded by its writer (parts: {names})"
+    if meta.get("state_format") == LEGACY_STATE_FORMAT:
+        return f"{LEGACY_STATE_FORMAT}, the state format it names (Feedback, Inventory, Recent actions, Room)"
+    inferred = file_layout(path)
+    assert inferred is not None
+    return f"none recorded; inferred: {inferred[1]}"
+
+
 def iter_trajectories(
     path: str | os.PathLike[str],
     *,
     skip_invalid: bool = False,
     report: ReadReport | None = None,
+    layouts: bool = True,
 ) -> Iterator[Trajectory]:
     """Stream and validate trajectories from a JSONL or JSONL.gz file (gzip detected by its magic bytes).
 
     With ``skip_invalid`` an invalid line is counted in ``report`` and skipped; otherwise the first problem
-    raises :class:`DatasetError`. A file with no trajectory at all is an error either way.
+    raises :class:`DatasetError`. A file with no trajectory at all is an error either way. With ``layouts``
+    a trajectory that records no state layout gets the file's inferred one (see the module docstring).
     """
     p = Path(path)
     report = report if report is not None else ReadReport()
@@ -259,6 +329,7 @@ def iter_trajectories(
     gz = _is_gzip(p)
     lineno = 0
     seen_ids: set[str] = set()
+    inferred: tuple[StateLayout, str] | None = None
     try:
         with gzip.open(p, "rt", encoding="utf-8") if gz else open(p, encoding="utf-8") as f:
             for lineno, text in enumerate(f, start=1):  # noqa: B007 - lineno is used after the loop
@@ -281,6 +352,16 @@ def iter_trajectories(
                     continue
                 seen_ids.add(traj.id)
                 report.read += 1
+                if layouts:
+                    if needs_layout(traj.meta):
+                        if inferred is None:
+                            inferred = file_layout(p)
+                        if inferred is not None:
+                            layout_notice(p, inferred[1])
+                            traj.meta["state_layout"] = inferred[0].to_dict()
+                            traj.meta[INFERRED_KEY] = inferred[1]
+                    elif traj.meta.get(INFERRED_KEY):
+                        layout_notice(p, str(traj.meta[INFERRED_KEY]), earlier=True)
                 yield traj
     except (gzip.BadGzipFile, EOFError, zlib.error, OSError) as e:
         if isinstance(e, FileNotFoundError):

@@ -295,8 +295,7 @@ def validate(files) -> None:
 )
 def stats(file, dataset, examples) -> None:
     """How often each item of FILE holds on DATASET's transitions (no judge call): a review aid."""
-    from labeler.trca.checks import CompiledRubric, Transition
-    from models.state_layout import layout_of
+    from labeler.trca.checks import CompiledRubric, transitions_of
 
     try:
         cr = CompiledRubric(load_rubric(file))
@@ -306,10 +305,8 @@ def stats(file, dataset, examples) -> None:
         for t in iter_trajectories(dataset):
             if t.task_type != cr.rubric.task_type and cr.rubric.task_type != "*":
                 continue
-            layout = layout_of(t.meta)
-            for s in t.steps:
+            for s, tr in zip(t.steps, transitions_of(t), strict=True):
                 steps += 1
-                tr = Transition(t.instruction, s.observation, s.action, s.next_observation, layout)
                 for i, b in cr.hits(tr):
                     iid = cr.items[i].item.id
                     hits[iid] += 1

@@ -39,7 +39,7 @@ from typing import Any
 
 from models.candidates import DEFAULT_CANDIDATE_FEATURES, parts_of
 from models.state_items import StateEncoding
-from models.state_layout import StateLayout, layout_of, state_format_of
+from models.state_layout import StateLayout, layout_of, policy_world, state_format_of
 
 BUNDLE_FORMAT = "edgejudge.bundle"
 BUNDLE_FORMAT_VERSION = 2
@@ -113,13 +113,13 @@ class Manifest:
 
     @property
     def state_format(self) -> str:
-        """The state format the policy was trained on (``twx/1`` for bundles that do not say)."""
-        return state_format_of(self.world)
+        """The state format the policy was trained on ("" for a user's own log that names none)."""
+        return state_format_of(policy_world(self.world))
 
     @property
     def state_layout(self) -> StateLayout:
         """The layout of the state texts the policy was trained on (world keys, named parts)."""
-        return layout_of(self.world)
+        return layout_of(policy_world(self.world))
 
     @property
     def model_sha256(self) -> str:

@@ -13,10 +13,16 @@ Part names with a meaning to the readers:
 
 A part marked ``items`` is a comma-separated list (its entries are the structured policy's items).
 
-Parts marked ``world`` make the *world state* (what "the state changed" and the loop guard's episode memory
-compare); an ``unordered`` world part is compared as a bag of words, commas ignored (items listed in the
-order they were taken are the same world). A text with none of the world parts is read as plain text: its
-whole text is the feedback and the world state. Stdlib only.
+Parts marked ``world`` make the *world state*: :meth:`StateLayout.world_key` is the one definition of it,
+read by the labelers (TRCA's "unchanged" checks, the rubric builder's grounding, COREN's examples), the
+trainers (loop erasure, the detour penalty), the client's loop guard and the C++ ``edge::WorldKey``. An
+``unordered`` world part is compared as a bag of words: case, commas and the articles ``a``/``an``/``some``/
+``the`` ignored, so an inventory listed in another order ("a cup, an apple" / "an apple, a cup") is the same
+world; other world parts are compared as written, white space collapsed.
+
+The **plain layout** (:data:`PLAIN_LAYOUT`, no parts) describes a log whose states are free text: the whole
+text is the world state, and the response to an action is what the next state adds to the one before it
+(:meth:`StateLayout.response`). A text with none of a layout's world parts is read the same way. Stdlib only.
 """
 
 from __future__ import annotations
@@ -28,6 +34,9 @@ from typing import Any
 
 _WORDS = re.compile(r"[\s,]+")
 """What separates the words of an unordered part (a comma-separated list reads as the same bag)."""
+ARTICLES = frozenset({"a", "an", "some", "the"})
+"""Words an unordered part's bag leaves out ("a cup" and "the cup" are the same item)."""
+_PIECE_END = re.compile(r"(?<=[.!?])\s+|\s*[\r\n]+\s*")
 
 
 @dataclass(frozen=True)
@@ -55,8 +64,13 @@ class StateLayout:
         names = [p.name for p in self.parts]
         if len(set(names)) != len(names) or len({p.label for p in self.parts}) != len(names):
             raise ValueError(f"state layout with repeated part names or labels: {names}")
-        if not any(p.world for p in self.parts):
-            raise ValueError("a state layout needs at least one world part")
+        if self.parts and not any(p.world for p in self.parts):
+            raise ValueError("a state layout needs at least one world part (or no parts: the plain layout)")
+
+    @property
+    def plain(self) -> bool:
+        """No parts: every state text is free text (see the module docstring)."""
+        return not self.parts
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -94,18 +108,28 @@ class StateLayout:
         return any(p.world and p.name in found for p in self.parts)
 
     def world_key(self, text: str) -> str:
-        """The world lines of ``text`` (in its order; unordered parts as sorted words), for telling whether
-        two state texts show the same world state; the whole text if it has no world line."""
+        """The world state of ``text``: its world lines in text order (an unordered part as its bag of words,
+        other parts white-space collapsed), else -- a plain text -- the whole text, white-space collapsed.
+        Two state texts show the same world state exactly when their keys are equal."""
         lines = []
         for ln in text.splitlines():
             for p in self.parts:
                 if not p.world or not ln.startswith(p.label + ":"):
                     continue
-                if p.unordered:
-                    ln = p.prefix + " ".join(sorted(w for w in _WORDS.split(ln[len(p.label) + 1 :]) if w))
-                lines.append(ln)
+                value = ln[len(p.label) + 1 :]
+                lines.append(p.prefix + (bag_of_words(value) if p.unordered else " ".join(value.split())))
                 break
-        return "\n".join(lines) if lines else text
+        return "\n".join(lines) if lines else " ".join(text.split())
+
+    def response(self, observation: str, next_observation: str) -> str:
+        """The world's response to the action taken between two state texts: the ``feedback`` part of the next
+        one when the layout has that part ("" when a structured text does not show it: the action drew no new
+        text); otherwise the pieces (lines, sentences) of the next text that the one before did not show, in
+        order, joined by spaces."""
+        if "feedback" in self.names and self.is_structured(next_observation):
+            return self.parse(next_observation).get("feedback", "")
+        before = set(text_pieces(observation))
+        return " ".join(p for p in text_pieces(next_observation) if p not in before)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -141,6 +165,19 @@ class StateLayout:
         return cls(parts)
 
 
+def bag_of_words(value: str) -> str:
+    """An unordered part's value as a bag: lower-case words, commas and articles dropped, sorted."""
+    return " ".join(sorted(w for w in _WORDS.split(value.lower()) if w and w not in ARTICLES))
+
+
+def text_pieces(text: str) -> list[str]:
+    """``text`` cut into lines and sentences, each white-space collapsed; empty pieces dropped."""
+    return [" ".join(p.split()) for p in _PIECE_END.split(text) if p and p.strip()]
+
+
+PLAIN_LAYOUT = StateLayout(())
+"""The layout of free-text states (see the module docstring)."""
+
 LIST_PART_NAMES = ("inventory", "history")
 """Parts read as lists in layouts recorded without the ``items`` flag."""
 
@@ -158,11 +195,24 @@ LEGACY_STATE_FORMAT = "twx/1"
 
 
 def layout_of(meta: Mapping[str, Any]) -> StateLayout:
-    """The layout a trajectory (its ``meta``) or a bundle manifest records; :data:`LEGACY_LAYOUT` if none."""
+    """The layout a trajectory (its ``meta``) or a bundle manifest records; :data:`LEGACY_LAYOUT` for the
+    state format ``twx/1`` that predates recorded layouts; else :data:`PLAIN_LAYOUT` (a reader of a user's
+    file infers a better one first: :mod:`models.layout_inference`)."""
     recorded = meta.get("state_layout")
-    return StateLayout.from_dict(recorded) if recorded else LEGACY_LAYOUT
+    if recorded:
+        return StateLayout.from_dict(recorded)
+    return LEGACY_LAYOUT if meta.get("state_format") == LEGACY_STATE_FORMAT else PLAIN_LAYOUT
+
+
+def policy_world(world: Mapping[str, Any]) -> dict[str, Any]:
+    """The world a bundle or checkpoint records, with the state format ``twx/1`` where it records neither a
+    layout nor a format (policies written before either was recorded)."""
+    out = dict(world)
+    if not out.get("state_layout") and not out.get("state_format"):
+        out["state_format"] = LEGACY_STATE_FORMAT
+    return out
 
 
 def state_format_of(meta: Mapping[str, Any]) -> str:
-    """The state format a trajectory or manifest records; :data:`LEGACY_STATE_FORMAT` if none."""
-    return str(meta.get("state_format") or LEGACY_STATE_FORMAT)
+    """The state format a trajectory or manifest records ("" if none: a user's own log)."""
+    return str(meta.get("state_format") or "")

@@ -104,10 +104,10 @@ def eval_cmd(
             world = recorded_world(policy_path)
         except Exception as e:  # noqa: BLE001 - a bundle or checkpoint that cannot be read: one clear line
             fail(f"{policy_path}: {e}")
-    if env_name is None:
-        env_name, recorded_params = default_env(world)
-        params = recorded_params if params is None else params
     try:
+        if env_name is None:
+            env_name, recorded_params = default_env(world)
+            params = recorded_params if params is None else params
         spec = parse_env(env_name, params)
         if strategy:
             strategy_class(spec, strategy)

@@ -21,20 +21,9 @@ import dataclasses
 from collections.abc import Callable
 
 from labeler.dataset import Trajectory
-from labeler.paths import loop_erased_steps
-from models.state_layout import layout_of
+from labeler.paths import loop_erased_steps, path_steps
 
 __all__ = ["detour_steps", "loop_erase", "loop_erased_steps", "path_steps"]
-
-
-def path_steps(traj: Trajectory, key: Callable[[str], str] | None = None) -> list[int]:
-    """Indices of ``traj``'s steps on its loop-erased path (``key``: the world key of a state text; by
-    default the one of the layout ``traj`` records)."""
-    if not traj.steps:
-        return []
-    key = key or layout_of(traj.meta).world_key
-    keys = [key(s.observation) for s in traj.steps] + [key(traj.steps[-1].next_observation)]
-    return loop_erased_steps(keys)
 
 
 def loop_erase(traj: Trajectory, key: Callable[[str], str] | None = None) -> Trajectory:

@@ -63,9 +63,11 @@ def test_dataset_world_and_mixed_formats():
         meta = {"env": env, "params": "p=1"} | ({"state_format": fmt} if fmt else {})
         return Trajectory(id="t", instruction="i", task_type="twc", success=False, steps=[], meta=meta)
 
-    w = dataset_world([traj("twx/1"), traj(None)])  # a record without a format is twx/1
+    w = dataset_world([traj("twx/1"), traj("twx/1")])
     assert w["state_format"] == "twx/1" and w["env"] == "twx:twc" and w["params"] == "p=1"
     assert w["state_layout"] == LEGACY_LAYOUT.to_dict()
+    with pytest.raises(EnvError, match=r"mixes state formats \(none\), twx/1"):
+        dataset_world([traj("twx/1"), traj(None)])  # a record without a format is a user's own log
     assert dataset_world([traj("twx/1"), traj("twx/1", "twx:cookingworld")])["envs"] == [
         "twx:cookingworld[p=1]",
         "twx:twc[p=1]",

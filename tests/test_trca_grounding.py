@@ -11,10 +11,14 @@ from dataclasses import dataclass
 import pytest
 
 from labeler.dataset import Step, Trajectory
-from labeler.paths import loop_erased_steps, path_steps, world_key
+from labeler.paths import loop_erased_steps, path_steps
 from labeler.trca.build import TAGS, BuildConfig, build_rubric
 from labeler.trca.grounding import Grounding, ground, kept_bindings, lift, novel, prepare, verdict
 from labeler.trca.rubric import Item
+from models.state_layout import layout_of
+
+TWX1 = {"state_format": "twx/1"}
+"""The tiny world writes TextWorld's twx/1 state texts."""
 
 INSTR = "Put the things where they belong."
 TAKE = Item(
@@ -65,7 +69,9 @@ def episode(tid: str, actions: list[str]) -> Trajectory:
         nxt = _state(fb, apple, box_open, recent)
         steps.append(Step(observation=obs, action=a, candidates=[], next_observation=nxt))
         obs = nxt
-    return Trajectory(id=tid, instruction=INSTR, task_type="tiny", success=apple == "fridge", steps=steps)
+    return Trajectory(
+        id=tid, instruction=INSTR, task_type="tiny", success=apple == "fridge", steps=steps, meta=TWX1
+    )
 
 
 S1 = ["take apple", "put apple in box", "take apple", "push wall", "put apple in fridge"]
@@ -86,7 +92,8 @@ def test_loop_erasure_by_hand():
     t = episode("s1", S1)
     # states: table, hand, box, hand(=1), hand(push, =1), fridge -> path: take (0), put in fridge (4)
     assert path_steps(t) == [0, 4]
-    assert world_key(t.steps[0].next_observation) == world_key(t.steps[2].next_observation)
+    key = layout_of(t.meta).world_key
+    assert key(t.steps[0].next_observation) == key(t.steps[2].next_observation)
 
 
 def test_grounding_statistics_by_hand():
@@ -115,8 +122,11 @@ def test_grounding_statistics_by_hand():
 
 
 def test_novelty():
-    assert novel("Room: a table", "Feedback: The drawer contains a key.\nRoom: a table")
-    assert not novel("Inventory: a key\nRoom: a table", "Feedback: a key\nInventory: a key\nRoom: a table")
+    twx = layout_of(TWX1)
+    assert novel("Room: a table", "Feedback: The drawer contains a key.\nRoom: a table", twx)
+    assert not novel(
+        "Inventory: a key\nRoom: a table", "Feedback: a key\nInventory: a key\nRoom: a table", twx
+    )
 
 
 def _g(**kw) -> Grounding:

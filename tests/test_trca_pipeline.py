@@ -17,7 +17,7 @@ from labeler.trca.build import TAG_HEAD, TAG_SHOTS, TAGS, BuildConfig, build_hea
 from labeler.trca.checks import CompiledRubric
 from labeler.trca.pipeline import RubricSet, TRCAConfig, label_file, label_trajectory_rewards
 from labeler.trca.rubric import load_rubric, parse_rubric, write_rubric
-from policy.envs.twx import compose_state
+from policy.envs.twx import LAYOUT, STATE_FORMAT, compose_state
 
 INSTR = "Put the apple in the fridge."
 ROOM0 = "You see a closed fridge and an apple."
@@ -65,6 +65,10 @@ unchanged = true
 """
 
 
+TWX = {"state_layout": LAYOUT.to_dict(), "state_format": STATE_FORMAT}
+"""The toy worlds write TextWorld's state texts (policy.envs.twx.compose_state)."""
+
+
 def _step(obs, action, nxt, reward=0.0):
     return Step(
         observation=obs,
@@ -109,6 +113,8 @@ def toy_dataset() -> list[Trajectory]:
     A.provenance = {"coren": {"judge_sha256": "x"}}
     B = Trajectory("B", INSTR, "toy", False, [_step(O0, "dance", b1), _step(b1, "dance", b2)])
     C = Trajectory("C", INSTR, "toy", False, [_step(O0, "take apple", a1)])
+    for t in (A, B, C):
+        t.meta = dict(TWX)
     return [A, B, C]
 
 
@@ -309,7 +315,7 @@ def _tidy_dataset() -> list[Trajectory]:
         )
         for s in (s1, s2, s3):
             s.candidates = [*cands, "dance"]
-        rows.append(Trajectory(f"t{i}", instr, "tidy", False, [s1, s2, s3]))
+        rows.append(Trajectory(f"t{i}", instr, "tidy", False, [s1, s2, s3], meta=dict(TWX)))
     return rows
 
 

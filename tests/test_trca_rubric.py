@@ -17,7 +17,7 @@ from labeler.trca.rubric import (
     parse_rubric,
     write_rubric,
 )
-from policy.envs.twx import compose_state
+from policy.envs.twx import LAYOUT, compose_state
 
 GOOD = """\
 format = "edgejudge.rubrics"
@@ -209,7 +209,7 @@ O0 = compose_state("", "You see a closed fridge and an apple.", "Inventory: empt
 
 
 def _tr(obs: str, action: str, nxt: str, instruction: str = INSTR) -> Transition:
-    return Transition(instruction, obs, action, nxt)
+    return Transition(instruction, obs, action, nxt, LAYOUT)
 
 
 def _hits(tr: Transition) -> dict[str, set[str]]:
@@ -221,7 +221,7 @@ def test_state_view_reads_compose_state_layout():
     s = compose_state(
         "You take the apple.", "Room text.", "Inventory:\n  an apple\n  some flour\n", ["a", "b"]
     )
-    v = StateView.parse(s)
+    v = StateView.parse(s, LAYOUT)
     assert v.feedback == "You take the apple." and v.recent == ("a", "b")
     assert v.inventory_items == {"apple", "flour"}
     assert "Recent actions" not in v.context
@@ -272,8 +272,8 @@ def test_invalidity_repeat_without_effect():
 def test_context_key_ignores_recent_actions_and_case():
     a = compose_state("", "Room.", "Inventory: empty", ["x"])
     b = compose_state("", "ROOM.", "Inventory: empty", ["y", "z"])
-    assert context_key(INSTR, a) == context_key(INSTR, b)
-    assert context_key(INSTR, a) != context_key("Other task.", a)
+    assert context_key(INSTR, a, LAYOUT) == context_key(INSTR, b, LAYOUT)
+    assert context_key(INSTR, a, LAYOUT) != context_key("Other task.", a, LAYOUT)
 
 
 # ------------------------------------------------------------------------------------------------ mining
@@ -290,7 +290,8 @@ def _traj(tid: str, rows: list[tuple[str, str]]) -> Trajectory:
                 next_observation=compose_state(feedback, "Room.", "Inventory: empty", [action]),
             )
         )
-    return Trajectory(id=tid, instruction=INSTR, task_type="toy", success=False, steps=steps)
+    meta = {"state_layout": LAYOUT.to_dict()}
+    return Trajectory(id=tid, instruction=INSTR, task_type="toy", success=False, steps=steps, meta=meta)
 
 
 def test_parse_action():

@@ -14,6 +14,13 @@ ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 VENV="${EDGEJUDGE_VENV:-$ROOT/.venv}"
 LLAMA_CPP_VERSION="${LLAMA_CPP_VERSION:-0.3.36}"
 WHEELS="${EDGEJUDGE_WHEELS:-${XDG_CACHE_HOME:-$HOME/.cache}/edgejudge/wheels}"
+# llama.cpp's default build targets this CPU (-march=native), AMX included where the CPU lists it; virtual
+# machines that list AMX without granting it crash in the judge's first matrix multiply (SIGSEGV in
+# ggml_backend_amx_mul_mat). On x86_64 the default build is therefore AVX2 (x86-64-v3) without AMX; set
+# CMAKE_ARGS to build otherwise (e.g. -DGGML_NATIVE=ON, or -DGGML_CUDA=on).
+if [ -z "${CMAKE_ARGS:-}" ] && [ "$(uname -m)" = "x86_64" ]; then
+  export CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON"
+fi
 if [ -n "${CMAKE_ARGS:-}" ]; then
   WHEELS="$WHEELS/cmake-$(printf '%s' "$CMAKE_ARGS" | sha256sum | cut -c1-12)"
 fi
@@ -60,7 +67,7 @@ if [ ! -x "$VENV/bin/python" ]; then
 fi
 PIP=("$VENV/bin/python" -m pip --disable-pip-version-check --no-input)
 
-stamp_key="$(cat "$ROOT/pyproject.toml" | sha256sum | cut -c1-16)-$(printf '%s' "$EXTRAS" | tr ',' '_')-$LLAMA_CPP_VERSION"
+stamp_key="$(cat "$ROOT/pyproject.toml" | sha256sum | cut -c1-16)-$(printf '%s' "$EXTRAS" | tr ',' '_')-$LLAMA_CPP_VERSION-$(printf '%s' "${CMAKE_ARGS:-}" | sha256sum | cut -c1-8)"
 stamp="$VENV/.edgejudge-installed-$stamp_key"
 if [ -f "$stamp" ]; then
   exit 0
@@ -73,10 +80,10 @@ case ",$EXTRAS," in
     if ! ls "$WHEELS"/llama_cpp_python-"$LLAMA_CPP_VERSION"-*.whl >/dev/null 2>&1; then
       say "building llama-cpp-python $LLAMA_CPP_VERSION from source into $WHEELS (once per machine, ~10 min on 2 cores)"
       CMAKE_BUILD_PARALLEL_LEVEL="${CMAKE_BUILD_PARALLEL_LEVEL:-$(nproc 2>/dev/null || echo 2)}" \
-        "${PIP[@]}" wheel --no-deps "llama-cpp-python==$LLAMA_CPP_VERSION" -w "$WHEELS"
+        "${PIP[@]}" wheel --no-cache-dir --no-deps "llama-cpp-python==$LLAMA_CPP_VERSION" -w "$WHEELS"
     fi
     say "installing llama-cpp-python $LLAMA_CPP_VERSION from the wheel cache"
-    quiet_pip "${PIP[@]}" install --quiet --find-links "$WHEELS" "llama-cpp-python==$LLAMA_CPP_VERSION"
+    quiet_pip "${PIP[@]}" install --quiet --force-reinstall --no-deps --find-links "$WHEELS" "llama-cpp-python==$LLAMA_CPP_VERSION"
     ;;
 esac
 

@@ -26,6 +26,7 @@ from dataclasses import asdict, dataclass
 from labeler.coren.texts import transition_text
 from labeler.dataset import Trajectory
 from labeler.paths import changed, path_steps
+from models.state_layout import layout_of
 
 
 @dataclass(frozen=True)
@@ -67,9 +68,10 @@ def data_examples(trajectories: Sequence[Trajectory], per_type: int = 8, seed: i
     no: dict[str, list[tuple[str, str, str]]] = defaultdict(list)
     for t in trajectories:
         kept = set(path_steps(t)) if t.success else set()
+        key = layout_of(t.meta).world_key
         for i, s in enumerate(t.steps):
             row = (t.instruction, s.action, transition_text(s.observation, s.next_observation))
-            if not changed(s.observation, s.next_observation):
+            if not changed(s.observation, s.next_observation, key):
                 no[t.task_type].append(row)
             elif i in kept:
                 yes[t.task_type].append(row)

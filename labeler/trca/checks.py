@@ -1,19 +1,19 @@
 """Deterministic rubric checks on a transition (observation, action, next observation).
 
 The state texts are read through the state layout the dataset records (:mod:`models.state_layout`, a
-trajectory's ``meta["state_layout"]``; datasets without one have the ``twx/1`` layout): its ``feedback`` part
-is the environment's response to the last action, ``inventory`` what the agent holds, ``history`` the recent
-actions, and its world parts the world state. E.g. TextWorld's::
+trajectory's ``meta["state_layout"]``; a file without one gets an inferred layout when it is read, see
+:mod:`labeler.layouts`): the response to the action is the next state's ``feedback`` part, or, without one,
+what the next state adds to the one before (:meth:`models.state_layout.StateLayout.response`); ``inventory``
+is what the agent holds, ``history`` the recent actions (without it: the episode's last actions), and the
+layout's world key the world state. E.g. TextWorld's::
 
     Feedback: <the environment's response to the last action>     (absent when it just repeats the room)
     Inventory: <items or "empty">
     Recent actions: <a, b, c>
     Room: <room description>
 
-A text with none of the layout's world parts is plain text (a user's own logs): then the response is the
-whole next observation, there is no inventory, and the world state is the whole text. No world's layout is
-written here. Nothing here calls a model, so checks run at thousands of
-transitions per second.
+No world's layout is written here. Nothing here calls a model, so checks run at thousands of transitions per
+second.
 """
 
 from __future__ import annotations
@@ -22,8 +22,9 @@ import re
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 
+from labeler.dataset import Trajectory
 from labeler.trca.rubric import Item, Rubric
-from models.state_layout import LEGACY_LAYOUT, StateLayout
+from models.state_layout import PLAIN_LAYOUT, StateLayout, layout_of
 
 _WORD = re.compile(r"[a-z0-9][a-z0-9'-]*")
 _ARTICLE = re.compile(r"\b(?:a|an|some|the)\s+", re.IGNORECASE)
@@ -41,26 +42,25 @@ class StateView:
     feedback: str
     inventory: str | None
     recent: tuple[str, ...]
-    world: str  # what "the state changed" compares: room + inventory (structured) or the whole text
+    world: str  # what "the state changed" compares: the layout's world key
     context: str  # the text without the recent-actions line (decision context, and where terms appear)
 
     @classmethod
-    def parse(cls, text: str, layout: StateLayout = LEGACY_LAYOUT) -> StateView:
+    def parse(cls, text: str, layout: StateLayout = PLAIN_LAYOUT) -> StateView:
         """Parse with ``layout`` (cached: a step's next state is the next step's state)."""
         return _parse_state(text, layout)
 
     @classmethod
     def _parse(cls, text: str, layout: StateLayout) -> StateView:
         parts = layout.parse(text)
+        world = layout.world_key(text)
         if not any(p.world and p.name in parts for p in layout.parts):
             t = _norm(text)
-            return cls(text=text, feedback=t, inventory=None, recent=(), world=t, context=t)
+            return cls(text=text, feedback=t, inventory=None, recent=(), world=world, context=t)
         recent_raw = parts.get("history", "")
         recent = (
             tuple(a.strip() for a in recent_raw.split(",")) if recent_raw and recent_raw != "none" else ()
         )
-        inventory = parts.get("inventory")
-        world = "\n".join(parts.get(p.name, "") or "" for p in layout.parts if p.world)
         history = next((p.prefix for p in layout.parts if p.name == "history"), None)
         context = "\n".join(
             line for line in text.splitlines() if history is None or not line.startswith(history)
@@ -68,7 +68,7 @@ class StateView:
         return cls(
             text=text,
             feedback=parts.get("feedback", ""),
-            inventory=inventory,
+            inventory=parts.get("inventory"),
             recent=recent,
             world=world,
             context=_norm(context),
@@ -87,13 +87,20 @@ def _parse_state(text: str, layout: StateLayout) -> StateView:
     return StateView._parse(text, layout)
 
 
+RECENT_ACTIONS = 5
+"""Without a ``history`` part in the layout, "recent actions" are the episode's last this many actions."""
+
+
 @dataclass
 class Transition:
     instruction: str
     observation: str
     action: str
     next_observation: str
-    layout: StateLayout = LEGACY_LAYOUT
+    layout: StateLayout = PLAIN_LAYOUT
+    previous: tuple[str, ...] = ()
+    """The episode's actions before this one (oldest first): the recent actions of a layout without a
+    ``history`` part."""
 
     @cached_property
     def before(self) -> StateView:
@@ -103,8 +110,34 @@ class Transition:
     def after(self) -> StateView:
         return StateView.parse(self.next_observation, self.layout)
 
+    @cached_property
+    def response(self) -> str:
+        """The world's response to the action (:meth:`models.state_layout.StateLayout.response`)."""
+        return _response(self.layout, self.observation, self.next_observation)
 
-def context_key(instruction: str, observation: str, layout: StateLayout = LEGACY_LAYOUT) -> str:
+    @cached_property
+    def recent(self) -> tuple[str, ...]:
+        if "history" in self.layout.names and self.before.recent:
+            return self.before.recent
+        return self.previous[-RECENT_ACTIONS:]
+
+
+def transitions_of(traj: Trajectory) -> list[Transition]:
+    """A trajectory's steps as transitions, read through the layout it records."""
+    layout = layout_of(traj.meta)
+    actions = tuple(s.action for s in traj.steps)
+    return [
+        Transition(traj.instruction, s.observation, s.action, s.next_observation, layout, actions[:i])
+        for i, s in enumerate(traj.steps)
+    ]
+
+
+@lru_cache(maxsize=4096)
+def _response(layout: StateLayout, observation: str, next_observation: str) -> str:
+    return layout.response(observation, next_observation)
+
+
+def context_key(instruction: str, observation: str, layout: StateLayout = PLAIN_LAYOUT) -> str:
     """The decision context of a step for step-relative advantages: instruction + normalised state text
     (lowercase, whitespace collapsed, the recent-actions line dropped)."""
     return f"{_norm(instruction).lower()}\n{StateView.parse(observation, layout).context.lower()}"
@@ -184,11 +217,11 @@ class CompiledItem:
                 rx = _filled(self.feedback.pattern, caps.get("object"), caps.get("place"))
                 if rx is None:
                     return None
-            m = rx.search(tr.after.feedback)
+            m = rx.search(tr.response)
             if m is None:
                 return None
             caps.update({k: _norm(v).lower() for k, v in m.groupdict().items() if v})
-        if self.not_feedback is not None and self.not_feedback.search(tr.after.feedback):
+        if self.not_feedback is not None and self.not_feedback.search(tr.response):
             return None
         if self.next_observation is not None and not self.next_observation.search(tr.next_observation):
             return None
@@ -198,7 +231,7 @@ class CompiledItem:
                 return None
             if (place in it.pairs[obj]) == bool(it.pairs_mismatch):
                 return None
-        if it.repeat and tr.action.strip().lower() not in {a.lower() for a in tr.before.recent}:
+        if it.repeat and tr.action.strip().lower() not in {a.lower() for a in tr.recent}:
             return None
         if it.unchanged and tr.before.world != tr.after.world:
             return None

@@ -27,11 +27,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from labeler.dataset import Trajectory
-from labeler.paths import changed, path_steps, world_key
-from labeler.trca.checks import CompiledItem, StateView, Transition
+from labeler.paths import changed, path_steps
+from labeler.trca.checks import CompiledItem, Transition, transitions_of
 from labeler.trca.mine import parse_action
 from labeler.trca.rubric import Item
-from models.state_layout import LEGACY_LAYOUT, StateLayout, layout_of
+from models.state_layout import PLAIN_LAYOUT, StateLayout, layout_of
 
 _WORD = re.compile(r"[a-z][a-z'-]+")
 
@@ -43,10 +43,10 @@ def lift(hits_s: int, steps_s: int, hits_f: int, steps_f: int) -> float | None:
     return ((hits_s + 1) / (steps_s + 2)) / ((hits_f + 1) / (steps_f + 2))
 
 
-def novel(observation: str, next_observation: str, layout: StateLayout = LEGACY_LAYOUT) -> bool:
+def novel(observation: str, next_observation: str, layout: StateLayout = PLAIN_LAYOUT) -> bool:
     """Whether the response to an action holds a word that the observation before it did not."""
     before = set(_WORD.findall(observation.lower()))
-    response = StateView.parse(next_observation, layout).feedback.lower()
+    response = layout.response(observation, next_observation).lower()
     return any(w not in before for w in _WORD.findall(response))
 
 
@@ -111,14 +111,8 @@ class Episode:
 def prepare(trajectories: Sequence[Trajectory]) -> list[Episode]:
     out = []
     for t in trajectories:
-        layout = layout_of(t.meta)
-
-        def key(text: str, layout: StateLayout = layout) -> str:
-            return world_key(text, layout)
-
-        trs = [
-            Transition(t.instruction, s.observation, s.action, s.next_observation, layout) for s in t.steps
-        ]
+        key = layout_of(t.meta).world_key
+        trs = transitions_of(t)
         objects = [parse_action(s.action)[1] for s in t.steps]
         last: list[bool] = []
         later: set[str | None] = set()

@@ -19,7 +19,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from labeler.dataset import Trajectory
-from labeler.trca.checks import StateView
 from models.state_layout import layout_of
 
 PREPOSITIONS = ("in", "on", "into", "onto", "with", "from", "to")
@@ -163,8 +162,9 @@ def mine(
 
     raw: dict[tuple[str, str], list[tuple[str, str, str | None, str | None, str | None]]] = defaultdict(list)
     for t in trajs:
+        layout = layout_of(t.meta)
         for s in t.steps:
-            fb = StateView.parse(s.next_observation, layout_of(t.meta)).feedback
+            fb = layout.response(s.observation, s.next_observation)
             if not fb:
                 continue  # the response only repeated the room description: nothing to check against
             verb, obj, prep, place = parse_action(s.action)

@@ -22,7 +22,7 @@ from typing import Any, Protocol
 
 from labeler.dataset import TrajectoryWriter, iter_trajectories
 from labeler.trca.advantages import check_gamma, completion_aware_returns, group_standardise
-from labeler.trca.checks import CompiledRubric, Transition, context_key
+from labeler.trca.checks import CompiledRubric, Transition, context_key, transitions_of
 from labeler.trca.rewards import check_lambda, trajectory_rewards
 from labeler.trca.rubric import Rubric, RubricError, embedded_rubric_path, load_rubric
 from models.state_layout import layout_of
@@ -141,7 +141,7 @@ def judge_item(judge: Judge, tr: Transition, statement: str, threshold: float = 
     prefix = ITEM_PROMPT.format(
         instruction=tr.instruction,
         action=tr.action,
-        feedback=tr.after.feedback or "(nothing new)",
+        feedback=tr.response or "(nothing new)",
         statement=statement,
     )
     s = judge.score(prefix, [" yes", " no"], template=ITEM_JUDGE_TEMPLATE, version=ITEM_JUDGE_VERSION)
@@ -182,9 +182,7 @@ def label_trajectory_rewards(
         raise ValueError("item_judge='llm' needs a judge")
     queries = 0
     hits_per_step = []
-    layout = layout_of(traj.meta)
-    for s in traj.steps:
-        tr = Transition(traj.instruction, s.observation, s.action, s.next_observation, layout)
+    for tr in transitions_of(traj):
         hits = cr.hits(tr)
         for i in judge_items:
             queries += 1

@@ -16,7 +16,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from models.state_layout import LEGACY_STATE_FORMAT, layout_of, state_format_of
+from models.state_layout import LEGACY_STATE_FORMAT, layout_of, policy_world, state_format_of
 from policy.envs.base import EnvError, EnvSpec
 from policy.envs.registry import adapter_class
 
@@ -27,9 +27,10 @@ def dataset_world(trajectories: Iterable[Any]) -> dict[str, Any]:
     trajs = list(trajectories)
     formats = sorted({state_format_of(t.meta) for t in trajs})
     if len(formats) > 1:
-        raise EnvError(f"the dataset mixes state formats {', '.join(formats)}: train on one format at a time")
+        named = ", ".join(f or "(none)" for f in formats)
+        raise EnvError(f"the dataset mixes state formats {named}: train on one format at a time")
     envs = sorted({(str(t.meta.get("env", "")), str(t.meta.get("params", ""))) for t in trajs})
-    world: dict[str, Any] = {"state_format": formats[0] if formats else LEGACY_STATE_FORMAT}
+    world: dict[str, Any] = {"state_format": formats[0]} if formats and formats[0] else {}
     if trajs:
         world["state_layout"] = layout_of(trajs[0].meta).to_dict()
     if len(envs) == 1 and envs[0][0]:
@@ -57,7 +58,7 @@ def check_world(recorded: Mapping[str, Any], spec: EnvSpec, what: str = "the pol
     on, or one it declares it stands in for (``EnvAdapter.compatible_formats``: the same parts, values
     written differently), which is said in one line on stderr."""
     cls = adapter_class(spec.adapter)
-    trained = state_format_of(recorded)
+    trained = state_format_of(policy_world(recorded))
     composes = cls.state_format
     if trained != composes and trained in cls.compatible_formats:
         print(
@@ -66,6 +67,12 @@ def check_world(recorded: Mapping[str, Any], spec: EnvSpec, what: str = "the pol
             file=sys.stderr,
         )
         return
+    if not trained:
+        raise EnvError(
+            f"{what} was trained on a log that names no state format (a log no environment adapter wrote), "
+            f"but {spec.name} composes {composes!r}: evaluate it where its states come from, e.g. through "
+            "edge-serve on the robot"
+        )
     if trained != composes:
         where = f" in {recorded['env']}" if recorded.get("env") else ""
         raise EnvError(
@@ -75,7 +82,17 @@ def check_world(recorded: Mapping[str, Any], spec: EnvSpec, what: str = "the pol
 
 
 def default_env(recorded: Mapping[str, Any]) -> tuple[str, str | None]:
-    """The environment to evaluate in when none is given: the recorded one, else ``twx:twc``."""
+    """The environment to evaluate in when none is given: the recorded one; ``twx:twc`` for a policy of the
+    ``twx/1`` format that records none (said in one line on stderr); EnvError for a policy trained on a log
+    that names no environment (a user's own log: there is no simulator to guess)."""
     if recorded.get("env"):
         return str(recorded["env"]), recorded.get("params") or None
-    return "twx:twc", None
+    if state_format_of(policy_world(recorded)) == LEGACY_STATE_FORMAT:
+        print("note: the policy records no environment; evaluating in twx:twc (its state format twx/1)",
+              file=sys.stderr)
+        return "twx:twc", None
+    raise EnvError(
+        "the policy was trained on a log that names no environment: give --env NAME (edgejudge envs lists "
+        "the simulated worlds); a user's own world is evaluated where its states come from, e.g. through "
+        "edge-serve"
+    )

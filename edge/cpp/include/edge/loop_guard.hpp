@@ -11,6 +11,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cctype>
 #include <cstddef>
 #include <functional>
 #include <numeric>
@@ -24,15 +25,43 @@
 namespace edge {
 
 // One world part of a state layout (models/state_layout.py): the label of its "Label: value" line, and whether
-// it is compared as a sorted bag of words (commas ignored). A client takes them from its environment adapter or
-// from the daemon's info reply (world.state_layout.parts with world=true); nothing here knows a world.
+// it is compared as a bag of words. A client takes them from its environment adapter or from the daemon's info
+// reply (world.state_layout.parts with world=true); nothing here knows a world.
 struct WorldPart {
     std::string label;
     bool unordered = false;
 };
 
-// The world state of a state text: its world lines in order (unordered parts as sorted words), the whole text
-// when it has none. As models.state_layout.StateLayout.world_key.
+// The words of text (white space separated; commas too when commas_split), in order.
+inline std::vector<std::string> split_words(std::string text, bool commas_split) {
+    if (commas_split) std::replace(text.begin(), text.end(), ',', ' ');
+    std::istringstream in(text);
+    std::vector<std::string> words;
+    for (std::string w; in >> w;) words.push_back(w);
+    return words;
+}
+
+inline std::string join_words(const std::vector<std::string>& words) {
+    std::string out;
+    for (std::size_t i = 0; i < words.size(); ++i) out += (i ? " " : "") + words[i];
+    return out;
+}
+
+// An unordered part's value as a bag: lower-case words, commas and the articles a/an/some/the dropped, sorted.
+inline std::string bag_of_words(std::string value) {
+    std::transform(value.begin(), value.end(), value.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    std::vector<std::string> bag;
+    for (std::string& w : split_words(value, true)) {
+        if (w != "a" && w != "an" && w != "some" && w != "the") bag.push_back(std::move(w));
+    }
+    std::sort(bag.begin(), bag.end());
+    return join_words(bag);
+}
+
+// The world state of a state text: its world lines in order (unordered parts as bags of words, other parts with
+// white space collapsed), else the whole text with white space collapsed. As
+// models.state_layout.StateLayout.world_key (the one definition; tests/test_edge_cpp.py replays both).
 class WorldKey {
   public:
     explicit WorldKey(std::vector<WorldPart> parts) : parts_(std::move(parts)) {}
@@ -43,27 +72,18 @@ class WorldKey {
         while (start <= observation.size()) {
             std::size_t end = observation.find_first_of("\r\n", start);
             if (end == std::string::npos) end = observation.size();
-            std::string line = observation.substr(start, end - start);
+            const std::string line = observation.substr(start, end - start);
             for (const WorldPart& p : parts_) {
                 const std::string head = p.label + ":";
                 if (line.rfind(head, 0) != 0) continue;
-                if (p.unordered) {
-                    std::string value = line.substr(head.size());
-                    std::replace(value.begin(), value.end(), ',', ' ');  // commas separate words too
-                    std::istringstream words(value);
-                    std::vector<std::string> bag;
-                    for (std::string w; words >> w;) bag.push_back(w);
-                    std::sort(bag.begin(), bag.end());
-                    line = head + " ";
-                    for (std::size_t i = 0; i < bag.size(); ++i) line += (i ? " " : "") + bag[i];
-                }
-                kept.push_back(line);
+                const std::string value = line.substr(head.size());
+                kept.push_back(head + " " + (p.unordered ? bag_of_words(value) : join_words(split_words(value, false))));
                 break;
             }
             if (end == observation.size()) break;
             start = end + ((observation[end] == '\r' && end + 1 < observation.size() && observation[end + 1] == '\n') ? 2 : 1);
         }
-        if (kept.empty()) return observation;
+        if (kept.empty()) return join_words(split_words(observation, false));
         std::string out = kept[0];
         for (std::size_t i = 1; i < kept.size(); ++i) out += "\n" + kept[i];
         return out;

@@ -1,0 +1,197 @@
+"""Label quality on logs without a layout: the same episodes with their recorded layout and flattened into
+plain text, labeled by unreviewed judge-built TRCA rubrics, per-step AUROC against score progress.
+
+What a user's own log looks like to edgejudge: free text with no ``meta.state_layout``. For each world
+(ScienceWorld families on TEST variations, TWC medium on the dev split), ``edgejudge collect`` writes a log;
+a copy is made with every state text *flattened*: each ``Label: value`` line of the recorded layout becomes
+its bare value, and the layout, the state format and the environment are removed from ``meta`` (``info``
+stays, for measuring only). Both files then go through the same user commands: ``rubrics build``
+(success-grounded, unreviewed, ``--check-folds 0``) → ``label trca`` → per-step AUROC of ``trca.total``
+against score progress (:func:`labeler.quality.measure`, the only reader of ``info``). The flattened file's
+layout is inferred by the reader (the plain layout: no labelled lines are left).
+
+Every stage's file is kept under ``--work`` and reused, so a rerun resumes.
+
+    python tools/bench_plain_logs.py --work runs/plain --json tools/results/bench_plain_logs.json \\
+        --md tools/results/bench_plain_logs.md
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import sys
+import time
+from pathlib import Path
+
+import click
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from benchlib import edgejudge, portable_paths  # noqa: E402  (tools/ is sys.path[0])
+
+from labeler.dataset import iter_trajectories, read_trajectories, write_trajectories  # noqa: E402
+from labeler.quality import measure  # noqa: E402
+from models.state_layout import layout_of  # noqa: E402
+
+SW_FAMILIES = ("find-living-thing", "find-non-living-thing", "find-plant", "chemistry-mix")
+WORLDS = {
+    **{f: (f"scienceworld:{f}", "test", None, 40) for f in SW_FAMILIES},
+    "twc-medium": ("twx:twc", "dev", "level=medium", 50),
+}
+CHANNEL = "trca.total"
+
+
+def flatten(text: str, labels: tuple[str, ...]) -> str:
+    """``text`` with every ``Label: value`` line of ``labels`` reduced to its value (empty values dropped)."""
+    out = []
+    for line in text.splitlines():
+        for lb in labels:
+            if line.startswith(lb + ":"):
+                line = line[len(lb) + 1 :].strip()
+                break
+        if line.strip():
+            out.append(line)
+    return "\n".join(out)
+
+
+def flatten_file(src: Path, dst: Path) -> None:
+    """A copy of ``src`` as a log no adapter wrote: flattened states, no layout, format or environment."""
+    trajs = []
+    for t in iter_trajectories(src):
+        labels = tuple(p.label for p in layout_of(t.meta).parts)
+        for s in t.steps:
+            s.observation, s.next_observation = (
+                flatten(s.observation, labels),
+                flatten(s.next_observation, labels),
+            )
+        for key in ("state_layout", "state_format", "env", "params"):
+            t.meta.pop(key, None)
+        trajs.append(t)
+    write_trajectories(dst, trajs)
+
+
+def _once(path: Path, timings: dict, name: str, *args: str) -> None:
+    if path.exists():
+        return
+    t0 = time.perf_counter()
+    edgejudge(*args)
+    timings[name] = round(time.perf_counter() - t0, 1)
+
+
+def label(data: Path, task: str, timings: dict, tag: str) -> Path:
+    rubric, out = (
+        data.with_suffix("").with_suffix(".toml"),
+        data.with_name(data.name.replace(".jsonl", ".trca.jsonl")),
+    )
+    _once(rubric, timings, f"{tag}_build_s", "rubrics", "build", "--dataset", str(data), "--task-type", task,
+          "--out", str(rubric), "--check-folds", "0", "--no-progress")  # fmt: skip
+    _once(out, timings, f"{tag}_label_s", "label", "trca", str(data), "--rubrics", str(rubric), "--out",
+          str(out), "--no-progress")  # fmt: skip
+    return out
+
+
+def run_world(name: str, work: Path, episodes: int) -> dict:
+    env, split, params, max_steps = WORLDS[name]
+    timings: dict = {}
+    raw = work / f"{name}.layout.jsonl.gz"
+    collect = ["collect", "--env", env, "--split", split, "--episodes", str(episodes), "--behaviour",
+               "gold-noise", "--noise", "0.4", "--seed", "1", "--max-steps", str(max_steps),
+               "--out", str(raw), "--no-progress"] + (["--params", params] if params else [])  # fmt: skip
+    _once(raw, timings, "collect_s", *collect)
+    plain = work / f"{name}.plain.jsonl.gz"
+    if not plain.exists():
+        flatten_file(raw, plain)
+    task = read_trajectories(raw)[0].task_type
+    return {
+        "world": name,
+        "task_type": task,
+        "timings": timings,
+        "layout": str(label(raw, task, timings, "layout")),
+        "plain": str(label(plain, task, timings, "plain")),
+    }
+
+
+def _auroc(trajs) -> tuple[float | None, dict]:
+    rep = measure(trajs).to_dict()
+    by = {c["channel"]: c["auroc_progress"] for c in rep["channels"]}
+    counts = {k: rep[k] for k in ("trajectories", "steps", "progress_steps", "successes")}
+    return by.get(CHANNEL), {**counts, "env_reward": by.get("env.reward")}
+
+
+def report(worlds: list[dict]) -> dict:
+    rows = []
+    pooled: dict[str, list] = {"layout": [], "plain": []}
+    for w in worlds:
+        row = {"world": w["world"], "timings": w["timings"]}
+        for side in ("layout", "plain"):
+            trajs = read_trajectories(w[side])
+            row[side], row["counts"] = _auroc(trajs)
+            if w["world"] in SW_FAMILIES:
+                pooled[side] += trajs
+        rows.append(row)
+    if pooled["layout"]:
+        row = {"world": f"pooled ScienceWorld, {sum(r['world'] in SW_FAMILIES for r in rows)} families"}
+        for side in ("layout", "plain"):
+            row[side], row["counts"] = _auroc(pooled[side])
+        rows.append(row)
+    return {"channel": CHANNEL, "rows": rows}
+
+
+def markdown(rep: dict) -> str:
+    def f(v):
+        return "n/a" if v is None else f"{v:.3f}"
+
+    lines = [
+        "| log | episodes | steps (progress) | successes | env reward | TRCA, recorded layout "
+        "| TRCA, flattened plain text | difference |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for r in rep["rows"]:
+        c = r["counts"]
+        diff = None if r["layout"] is None or r["plain"] is None else r["plain"] - r["layout"]
+        d = "" if diff is None else f"{diff:+.3f}"
+        lines.append(
+            f"| {r['world']} | {c['trajectories']} | {c['steps']} ({c['progress_steps']}) "
+            f"| {c['successes']} | {f(c['env_reward'])} | {f(r['layout'])} | {f(r['plain'])} | {d} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+@click.command()
+@click.option("--worlds", default=",".join(WORLDS), show_default=True, help="Comma-separated worlds.")
+@click.option("--episodes", default=15, show_default=True, help="Episodes collected per world.")
+@click.option("--work", type=click.Path(path_type=Path), default=Path("runs/plain"), show_default=True)
+@click.option("--json", "json_out", type=click.Path(path_type=Path), default=None)
+@click.option("--md", "md_out", type=click.Path(path_type=Path), default=None)
+@click.option("--report-only", is_flag=True, help="Only read the labeled files already under --work.")
+def main(worlds: str, episodes: int, work: Path, json_out: Path | None, md_out: Path | None,
+         report_only: bool) -> None:  # fmt: skip
+    """Unreviewed TRCA on logs with their layout and flattened into plain text (see the module docstring)."""
+    work.mkdir(parents=True, exist_ok=True)
+    load = os.getloadavg()
+    done = []
+    for name in worlds.split(","):
+        if report_only:
+            done.append({"world": name, "timings": {},
+                         "layout": str(work / f"{name}.layout.trca.jsonl.gz"),
+                         "plain": str(work / f"{name}.plain.trca.jsonl.gz")})  # fmt: skip
+        else:
+            click.echo(f"[{name}] collect, build, label (recorded layout and plain text)", err=True)
+            done.append(run_world(name, work, episodes))
+    rep = report(done)
+    rep["machine"] = f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
+    rep["load_average"] = [round(x, 2) for x in (*load, *os.getloadavg())]
+    rep["episodes"] = episodes
+    md = markdown(rep)
+    click.echo(md)
+    if json_out:
+        json_out.write_text(json.dumps(portable_paths(rep), indent=2) + "\n")
+    if md_out:
+        md_out.write_text(md)
+
+
+if __name__ == "__main__":
+    main()
