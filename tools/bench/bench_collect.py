@@ -20,8 +20,6 @@ shared box the best of a few runs is the one least slowed by other work.
 from __future__ import annotations
 
 import json
-import os
-import platform
 import random
 import tempfile
 import time
@@ -33,7 +31,7 @@ import click
 from labeler.dataset import TrajectoryWriter
 from policy.collect import CollectConfig, collect
 from policy.envs import EnvError, EnvSpec, open_env, parse_env
-from tools.bench.benchlib import portable_paths
+from tools.bench.benchlib import load_average, write_results
 
 WORLDS = (
     "twx:twc@level=easy",
@@ -157,7 +155,7 @@ def main(
         raise click.UsageError(str(e)) from None
     rows = []
     for spec, text, n, m, beh in specs:
-        load_before = os.getloadavg()[0]
+        load_before = load_average()[0]
         base, ours = [], []
         for _ in range(repeats):
             base.append(BARE[spec.adapter](spec, n, m, seed))
@@ -181,20 +179,14 @@ def main(
                     "baseline": [round(a / b, 1) for a, b in base],
                     "collect": [round(a / b, 1) for a, b in ours],
                 },
-                "load_avg_1min": [round(load_before, 2), round(os.getloadavg()[0], 2)],
+                "load_avg_1min": [load_before, load_average()[0]],
             }
         )
         click.echo(json.dumps(rows[-1]), err=True)
-    res = {
-        "seed": seed,
-        "machine": f"{platform.machine()} {platform.processor() or ''} {platform.python_version()}".strip(),
-        "cpus": os.cpu_count(),
-        "worlds": rows,
-    }
-    click.echo(json.dumps(res, indent=2))
+    res = {"seed": seed, "worlds": rows}
     if json_out:
-        Path(json_out).parent.mkdir(parents=True, exist_ok=True)
-        Path(json_out).write_text(json.dumps(portable_paths(res), indent=2) + "\n")
+        res = write_results(json_out, res)
+    click.echo(json.dumps(res, indent=2))
 
 
 if __name__ == "__main__":

@@ -16,7 +16,6 @@ Writes ``tools/results/bench_coren.json`` and prints a Markdown table for BENCHM
 from __future__ import annotations
 
 import json
-import platform
 from pathlib import Path
 
 import click
@@ -25,7 +24,7 @@ import numpy as np
 from labeler.coren.voting import prompt_scores
 from labeler.dataset import read_trajectories
 from labeler.quality import auroc, measure
-from tools.bench.benchlib import HELDOUT_DEV_COLLECT, ROOT, edgejudge, portable_paths
+from tools.bench.benchlib import HELDOUT_DEV_COLLECT, ROOT, edgejudge, write_results
 
 
 def per_prompt(labeled: Path) -> list[dict]:
@@ -93,7 +92,6 @@ def main(work: str, prompts: int, labeled: str | None, report_path: str | None, 
     naive = n_prompts * (cands + steps) + n_prompts * len(trajs) + report["queries"].get("qa", 0)
     js = report["judge_stats"]
     result = {
-        "machine": f"{platform.machine()} {platform.python_version()}, 2-core CPU shared with other work",
         "dev_command": "edgejudge " + " ".join(HELDOUT_DEV_COLLECT),
         "labeled": str(labeled_path),
         "prompts": n_prompts,
@@ -119,9 +117,7 @@ def main(work: str, prompts: int, labeled: str | None, report_path: str | None, 
         "quality": quality,
         "per_prompt": per_prompt(labeled_path),
     }
-    out = ROOT / json_out
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(portable_paths(result), indent=2))
+    write_results(ROOT / json_out, result)
     print_markdown(result)
 
 

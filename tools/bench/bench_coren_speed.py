@@ -19,9 +19,7 @@ channel AUROCs to the result.
 
 from __future__ import annotations
 
-import json
 import os
-import platform
 import time
 from collections import Counter, defaultdict
 
@@ -29,7 +27,7 @@ import click
 
 from labeler.dataset import read_trajectories
 from labeler.quality import measure
-from tools.bench.benchlib import HELDOUT_DEV_COLLECT, ROOT, edgejudge, portable_paths
+from tools.bench.benchlib import HELDOUT_DEV_COLLECT, ROOT, edgejudge, write_results
 
 
 class OneAtATime:
@@ -136,8 +134,6 @@ def main(dev: str, trajectories: int, prompts: int, quality_files: tuple[str, ..
     runs = [run_mode(m, trajs, prompts, encoder) for m in ("simple", "batched")]
     s, b = runs
     out = {
-        "machine": f"{platform.machine()} {platform.python_version()}, {os.cpu_count()} cores, 1 thread",
-        "load_average": os.getloadavg(),
         "dev_command": "edgejudge " + " ".join(HELDOUT_DEV_COLLECT),
         "trajectories": trajectories,
         "prompts": prompts,
@@ -152,9 +148,7 @@ def main(dev: str, trajectories: int, prompts: int, quality_files: tuple[str, ..
         ),
         "quality": [measure(read_trajectories(f), f).to_dict() for f in quality_files],
     }
-    path = ROOT / json_out
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(portable_paths(out), indent=2, default=float))
+    write_results(ROOT / json_out, out)
     for r in runs:
         ph = ", ".join(f"{k} {v['cpu_s']:.1f}" for k, v in r["phases"].items())
         print(

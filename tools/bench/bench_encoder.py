@@ -19,9 +19,7 @@ observation and a 150-token TWC state, 1 onnxruntime thread, spinning off.
 
 from __future__ import annotations
 
-import json
 import os
-import platform
 import random
 import subprocess
 import sys
@@ -33,7 +31,7 @@ from typing import Any
 import click
 import numpy as np
 
-from tools.bench.benchlib import ROOT, portable_paths
+from tools.bench.benchlib import ROOT, write_results
 
 BENCH_OBS = (  # tools/bench/bench_serve.py's observation with its step suffix: 47 tokens
     "Inventory: empty\nRecent actions: open fridge, look around\nRoom: You are in the kitchen. "
@@ -182,16 +180,11 @@ def main(out: Path, states: int, n: int, seed: int) -> None:
         r["speedup_cpu_obs47"] = round(base["cpu_ms_obs47"] / r["cpu_ms_obs47"], 2)
         r["speedup_cpu_state150"] = round(base["cpu_ms_state150"] / r["cpu_ms_state150"], 2)
     result = {
-        "machine": f"{platform.machine()} {os.cpu_count()}-core CPU, shared with other work",
-        "load_average": os.getloadavg(),
         "command": "python -m tools.bench.bench_encoder " + " ".join(sys.argv[1:]),
         "texts": {k: len(v) for k, v in texts.items()},
         "rows": rows,
     }
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp_out = out.with_suffix(".tmp")
-    tmp_out.write_text(json.dumps(portable_paths(result), indent=1))
-    tmp_out.replace(out)
+    write_results(out, result, indent=1)
     cols = ("variant", "mb", "cos_min", "cos_mean", "p50_ms_obs47", "cpu_ms_obs47", "cpu_ms_state150")
     click.echo("  ".join(f"{c:>14}" for c in cols))
     for r in rows:

@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import json
 import os
-import platform
 import re
 import sys
 import tempfile
@@ -45,7 +44,7 @@ from typing import Any
 import click
 
 from models.cli_options import gpu_layers_option, judge_option, progress_option, threads_option
-from tools.bench.benchlib import portable_paths
+from tools.bench.benchlib import provenance, write_results
 
 TASK = "Pick up objects, then place them in their usual locations."
 CAND_RATE = (
@@ -428,9 +427,6 @@ def run(
         "model_sha256": sha,
         "threads": threads,
         "gpu_layers": gpu_layers,
-        "machine": f"{platform.machine()}, {os.cpu_count()} CPUs visible, {platform.python_implementation()} "
-        f"{platform.python_version()}",
-        "load_average_at_end": os.getloadavg(),
         "data": {
             **data,
             "queries": n,
@@ -500,7 +496,7 @@ def _fmt(r: dict) -> str:
     d = r["data"]
     lines = [
         f"judge benchmark: {r['model']} ({r['model_sha256'][:12]}), {r['threads']} thread(s), "
-        f"{r['machine']}, load average {r['load_average_at_end'][0]:.1f}",
+        f"{r['machine']}, load average {r['load_average'][0]:.1f}",
         f"data: {d['steps']} real TWC dev steps, {d['episodes']} episode(s) -> {d['queries']} queries "
         f"({d['patterns']}, {d['unique_queries']} unique)",
         "                 per CPU-second          per wall-second",
@@ -611,10 +607,7 @@ def main(
         coren_prompts,
         gpu_layers,
     )
-    if out:
-        tmp = Path(out).with_suffix(".tmp")
-        tmp.write_text(json.dumps(portable_paths(r), indent=2) + "\n")
-        tmp.replace(out)
+    r = write_results(out, r) if out else {**provenance(), **r}
     click.echo(json.dumps(r, indent=2) if as_json else _fmt(r))
 
 

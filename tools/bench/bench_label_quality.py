@@ -31,7 +31,6 @@ the label check from the success flags alone: AUROC of the mean reward per step 
 from __future__ import annotations
 
 import json
-import platform
 import time
 from pathlib import Path
 
@@ -41,7 +40,7 @@ import numpy as np
 from labeler.dataset import Trajectory, read_trajectories
 from labeler.label_check import bootstrap_auroc, folds_of
 from labeler.quality import auroc
-from tools.bench.benchlib import HELDOUT_DEV_COLLECT, ROOT, edgejudge, portable_paths
+from tools.bench.benchlib import HELDOUT_DEV_COLLECT, ROOT, edgejudge, write_results
 
 
 def step_truth(trajs: list[Trajectory]) -> tuple[list[bool], list[bool]]:
@@ -336,7 +335,6 @@ def main(work: str, corens: tuple[str, ...], coren_only: bool, epochs: int, json
         )
     )
     result = {
-        "machine": f"{platform.machine()} {platform.python_version()}",
         "date": time.strftime("%Y-%m-%d"),
         "dev_command": "edgejudge " + " ".join(HELDOUT_DEV_COLLECT),
         "build_seconds": {k: round(v[1], 1) for k, v in builds.items()},
@@ -345,7 +343,7 @@ def main(work: str, corens: tuple[str, ...], coren_only: bool, epochs: int, json
         "rows": rows,
     }
     if json_out:
-        Path(json_out).write_text(json.dumps(portable_paths(result), indent=2, default=float) + "\n")
+        write_results(json_out, result)
 
     def f(v):
         return "" if v is None else f"{v:.3f}"

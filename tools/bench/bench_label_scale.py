@@ -17,7 +17,6 @@ from __future__ import annotations
 import json
 import logging
 import os
-import platform
 import sys
 import tempfile
 import time
@@ -26,6 +25,8 @@ from typing import Any
 
 import click
 import numpy as np
+
+from tools.bench.benchlib import write_results
 
 
 def _collect(episodes: int, max_steps: int, seed: int, path: Path) -> None:
@@ -178,8 +179,6 @@ def main(episodes: int, max_steps: int, prompts: int, actors: str, seed: int, ou
     r = {
         "benchmark": "label_scale",
         "command": "python -m tools.bench.bench_label_scale " + " ".join(sys.argv[1:]),
-        "machine": f"{platform.machine()}, {os.cpu_count()} CPUs visible, Python {platform.python_version()}",
-        "load_average_at_end": os.getloadavg(),
         "judge": "gemma3-270m (embedded Gemma 3 270M Q4_K_M), 1 thread per judge, n_ctx 2048",
         "data": {
             "env": "twx:twc",
@@ -196,12 +195,9 @@ def main(episodes: int, max_steps: int, prompts: int, actors: str, seed: int, ou
         "identical_labels": identical,
         "total_seconds": round(time.perf_counter() - t_start, 1),
     }
-    text = json.dumps(r, indent=2)
     if out:
-        tmp_out = Path(out).with_suffix(".tmp")
-        tmp_out.write_text(text + "\n")
-        tmp_out.replace(out)
-    click.echo(text)
+        r = write_results(out, r)
+    click.echo(json.dumps(r, indent=2))
     if not identical:
         raise SystemExit("the runs' labels differ")
 

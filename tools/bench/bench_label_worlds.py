@@ -22,14 +22,13 @@ work folder, so an interrupted run resumes.
 from __future__ import annotations
 
 import json
-import platform
 import time
 from pathlib import Path
 
 import click
 
 from labeler.dataset import read_trajectories, write_trajectories
-from tools.bench.benchlib import ROOT, edgejudge
+from tools.bench.benchlib import ROOT, edgejudge, write_results
 
 WORLDS = {
     "twc-medium": ("twx:twc", "level=medium", 50),
@@ -192,12 +191,7 @@ def main(
         lines.append(f"| {n} | " + " | ".join("" if v is None else f"{v:.3f}" for v in vals) + " |")
     click.echo("\n".join(lines))
     if json_out:
-        json_out.write_text(
-            json.dumps(
-                {"machine": f"{platform.machine()} {platform.python_version()}", "worlds": results}, indent=1
-            )
-            + "\n"
-        )
+        write_results(json_out, {"worlds": results}, indent=1)
 
 
 if __name__ == "__main__":

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import json
 import os
-import platform
 import resource
 import shutil
 import statistics
@@ -36,7 +35,7 @@ from typing import Any
 
 import click
 
-from tools.bench.benchlib import edgejudge, run_tool
+from tools.bench.benchlib import edgejudge, load_average, provenance, run_tool
 from tools.bench.matrix_data import BUILT_TRCA, WorldData, short_hash
 from tools.bench.matrix_plan import (
     EXPERT,
@@ -419,7 +418,7 @@ def main(
     m.baselines_only = baselines_only
     plan = [r for w in ws for u in units(w, s) for r in u.rows] + [r for w in ws for r in baseline_rows(w, s)]
     meta = {
-        "machine": f"{platform.machine()} CPU, {os.cpu_count()} cores, shared with other work; 1 thread",
+        **provenance(),
         "size": ("quick" if quick else "full")
         + ("" if s == SIZES["quick" if quick else "full"] else ", adjusted"),
         "sizes": describe(s),
@@ -441,7 +440,7 @@ def main(
             )
         click.echo(f"{sum(m.done(r) for r in plan)} of {len(plan)} rows done")
         return
-    w0, c0, load0 = time.perf_counter(), _cpu(), os.getloadavg()[0]
+    w0, c0, load0 = time.perf_counter(), _cpu(), load_average()[0]
     plan = m.run()
     reused = sum(1 for r in plan if m.done(r)) - m.computed
     wall, cpu = time.perf_counter() - w0, _cpu() - c0
@@ -449,7 +448,7 @@ def main(
         {
             "rows_computed": m.computed,
             "seconds": round(wall, 1),
-            "load_average": [round(load0, 1), round(os.getloadavg()[0], 1)],
+            "load_average": [load0, load_average()[0]],
             "cpu_seconds": round(cpu, 1),
             "command": " ".join(sys.argv[1:]),
         }

@@ -16,9 +16,7 @@ with ``--reuse`` to evaluate existing checkpoints without retraining).
 
 from __future__ import annotations
 
-import json
 import os
-import platform
 import statistics
 import sys
 import time
@@ -27,7 +25,7 @@ from pathlib import Path
 import click
 
 from models.cli_options import env_option, judge_option, split_option
-from tools.bench.benchlib import portable_paths
+from tools.bench.benchlib import write_results
 
 DEFAULT_ROWS = (
     "random,bc-all,bc-success,bc-paths,iql-sparse,cql-sparse,iql-trca,iql-trca-detour,iql-trcab,awr-trca,"
@@ -328,7 +326,6 @@ def main(
         latency["llm_over_scorer"] = latency["llm"]["ms_mean"] / latency["bundle"]["scorer_only"]["ms_mean"]
 
     payload = {
-        "machine": f"{platform.machine()} CPU, {os.cpu_count()} cores, shared with other work; 1 thread",
         "env": spec.name,
         "params": spec.params,
         "split": split,
@@ -345,7 +342,7 @@ def main(
         "seconds": round(time.perf_counter() - t_start, 1),
         "command": " ".join(sys.argv),
     }
-    (out / "results.json").write_text(json.dumps(portable_paths(payload), indent=2) + "\n")
+    payload = write_results(out / "results.json", payload)
     md = _markdown(payload)
     (out / "results.md").write_text(md)
     click.echo(md)

@@ -23,7 +23,6 @@ with two families each, then one run with all of them writes the tables.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import subprocess
 import sys
@@ -32,7 +31,7 @@ from pathlib import Path
 
 from labeler.dataset import read_trajectories
 from labeler.quality import measure
-from tools.bench.benchlib import ROOT, portable_paths
+from tools.bench.benchlib import ROOT, load_average, write_results
 
 FAMILIES = ("find-living-thing", "find-non-living-thing", "find-plant", "chemistry-mix")
 SHOWN = ("env.reward", "trca.foundational", "trca.breakthrough", "trca.total", "coren.contextual",
@@ -121,7 +120,7 @@ def main() -> None:
     work = Path(args.work)
     work.mkdir(parents=True, exist_ok=True)
     coren_families = {f for f in args.coren_families.split(",") if f}
-    load_before = os.getloadavg()
+    load_start = load_average()
     families = [
         run_family(
             t, work, args.episodes, args.coren_episodes if t in coren_families else 0, args.coren_prompts
@@ -146,11 +145,10 @@ def main() -> None:
         "episodes": args.episodes,
         "coren_episodes": args.coren_episodes,
         "coren_prompts": args.coren_prompts,
-        "load_avg_before": [round(x, 2) for x in load_before],
-        "load_avg_after": [round(x, 2) for x in os.getloadavg()],
+        "load_average_start": load_start,
     }
     if args.json:
-        Path(args.json).write_text(json.dumps(portable_paths(out), indent=1) + "\n")
+        write_results(args.json, out, indent=1)
     table = markdown(rows)
     if args.md:
         Path(args.md).write_text(table)

@@ -31,7 +31,6 @@ from __future__ import annotations
 import json
 import multiprocessing as mp
 import os
-import platform
 import socket
 import subprocess
 import sys
@@ -43,7 +42,7 @@ from typing import Any
 import click
 import numpy as np
 
-from tools.bench.benchlib import ROOT, portable_paths
+from tools.bench.benchlib import ROOT, load_average, write_results
 
 ONE_THREAD_ENV = {"OMP_NUM_THREADS": "1", "EDGEJUDGE_THREADS": "1", "MKL_NUM_THREADS": "1"}
 INSTRUCTION = "Your task is to pick up objects, then place them in their usual locations in the environment."
@@ -615,7 +614,7 @@ def main(
     unknown = skipped - {"http", "websocket", "text", "int8", "cpp"}
     if unknown:
         raise click.BadParameter(f"unknown rows {sorted(unknown)}", param_hint="--skip")
-    load_before = os.getloadavg()  # the machine is shared: the load says how far to trust absolute numbers
+    load_start = load_average()  # the machine is shared: the load says how far to trust absolute numbers
     tmp = None
     if bundle is None:
         tmp = tempfile.TemporaryDirectory(prefix="bench-serve-")
@@ -695,15 +694,13 @@ def main(
             tmp.cleanup()
     summary = summarize_targets(rows)
     result = {
-        "machine": f"{platform.machine()} {os.cpu_count()}-core CPU, shared with other work "
-        f"({platform.platform()})",
-        "load_average": {"before": list(load_before), "after": list(os.getloadavg())},
+        "load_average_start": load_start,
         "bundle": {"path": str(bundle), "model": manifest.model_sha256, "embedding_dim": dim, "k": k},
         "command": "python -m tools.bench.bench_serve " + " ".join(sys.argv[1:]),
         "rows": rows,
         "targets": summary,
     }
-    (out_dir / "results.json").write_text(json.dumps(portable_paths(result), indent=1))
+    result = write_results(out_dir / "results.json", result, indent=1)
     plot_cdf(rows, out_dir / "latency_cdf.png")
     slim = {**result, "rows": [{k2: v for k2, v in r.items() if k2 != "latencies_us"} for r in rows]}
     if as_json:

@@ -30,10 +30,8 @@ does not depend on the weights). Writes ``results.json`` and ``results.md`` into
 
 from __future__ import annotations
 
-import json
 import multiprocessing as mp
 import os
-import platform
 import statistics
 import sys
 import tempfile
@@ -46,7 +44,7 @@ import numpy as np
 
 from models.cli_options import judge_option
 from tools.bench import bench_serve as bs  # the serving benchmark's servers and clients
-from tools.bench.benchlib import portable_paths
+from tools.bench.benchlib import load_average, write_results
 
 EMBEDDING_ROWS = ("onnxruntime-inference", "zmq-echo-infer", "edge-embedding", "http", "websocket")
 
@@ -230,7 +228,7 @@ def main(
     from models.bundle import load_manifest
 
     skipped = {s.strip() for s in skip.split(",") if s.strip()}
-    load_before = os.getloadavg()
+    load_start = load_average()
     click.echo(f"sampling {n_states} real TWC test states with >= {min_candidates} candidates ...", err=True)
     states = real_states(n_states, min_candidates)
     tmp = tempfile.TemporaryDirectory(prefix="bench-text-")
@@ -321,16 +319,14 @@ def main(
         rows["llm-agent"] = llm_latency(judge, states[:llm_states])
     tmp.cleanup()
     result = {
-        "machine": f"{platform.machine()} {os.cpu_count()}-core CPU, shared with other work; 1 thread",
-        "load_average": {"before": list(load_before), "after": list(os.getloadavg())},
+        "load_average_start": load_start,
         "command": "python -m tools.bench.bench_text " + " ".join(sys.argv[1:]),
         "states": describe(states, static_bundle),
         "bundles": {"static": str(static_bundle), "minilm": str(minilm_bundle) if minilm_bundle else None},
         "rows": rows,
         "ratios": ratios(rows),
     }
-    out_dir.mkdir(parents=True, exist_ok=True)
-    (out_dir / "results.json").write_text(json.dumps(portable_paths(result), indent=1) + "\n")
+    result = write_results(out_dir / "results.json", result, indent=1)
     md = markdown(result)
     (out_dir / "results.md").write_text(md)
     click.echo(md)
@@ -423,7 +419,7 @@ def markdown(r: dict[str, Any]) -> str:
         f"{s['n']} real {s['env']} states, {s['mean_candidates']:.1f} candidates, "
         f"{s['mean_observation_tokens']:.0f} observation tokens, {s.get('mean_memory_steps', 0):.1f} memory "
         f"steps on average; {r['machine']}; load "
-        f"{r['load_average']['before'][0]:.1f} -> {r['load_average']['after'][0]:.1f}.",
+        f"{r['load_average_start'][0]:.1f} -> {r['load_average'][0]:.1f}.",
         "",
         "| row | n | p50 ms | p99 ms | mean ms | CPU ms per call (mean) |",
         "|---|---|---|---|---|---|",

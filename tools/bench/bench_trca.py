@@ -26,8 +26,6 @@ judge that rubrics replace), measured on 20 uncached steps.
 
 from __future__ import annotations
 
-import json
-import platform
 import tempfile
 import time
 from pathlib import Path
@@ -38,7 +36,7 @@ from labeler.dataset import TrajectoryWriter, iter_trajectories, read_trajectori
 from labeler.quality import auroc, measure
 from labeler.trca.pipeline import RubricSet, TRCAConfig, label_file
 from tools.bench.benchlib import HELDOUT_DEV_COLLECT as DEV_CMD
-from tools.bench.benchlib import ROOT, portable_paths
+from tools.bench.benchlib import ROOT, write_results
 from tools.bench.benchlib import edgejudge as _edgejudge
 
 
@@ -140,7 +138,6 @@ def main(work, json_out, judge_steps, min_steps) -> None:
             "--no-progress",
         )
     results: dict = {
-        "machine": f"{platform.machine()} {platform.python_version()}",
         "date": time.strftime("%Y-%m-%d"),
         "dev_command": "edgejudge " + " ".join(DEV_CMD),
     }
@@ -226,8 +223,7 @@ def main(work, json_out, judge_steps, min_steps) -> None:
         "ratio_label_vs_judge_per_step": (n_steps / t_label) / judge["steps_per_s"],
     }
     if json_out:
-        Path(json_out).parent.mkdir(parents=True, exist_ok=True)
-        Path(json_out).write_text(json.dumps(portable_paths(results), indent=2))
+        write_results(json_out, results)
     print_markdown(results)
     if tmp is not None:
         tmp.cleanup()

@@ -1,12 +1,17 @@
-"""Shared by the benchmarks: the one held-out TWC dev set the labeling benchmarks report on, runners for the
-command line and the tools, and the path rule for what they write into tools/results/."""
+"""Shared by the benchmarks and probes: the one held-out TWC dev set the labeling benchmarks report on,
+runners for the command line and the tools, and how a results JSON is written (:func:`write_results`: where
+and when it was measured, paths made portable, written atomically)."""
 
 from __future__ import annotations
 
+import json
 import os
+import platform
 import re
 import subprocess
 import sys
+import tempfile
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -70,3 +75,83 @@ def portable_paths(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return type(value)(portable_paths(v) for v in value)
     return value
+
+
+def machine() -> str:
+    """This machine in one line, the same words in every results file: architecture, CPUs, OS, Python."""
+    return (
+        f"{platform.machine()}, {os.cpu_count()} CPUs, {platform.system()} {platform.release()}, "
+        f"{platform.python_implementation()} {platform.python_version()}"
+    )
+
+
+def load_average() -> list[float]:
+    """The 1-, 5- and 15-minute load averages now (the machines are shared: how far to trust a timing)."""
+    return [round(x, 2) for x in os.getloadavg()]
+
+
+def git_commit() -> str:
+    """The commit the tools run from (HEAD of the repository), with ``+dirty`` when tracked files differ from
+    it; ``unknown`` outside a git checkout or without git."""
+    try:
+        head = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True, timeout=30, check=True
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=True,
+        ).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+    return f"{head}+dirty" if dirty else head
+
+
+PROVENANCE = ("machine", "load_average", "git_commit")
+"""The fields :func:`provenance` adds to every results JSON."""
+
+
+def provenance() -> dict[str, Any]:
+    """Where and when a result was measured: :func:`machine`, :func:`load_average` (at the time of the call)
+    and :func:`git_commit`."""
+    return {"machine": machine(), "load_average": load_average(), "git_commit": git_commit()}
+
+
+def atomic_write(path: str | os.PathLike[str], data: bytes | str) -> None:
+    """Write ``data`` to ``path`` (folders created) through a temporary file in the same folder and a rename,
+    so a reader never sees half a file and an interrupted run leaves the previous one."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    raw = data.encode() if isinstance(data, str) else data
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(raw)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def write_results(
+    path: str | os.PathLike[str], payload: Mapping[str, Any], *, indent: int = 2
+) -> dict[str, Any]:
+    """Write a results JSON to ``path``: :func:`provenance` first (it replaces any field of the same name in
+    ``payload``), then ``payload``, every absolute path made portable (:func:`portable_paths`); atomically.
+    Returns what was written."""
+    record = portable_paths({**provenance(), **{k: v for k, v in payload.items() if k not in PROVENANCE}})
+    atomic_write(path, json.dumps(record, indent=indent, default=_json_default) + "\n")
+    return record
+
+
+def _json_default(value: Any) -> Any:
+    """numpy scalars and arrays (``.tolist()``/``.item()``), everything else by ``float``."""
+    for attr in ("tolist", "item"):
+        if hasattr(value, attr):
+            return getattr(value, attr)()
+    return float(value)

@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from policy.evaluate import wilson_interval
-from tools.bench.matrix_store import RowStore, atomic_write
+from tools.bench.benchlib import atomic_write
+from tools.bench.matrix_store import RowStore
 
 ROW_NAMES = {
     ("iql", "sparse"): "IQL, sparse",

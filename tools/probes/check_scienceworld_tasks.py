@@ -36,7 +36,7 @@ from pathlib import Path
 
 from policy.envs import open_env, parse_env
 from policy.envs.scienceworld import TASKS
-from tools.bench.benchlib import ROOT, portable_paths
+from tools.bench.benchlib import ROOT, load_average, portable_paths, write_results
 
 
 def _rss_mb(pid: int, field: str = "VmRSS") -> float:
@@ -202,13 +202,13 @@ def main() -> None:
             if task in done:
                 rows.append(done[task])
                 continue
-            t0, load0 = time.perf_counter(), os.getloadavg()[0]
+            t0, load0 = time.perf_counter(), load_average()[0]
             row = gold_check(task, args.simplifications, args.variations)
             if not args.gold_only:
                 limit = min(int(1.5 * max(row["gold_lengths"])) + 10, args.max_steps)
                 row["label"] = collect_and_label(task, args.simplifications, args.episodes, limit, Path(tmp))
             row["seconds"] = round(time.perf_counter() - t0, 1)
-            row["load_avg_1min"] = [round(load0, 2), round(os.getloadavg()[0], 2)]
+            row["load_avg_1min"] = [load0, load_average()[0]]
             row = portable_paths(row)
             rows.append(row)
             if args.rows:
@@ -221,9 +221,7 @@ def main() -> None:
                 flush=True,
             )
     if args.json:
-        Path(args.json).write_text(
-            json.dumps(portable_paths({"simplifications": args.simplifications, "tasks": rows}), indent=1)
-        )
+        write_results(args.json, {"simplifications": args.simplifications, "tasks": rows}, indent=1)
     if args.md:
         Path(args.md).write_text(markdown(rows))
     print(markdown(rows))

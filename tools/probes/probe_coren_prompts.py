@@ -11,7 +11,6 @@ tools/results/probe_coren_prompts.json.
 
 from __future__ import annotations
 
-import json
 import time
 
 import click
@@ -20,7 +19,7 @@ import numpy as np
 from labeler.coren.texts import fit_head, transition_text
 from labeler.dataset import read_trajectories
 from labeler.quality import auroc
-from tools.bench.benchlib import ROOT, portable_paths
+from tools.bench.benchlib import ROOT, write_results
 
 WORDS = [" terrible", " bad", " neutral", " good", " excellent"]
 EXAMPLES = [
@@ -115,9 +114,7 @@ def main(dev: str, cache: str, json_out: str) -> None:
                 "observation": mode,
             }
             print(f"{name:12s} AUROC {a:.3f}", flush=True)
-    out = ROOT / json_out
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(portable_paths(results), indent=2))
+    write_results(ROOT / json_out, results)
 
 
 if __name__ == "__main__":

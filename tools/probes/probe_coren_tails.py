@@ -14,7 +14,6 @@ extra questions to try after the same preamble. Writes tools/results/probe_coren
 
 from __future__ import annotations
 
-import json
 import time
 
 import click
@@ -23,7 +22,7 @@ import numpy as np
 from labeler.coren import voting
 from labeler.dataset import read_trajectories
 from labeler.quality import auroc
-from tools.bench.benchlib import ROOT, portable_paths
+from tools.bench.benchlib import ROOT, write_results
 
 
 def summarize(dists: np.ndarray, y: list[bool]) -> dict:
@@ -109,11 +108,7 @@ def main(labeled: str, trajectories: str, prompts: int, extra: tuple[str, ...], 
             )
     for x, v in out["extra_tails"].items():
         click.echo(f"extra tail {x!r}: {v:.3f}")
-    path = ROOT / json_out
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(portable_paths(out), indent=2) + "\n")
-    tmp.replace(path)
+    write_results(ROOT / json_out, out)
 
 
 if __name__ == "__main__":

@@ -18,14 +18,14 @@ from __future__ import annotations
 
 import json
 import os
-import platform
 import re
 import sys
 import time
-from pathlib import Path
 
 import click
 import numpy as np
+
+from tools.bench.benchlib import write_results
 
 PUT = re.compile(r"^put (.+?) (in|on) (.+)$")
 
@@ -106,12 +106,10 @@ def main(games: int, out: str | None) -> None:
         score = fit_bilinear(enc["train"][:n], rank=8, epochs=max(60, 60 * 800 // n))
         result[f"bilinear_rank8_train{n}"] = {k: accuracy(score, v) for k, v in enc.items()}
     result["seconds"] = round(time.perf_counter() - t0, 1)
-    result["machine"] = f"{platform.machine()} CPU, {os.cpu_count()} cores, 1 thread"
-    result["command"] = " ".join(sys.argv)
-    text = json.dumps(result, indent=2)
-    click.echo(text)
+    result["command"] = "python -m tools.probes.probe_placement_prior " + " ".join(sys.argv[1:])
     if out:
-        Path(out).write_text(text + "\n")
+        result = write_results(out, result)
+    click.echo(json.dumps(result, indent=2))
 
 
 if __name__ == "__main__":

@@ -22,13 +22,12 @@ from __future__ import annotations
 
 import gzip
 import json
-from pathlib import Path
 from typing import Any
 
 import click
 
 from models.cli_options import split_option
-from tools.bench.benchlib import portable_paths
+from tools.bench.benchlib import write_results
 
 
 def placements(gold: list[str]) -> dict[str, str]:
@@ -194,7 +193,7 @@ def main(
         }
     click.echo(json.dumps(summary, indent=1))
     if out:
-        Path(out).write_text(json.dumps(portable_paths({"summary": summary, "episodes": records}), indent=1))
+        write_results(out, {"summary": summary, "episodes": records}, indent=1)
 
 
 if __name__ == "__main__":

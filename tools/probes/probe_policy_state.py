@@ -32,7 +32,7 @@ import click
 
 import policy.envs.twx as twx_env
 from policy.envs import parse_env
-from tools.bench.benchlib import portable_paths
+from tools.bench.benchlib import write_results
 
 ORIGINAL_COMPOSE = twx_env.compose_state
 _clean = twx_env._clean
@@ -572,8 +572,7 @@ def run(
         "seconds": round(time.perf_counter() - t0, 1),
         "command": "python -m tools.probes.probe_policy_state " + " ".join(sys.argv[1:]),
     }
-    Path(out_dir).mkdir(parents=True, exist_ok=True)
-    (Path(out_dir) / f"{name}.json").write_text(json.dumps(portable_paths(out), indent=2) + "\n")
+    write_results(Path(out_dir) / f"{name}.json", out)
     if algo != "random":
         import torch
 
@@ -621,7 +620,7 @@ def sampled(run_json, temperature, episodes):
 
     agent = Rec(inner, temperature, seed=0)
     r[f"test_sampled_T{temperature:g}"] = run_eval(agent, r["variant"], "test", episodes)
-    p.write_text(json.dumps(portable_paths(r), indent=2) + "\n")
+    write_results(p, r)
     click.echo(f"{r['name']} sampled T={temperature}: {r[f'test_sampled_T{temperature:g}']}")
 
 
@@ -631,7 +630,7 @@ def sampled(run_json, temperature, episodes):
 def summarize(runs_dir, out_path):
     rows = [json.loads(p.read_text()) for p in sorted(Path(runs_dir).glob("*.json"))]
     rows.sort(key=lambda r: -r["test"]["success_rate"])
-    Path(out_path).write_text(json.dumps(portable_paths({"runs": rows}), indent=2) + "\n")
+    write_results(out_path, {"runs": rows})
 
     def ci(x):
         return f"{x['success_rate']:.0%} [{x['ci95'][0]:.0%}, {x['ci95'][1]:.0%}]" if x else "-"
