@@ -4,6 +4,9 @@ fresh interpreter started there, and none of them patches ``sys.path``."""
 from __future__ import annotations
 
 import ast
+import importlib
+import importlib.util
+import re
 import subprocess
 import sys
 
@@ -83,3 +86,89 @@ def test_every_tool_module_imports_from_the_repository_root():
         timeout=300,
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr[-2000:]
+
+
+# --- tools/bench/*.sh: one shell file per BENCHMARKS.md section, holding that section's commands
+
+BENCHMARKS = ROOT / "BENCHMARKS.md"
+SHELL_FILES = sorted((TOOLS / "bench").glob("*.sh"))
+SECTION = re.compile(r'^# BENCHMARKS\.md, "([^"]+)"', re.M)
+
+
+def sections() -> dict[str, list[str]]:
+    """BENCHMARKS.md's sections (the title's text before the first '## ', then every '## ' heading, which
+    includes its '### ' subsections) -> the sections' lines, code fences taken into account."""
+    out: dict[str, list[str]] = {}
+    title, fence = None, False
+    for line in BENCHMARKS.read_text(encoding="utf-8").split("\n"):
+        if line.startswith("```"):
+            fence = not fence
+        elif not fence and re.match(r"^#{1,2} ", line):
+            title = line.lstrip("# ")
+            out[title] = []
+        if title is not None:
+            out[title].append(line)
+    return out
+
+
+def bash_blocks(lines: list[str]) -> list[str]:
+    blocks, current = [], None
+    for line in lines:
+        if current is None and line == "```bash":
+            current = []
+        elif current is not None and line == "```":
+            blocks.append("\n".join(current))
+            current = None
+        elif current is not None:
+            current.append(line)
+    return blocks
+
+
+def shell_body(path) -> tuple[str, str]:
+    """(the BENCHMARKS.md section a shell file names, its commands: everything after its `cd` line)."""
+    text = path.read_text(encoding="utf-8")
+    m = SECTION.search(text)
+    assert m, f"{path.name}: no '# BENCHMARKS.md, \"SECTION\"' header"
+    head, sep, body = text.partition('cd "$(dirname "$0")/../.."\n\n')
+    assert sep and head.startswith("#!/usr/bin/env bash\n") and "set -euo pipefail" in head, path.name
+    return m.group(1), body.rstrip("\n")
+
+
+def test_every_section_with_commands_has_one_shell_file_holding_exactly_them():
+    secs = sections()
+    with_commands = {t for t, lines in secs.items() if bash_blocks(lines)}
+    named = {}
+    for path in SHELL_FILES:
+        title, body = shell_body(path)
+        assert title in secs, f"{path.name}: no section {title!r} in BENCHMARKS.md"
+        assert title not in named, f"{path.name} and {named.get(title)} name the same section"
+        named[title] = path.name
+        assert body == "\n\n".join(bash_blocks(secs[title])), f"{path.name}: not its section's commands"
+        assert f"`tools/bench/{path.name}`" in "\n".join(secs[title]), f"{title!r} does not cite {path.name}"
+    assert set(named) == with_commands
+
+
+def test_the_shell_files_parse_and_are_executable():
+    assert SHELL_FILES
+    for path in SHELL_FILES:
+        proc = subprocess.run(["bash", "-n", str(path)], capture_output=True, text=True)
+        assert proc.returncode == 0, f"{path.name}: {proc.stderr}"
+        assert path.stat().st_mode & 0o111, f"{path.name} is not executable"
+
+
+def test_commands_and_paths_in_the_shell_files_and_docs_name_what_exists():
+    texts = {p.relative_to(ROOT): p.read_text(encoding="utf-8") for p in SHELL_FILES}
+    for doc in [ROOT / "README.md", BENCHMARKS, ROOT / "Makefile", *sorted((ROOT / "docs").glob("*.md"))]:
+        texts[doc.relative_to(ROOT)] = doc.read_text(encoding="utf-8")
+    missing = []
+    for where, text in texts.items():
+        for module in re.findall(r"python3? -m ((?:tools|edge|labeler|policy|models)(?:\.\w+)+)", text):
+            if importlib.util.find_spec(module) is None:
+                missing.append(f"{where}: module {module}")
+        for module, name in re.findall(r"from (tools(?:\.\w+)+) import (\w+)", text):
+            if not hasattr(importlib.import_module(module), name):
+                missing.append(f"{where}: {module}.{name}")
+        for path in re.findall(r"(?<![\w./-])(tools/[\w/.-]+\.(?:py|sh))", text):
+            if not (ROOT / path).is_file():
+                missing.append(f"{where}: {path}")
+    assert missing == []
