@@ -16,26 +16,26 @@ PYTEST_ARGS ?=
 .PHONY: setup test demo lint clean cpp cpp-deps bench-deps
 
 setup:
-	@tools/bootstrap.sh $(EXTRAS)
+	@tools/setup/bootstrap.sh $(EXTRAS)
 
 test: setup cpp-deps
 	$(PY) -m pytest $(PYTEST_ARGS)
 
 demo: setup
-	@DEMO_OUT=$(DEMO_OUT) PY=$(PY) tools/demo.sh
+	@DEMO_OUT=$(DEMO_OUT) PY=$(PY) tools/demo/demo.sh
 
 lint: setup
 	$(PY) -m ruff check edge labeler policy models tools tests
 
 # The C++ client of edge-serve (edge/cpp): libzmq/cppzmq/msgpack-c installed where missing, build, CTest.
 cpp-deps:
-	@tools/install_cpp_deps.sh
+	@tools/setup/install_cpp_deps.sh
 
 cpp: cpp-deps
 	cmake -S . -B build/cpp -DCMAKE_BUILD_TYPE=Release && cmake --build build/cpp -j2
 	ctest --test-dir build/cpp --output-on-failure
 
-# tools/bench_serve.py's HTTP and websocket baselines; openpi-client pins numpy<2, hence --no-deps.
+# tools/bench/bench_serve.py's HTTP and websocket baselines; openpi-client pins numpy<2, hence --no-deps.
 bench-deps: setup
 	$(VENV)/bin/pip install --quiet -e '.[bench]' && $(VENV)/bin/pip install --quiet --no-deps 'openpi-client>=0.1'
 

@@ -16,7 +16,7 @@ the same inputs and output, so ``edge/runtime.py`` runs it unchanged. What it do
    activations uint8 per tensor at run time. Embeddings, LayerNorm, softmax, GELU, the attention score
    products and the pooling stay fp32.
 
-Measured on 534 real TextWorldExpress dev texts (``tools/bench_encoder.py``, BENCHMARKS.md "Serving"):
+Measured on 534 real TextWorldExpress dev texts (``tools/bench/bench_encoder.py``, BENCHMARKS.md "Serving"):
 cosine to sentence-transformers min 0.9976, mean 0.9991 (fp32 graph: 1.000000); 4.8 vs 12.1 ms per
 47-token text. That is below the 0.999 the default export guarantees, so int8
 is never the default: ``export_bundle(..., encoder_precision="int8")`` asks for it and the manifest records

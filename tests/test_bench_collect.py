@@ -1,4 +1,4 @@
-"""tools/bench_collect.py on a real world, tiny: one row per world with both sides' speeds, the ratio, the
+"""tools.bench.bench_collect on a real world, tiny: one row per world with both sides' speeds, the ratio, the
 runs per side and the load average."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from .conftest import ROOT
 def test_bench_collect_writes_a_row_per_world(tmp_path):
     out = tmp_path / "collect.json"
     proc = subprocess.run(
-        [sys.executable, str(ROOT / "tools" / "bench_collect.py"), "--world", "twx:twc@level=easy",
+        [sys.executable, "-m", "tools.bench.bench_collect", "--world", "twx:twc@level=easy",
          "--episodes", "3", "--max-steps", "10", "--repeats", "2", "--json", str(out)],
         capture_output=True, text=True, timeout=300, cwd=ROOT,
     )  # fmt: skip
@@ -33,7 +33,7 @@ def test_bench_collect_writes_a_row_per_world(tmp_path):
 
 def test_bench_collect_rejects_a_world_without_a_baseline(tmp_path):
     proc = subprocess.run(
-        [sys.executable, str(ROOT / "tools" / "bench_collect.py"), "--world", "nosuch:task"],
+        [sys.executable, "-m", "tools.bench.bench_collect", "--world", "nosuch:task"],
         capture_output=True, text=True, timeout=120, cwd=ROOT,
     )  # fmt: skip
     assert proc.returncode != 0 and "Error" in proc.stderr and "Traceback" not in proc.stderr

@@ -1,5 +1,6 @@
-"""tools/bench_matrix.py: a tiny real matrix on TWC (collect, label, train, export, edge-serve, random and the
-LLM-as-agent), its JSON / Markdown / PNG, and a second run that recomputes nothing; plus the row store."""
+"""tools.bench.bench_matrix: a tiny real matrix on TWC (collect, label, train, export, edge-serve, random
+and the LLM-as-agent), its JSON / Markdown / PNG, and a second run that recomputes nothing; plus the row
+store."""
 
 from __future__ import annotations
 
@@ -13,11 +14,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tests.conftest import ROOT
-
-sys.path.insert(0, str(ROOT / "tools"))
-
-from matrix_plan import QUICK, parse_world, units, with_overrides  # noqa: E402
-from matrix_store import RowStore, pool_is_enough, row_key, scarce_subset  # noqa: E402
+from tools.bench.matrix_plan import QUICK, parse_world, units, with_overrides
+from tools.bench.matrix_store import RowStore, pool_is_enough, row_key, scarce_subset
 
 
 def test_row_key_is_the_configuration_in_any_order():
@@ -79,7 +77,7 @@ def test_world_names_and_the_headline_unit():
 def test_tiny_matrix_writes_json_md_png_and_resumes(tmp_path):
     out = tmp_path / "res" / "m"
     cmd = [
-        sys.executable, "tools/bench_matrix.py", "--world", "twc-easy=twx:twc@5", "--sizes", "6",
+        sys.executable, "-m", "tools.bench.bench_matrix", "--world", "twc-easy=twx:twc@5", "--sizes", "6",
         "--seeds", "0", "--sources", "trca,trca-built", "--algos", "iql", "--clients", "guard",
         "--test-episodes", "2", "--llm-episodes", "1", "--steps", "20", "--work-dir", str(tmp_path / "work"),
         "--out", str(out),
@@ -130,7 +128,7 @@ def test_tiny_matrix_writes_json_md_png_and_resumes(tmp_path):
 
 
 def test_report_pools_seeds_and_lists_rows_without_a_result(tmp_path):
-    from matrix_report import write_report
+    from tools.bench.matrix_report import write_report
 
     w = parse_world("twc-easy")
     s = with_overrides(QUICK, sizes=(10,), seeds=(0, 1), sources=("sparse", "trca"), algos=("iql",))

@@ -1,28 +1,17 @@
-"""tools/bench_policy.py declares each row once: algorithm, reward, config and the label channel it needs."""
+"""tools.bench.bench_policy declares each row once: algorithm, reward, config and the label channel it
+needs."""
 
 from __future__ import annotations
-
-import importlib.util
-import sys
 
 import click.testing
 import pytest
 
-from tests.conftest import ROOT
-
 
 @pytest.fixture(scope="module")
 def bench():
-    sys.path.insert(0, str(ROOT / "tools"))
-    try:
-        spec = importlib.util.spec_from_file_location(
-            "_tool_bench_policy", ROOT / "tools" / "bench_policy.py"
-        )
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        return module
-    finally:
-        sys.path.remove(str(ROOT / "tools"))
+    from tools.bench import bench_policy
+
+    return bench_policy
 
 
 def test_every_row_is_declared_once_and_parses(bench):

@@ -1,30 +1,19 @@
-"""tools/bench_scienceworld_labels.py without a simulator or judge: a family whose files exist is resumed (no
-stage runs), COREN is left out of a family it is not asked for, and the rows' AUROCs are the hand-computed
+"""tools.bench.bench_scienceworld_labels without a simulator or judge: a family whose files exist is resumed
+(no stage runs), COREN is left out of a family it is not asked for, and the rows' AUROCs are the hand-computed
 ones."""
 
 from __future__ import annotations
-
-import importlib.util
-import sys
 
 import pytest
 
 from labeler.dataset import Step, Trajectory, write_trajectories
 
-from .conftest import ROOT
-
 
 @pytest.fixture(scope="module")
 def tool():
-    sys.path.insert(0, str(ROOT / "tools"))  # the tool imports benchlib as a script does
-    try:
-        path = ROOT / "tools" / "bench_scienceworld_labels.py"
-        spec = importlib.util.spec_from_file_location("_bench_swl", path)
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-    finally:
-        sys.path.remove(str(ROOT / "tools"))
-    return module
+    from tools.bench import bench_scienceworld_labels
+
+    return bench_scienceworld_labels
 
 
 def _traj(tid: str, rewards: list[float], progress: list[bool], success: bool) -> Trajectory:

@@ -6,15 +6,13 @@ is walked; each shared option found must be the one ``models.cli_options`` defin
 
 from __future__ import annotations
 
-import importlib.util
-import sys
+import importlib
 
 import click
 import click.testing
 import pytest
 
 from models import cli_options as co
-from tests.conftest import ROOT
 
 FACTORIES = {
     "--judge": [co.judge_option()],
@@ -26,7 +24,13 @@ FACTORIES = {
     "--env": [co.env_option(), co.env_option(default=None)],
     "--split": [co.split_option()],
 }
-TOOLS = ("bench_judge", "bench_policy", "bench_collect", "drive_edge", "probe_policy_failures")
+TOOLS = (
+    "tools.bench.bench_judge",
+    "tools.bench.bench_policy",
+    "tools.bench.bench_collect",
+    "tools.drive_edge",
+    "tools.probes.probe_policy_failures",
+)
 
 
 def _reference(decorator) -> click.Option:
@@ -51,17 +55,11 @@ def _walk(cmd: click.Command, path: str):
 
 
 def _tool_commands():
-    sys.path.insert(0, str(ROOT / "tools"))
-    try:
-        for name in TOOLS:
-            spec = importlib.util.spec_from_file_location(f"_tool_{name}", ROOT / "tools" / f"{name}.py")
-            module = importlib.util.module_from_spec(spec)
-            spec.loader.exec_module(module)
-            for attr in ("main", "cli"):
-                if isinstance(getattr(module, attr, None), click.Command):
-                    yield from _walk(getattr(module, attr), f"tools/{name}.py")
-    finally:
-        sys.path.remove(str(ROOT / "tools"))
+    for name in TOOLS:
+        module = importlib.import_module(name)
+        for attr in ("main", "cli"):
+            if isinstance(getattr(module, attr, None), click.Command):
+                yield from _walk(getattr(module, attr), f"python -m {name}")
 
 
 def _all_commands():

@@ -1,4 +1,5 @@
-"""tools/gpu_check.sh without a GPU (syntax, arguments, the dry run's plan) and tools/compare_labels.py."""
+"""tools/setup/gpu_check.sh without a GPU (syntax, arguments, the dry run's plan) and
+tools.probes.compare_labels."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import pytest
 from labeler.dataset import Step, Trajectory, write_trajectories
 
 ROOT = Path(__file__).resolve().parent.parent
-SCRIPT = ROOT / "tools" / "gpu_check.sh"
+SCRIPT = ROOT / "tools" / "setup" / "gpu_check.sh"
 
 
 def _run(*args: str, timeout: float = 60) -> subprocess.CompletedProcess:
@@ -53,7 +54,7 @@ def test_dry_run_with_a_model_labels_a_small_file_on_the_gpu_and_on_ray_actors(t
     assert f"--model {gguf}" in lines["bench_model_gpu"] and "--episodes 3" in lines["collect"]
     assert f"--judge {gguf} --gpu-layers -1" in lines["label_gpu"]
     assert "--judge-actors 2 --gpus-per-actor 0.5000 --ray=local" in lines["label_gpu_ray"]
-    assert "compare_labels.py coren" in lines["same_labels"]
+    assert "-m tools.probes.compare_labels coren" in lines["same_labels"]
 
 
 @pytest.mark.parametrize(
@@ -95,10 +96,12 @@ def test_compare_labels_says_whether_two_files_agree(tmp_path):
     _labeled(a, 1.0)
     _labeled(b, 1.0)
     _labeled(c, 2.0)
-    tool = [sys.executable, str(ROOT / "tools" / "compare_labels.py"), "coren"]
-    same = subprocess.run([*tool, str(a), str(b)], capture_output=True, text=True)
+    tool = [sys.executable, "-m", "tools.probes.compare_labels", "coren"]
+    same = subprocess.run([*tool, str(a), str(b)], capture_output=True, text=True, cwd=ROOT)
     assert same.returncode == 0 and "1 of 1 steps identical" in same.stdout
-    differ = subprocess.run([*tool, str(a), str(c)], capture_output=True, text=True)
+    differ = subprocess.run([*tool, str(a), str(c)], capture_output=True, text=True, cwd=ROOT)
     assert differ.returncode == 1 and "contextual" in differ.stderr
-    only = subprocess.run([*tool, str(a), str(c), "--channels", "temporal"], capture_output=True, text=True)
+    only = subprocess.run(
+        [*tool, str(a), str(c), "--channels", "temporal"], capture_output=True, text=True, cwd=ROOT
+    )
     assert only.returncode == 0

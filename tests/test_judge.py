@@ -4,7 +4,7 @@ The model is loaded once per session (fixture ``judge``); tests that need an emp
 
 Tolerance: llama.cpp's quantised CPU kernels round differently for different batch shapes, so the same tokens
 evaluated in one batch or in two (which is what prefix reuse does) give log-probs that differ slightly
-(measured: fresh-vs-fresh with batch sizes 512/200/64/5/1 up to 0.11 nat; tools/bench_judge.py, reused vs
+(measured: fresh-vs-fresh with batch sizes 512/200/64/5/1 up to 0.11 nat; tools.bench.bench_judge, reused vs
 from scratch over 310 log-probs of real TWC queries: max 0.25, mean 0.02). Reuse must match a fresh evaluation
 within ``TOL`` = 0.3 nat per choice log-prob and 0.05 in probability; the same sequence of operations must be
 bit-identical run to run.

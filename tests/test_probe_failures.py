@@ -1,4 +1,5 @@
-"""tools/probe_policy_failures.py: hand-computed episode statistics, and a real rollout on a tiny bundle."""
+"""tools.probes.probe_policy_failures: hand-computed episode statistics, and a real rollout on a tiny
+bundle."""
 
 from __future__ import annotations
 
@@ -9,9 +10,7 @@ import sys
 import pytest
 
 from tests.edge_support import ROOT, build_tiny_bundle
-
-sys.path.insert(0, str(ROOT / "tools"))
-from probe_policy_failures import episode_stats, placements  # noqa: E402
+from tools.probes.probe_policy_failures import episode_stats, placements
 
 
 def test_placements_and_episode_stats_by_hand():
@@ -43,7 +42,7 @@ def test_placements_and_episode_stats_by_hand():
 def test_probe_runs_real_twc_episodes_on_a_bundle(tmp_path):
     bundle = build_tiny_bundle(tmp_path / "b")
     out = tmp_path / "probe.json"
-    cmd = [sys.executable, "tools/probe_policy_failures.py", str(bundle), "--episodes", "2"]
+    cmd = [sys.executable, "-m", "tools.probes.probe_policy_failures", str(bundle), "--episodes", "2"]
     cmd += ["--max-steps", "6"]
     p = subprocess.run(
         [*cmd, "--loop-guard", "--oracle-no-takeback", "--out", str(out)],

@@ -1,5 +1,5 @@
-"""tools/bench_serve.py on a tiny bundle and tiny counts: real servers and clients, results and CDF written.
-(The HTTP/websocket rows need `make bench-deps`; they are left out here.)"""
+"""tools.bench.bench_serve on a tiny bundle and tiny counts: real servers and clients, results and CDF
+written. (The HTTP/websocket rows need `make bench-deps`; they are left out here.)"""
 
 from __future__ import annotations
 
@@ -20,7 +20,8 @@ def test_bench_serve_smoke(tmp_path):
     p = subprocess.run(
         [
             sys.executable,
-            "tools/bench_serve.py",
+            "-m",
+            "tools.bench.bench_serve",
             "--bundle",
             str(bundle),
             "--int8-bundle",  # the rows' plumbing only: a tiny bundle stands in for the int8 one

@@ -1,0 +1,1 @@
+"""The benchmarks behind BENCHMARKS.md, their shared helpers, and one shell file per BENCHMARKS.md section."""

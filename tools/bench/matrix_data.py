@@ -1,0 +1,162 @@
+"""The benchmark matrix's training data per world: one collected pool, nested success-scarce cuts of it, and
+their labels, all made with the command line and reused from the work folder when present.
+
+The pool is collected with ``edgejudge collect``'s behaviour mixture, large enough that the largest size has
+its share of failed episodes; each size's file holds the first successful and the first failed episodes of the
+pool (:func:`matrix_store.scarce_subset`), so smaller files are inside larger ones. TRCA labels the largest
+file, COREN the largest of the COREN sizes; a smaller labeled file is the labeled episodes of its plain one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from tools.bench.benchlib import edgejudge
+from tools.bench.matrix_plan import EXPERT, Sizes, World
+from tools.bench.matrix_store import pool_is_enough, row_key, scarce_subset
+
+BUILT_TRCA = "trca-built"
+"""The reward source of TRCA on rubrics the judge built from the training file itself (unreviewed)."""
+
+
+def short_hash(cfg: dict[str, Any]) -> str:
+    return hashlib.sha256(row_key(cfg).encode()).hexdigest()[:8]
+
+
+class WorldData:
+    def __init__(self, work: Path, world: World, sizes: Sizes, log: Callable[[str], None]):
+        self.w, self.s, self.log = world, sizes, log
+        cfg = {
+            "env": world.env,
+            "params": world.params,
+            "max_steps": world.max_steps,
+            "behaviour": sizes.behaviour,
+            "noise": sizes.noise,
+            "seed": sizes.collect_seed,
+            "max_success_rate": sizes.max_success_rate,
+        }
+        self.dir = work / f"{world.label}-{short_hash(cfg)}"
+        self.dir.mkdir(parents=True, exist_ok=True)
+        self._pool: list[Any] | None = None
+
+    def pool(self) -> list[Any]:
+        """A collected pool with enough failed and successful episodes for the largest size (doubled until
+        it has, up to 8x the largest size; with fewer successes the files hold fewer)."""
+        from labeler.dataset import read_trajectories
+
+        if self._pool is not None:
+            return self._pool
+        need = max(self.s.sizes)
+        n = max(20, int(need * 1.25))
+        while True:
+            path = self.dir / f"pool-{n}.jsonl.gz"
+            if not path.exists():
+                self.log(f"{self.w.label}: collect {n} episodes ({self.s.behaviour})")
+                t0 = time.perf_counter()
+                edgejudge(
+                    "collect", *self.w.spec_args(), "--split", "train", "--episodes", str(n),
+                    "--behaviour", self.s.behaviour, "--noise", str(self.s.noise),
+                    "--seed", str(self.s.collect_seed), "--max-steps", str(self.w.max_steps),
+                    "--out", str(path),
+                )  # fmt: skip
+                self.log(f"{self.w.label}: collected in {time.perf_counter() - t0:.0f} s")
+            trajs = read_trajectories(path)
+            if pool_is_enough(trajs, need, self.s.max_success_rate) or n >= 8 * need:
+                self._pool = trajs
+                return trajs
+            n *= 2
+
+    def plain(self, n: int) -> Path:
+        from labeler.dataset import write_trajectories
+
+        path = self.dir / f"data-n{n}.jsonl.gz"
+        if not path.exists():
+            write_trajectories(path, scarce_subset(self.pool(), n, self.s.max_success_rate))
+        return path
+
+    def expert(self, n: int) -> Path:
+        """``n`` pure expert episodes of the train split (gold paths, no noise): the imitation ceiling."""
+        path = self.dir / f"expert-n{n}.jsonl.gz"
+        if not path.exists():
+            self.log(f"{self.w.label}: collect {n} expert episodes")
+            edgejudge(
+                "collect", *self.w.spec_args(), "--split", "train", "--episodes", str(n),
+                "--behaviour", "gold-noise", "--noise", "0", "--seed", str(self.s.collect_seed),
+                "--max-steps", str(self.w.max_steps), "--out", str(path),
+            )  # fmt: skip
+        return path
+
+    def _label_tag(self, source: str) -> str:
+        if source == "coren":
+            return f"coren-{short_hash({'prompts': self.s.coren_prompts, 'judge': self.s.judge})}"
+        return source
+
+    def _built_trca(self, n: int) -> Path:
+        """TRCA labels of the ``n``-episode file from rubrics the judge builds from that file alone (one per
+        task type found in it; success-grounded, no hand edit): what a user with ``n`` episodes gets."""
+        from labeler.dataset import read_trajectories
+
+        path = self.dir / f"data-n{n}.{BUILT_TRCA}.jsonl.gz"
+        if path.exists():
+            return path
+        plain = self.plain(n)
+        rubric_args: list[str] = []
+        for task_type in sorted({t.task_type for t in read_trajectories(plain)}):
+            rubric = self.dir / f"rubric-n{n}.{task_type}.toml"
+            if not rubric.exists():
+                self.log(f"{self.w.label}: build the {task_type} rubric from {n} episodes")
+                edgejudge(
+                    "rubrics", "build", "--dataset", str(plain), "--task-type", task_type,
+                    "--judge", self.s.judge, "--max-trajectories", str(n), "--check-folds", "0",
+                    "--out", str(rubric),
+                )  # fmt: skip
+            rubric_args += ["--rubrics", str(rubric)]
+        edgejudge("label", "trca", str(plain), *rubric_args, "--out", str(path))
+        return path
+
+    def training_file(self, source: str, n: int) -> tuple[Path, dict[str, Any]]:
+        """The success-scarce training file of ``n`` episodes labeled for ``source``, and its statistics."""
+        from labeler.dataset import read_trajectories, write_trajectories
+
+        if source == EXPERT:
+            path = self.expert(n)
+        elif source == BUILT_TRCA:
+            path = self._built_trca(n)
+        elif source == "sparse":
+            path = self.plain(n)
+        else:
+            plain = self.plain(n)
+            tag = self._label_tag(source)
+            sizes = (
+                self.s.sizes
+                if source == "trca"
+                else [m for m in self.s.sizes if m <= self.s.coren_max_episodes]
+            )
+            big_n = max(sizes)
+            big = self.dir / f"data-n{big_n}.{tag}.jsonl.gz"
+            if not big.exists():
+                self.log(f"{self.w.label}: label {source} on {big_n} episodes")
+                t0 = time.perf_counter()
+                extra = (
+                    ["--prompts", str(self.s.coren_prompts), "--judge", self.s.judge]
+                    if source == "coren"
+                    else []
+                )
+                edgejudge("label", source, str(self.plain(big_n)), "--out", str(big), *extra)
+                self.log(f"{self.w.label}: labeled in {time.perf_counter() - t0:.0f} s")
+            path = self.dir / f"data-n{n}.{tag}.jsonl.gz"
+            if not path.exists():
+                ids = {t.id for t in read_trajectories(plain)}
+                write_trajectories(path, [t for t in read_trajectories(big) if t.id in ids])
+        trajs = read_trajectories(path)
+        succ = sum(t.success for t in trajs)
+        return path, {
+            "train_successes": succ,
+            "train_success_rate": succ / len(trajs),
+            "train_steps": sum(len(t.steps) for t in trajs),
+            "train_actual_episodes": len(trajs),
+        }

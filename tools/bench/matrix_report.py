@@ -1,0 +1,341 @@
+"""The benchmark matrix's Markdown table and PNG, from the rows of one plan (``tools/bench/bench_matrix.py``).
+
+Seeds are pooled per configuration: the success rate is the mean over seeds (each seed's rate is listed), the
+95 % interval is Wilson's over all the configuration's episodes, the spread is the seeds' min-max.
+"""
+
+from __future__ import annotations
+
+import io
+import statistics
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from policy.evaluate import wilson_interval
+from tools.bench.benchlib import atomic_write
+from tools.bench.matrix_store import RowStore
+
+ROW_NAMES = {
+    ("iql", "sparse"): "IQL, sparse",
+    ("iql", "trca"): "IQL, TRCA (shipped rubric)",
+    ("iql", "trca-built"): "IQL, TRCA (rubric built from the data, unreviewed)",
+    ("iql", "coren"): "IQL, COREN",
+    ("bc", "sparse"): "BC on successes (sparse)",
+    ("bc", "expert"): "BC on expert episodes (imitation ceiling)",
+    ("random", "-"): "random",
+    ("llm-agent", "-"): "LLM-as-agent",
+}
+ORDER = list(ROW_NAMES)
+
+
+def _color(algo: str, src: str) -> str:
+    """One colour per row kind in every panel of the plot."""
+    return f"C{ORDER.index((algo, src))}"
+
+
+HEADLINE = ("guard", "edge-serve")
+"""The client and runner of the row that counts."""
+
+
+def _group_key(r: dict[str, Any]) -> tuple:
+    return (
+        r["world"],
+        r["algo"],
+        r["source"],
+        r["train_episodes"],
+        r["client"],
+        r["runner"],
+        r["test_episodes"],
+    )
+
+
+def aggregate(rows: Sequence[dict[str, Any]]) -> dict[tuple, dict[str, Any]]:
+    """Finished rows pooled over seeds, by (world, algo, source, episodes, client, runner, test episodes)."""
+    groups: dict[tuple, list[dict[str, Any]]] = {}
+    for r in rows:
+        if r.get("status") == "ok":
+            groups.setdefault(_group_key(r), []).append(r)
+    out = {}
+    for key, rs in groups.items():
+        rs = sorted(rs, key=lambda r: r["seed"])
+        succ, n = sum(r["successes"] for r in rs), sum(r["episodes"] for r in rs)
+        rates = [r["success_rate"] for r in rs]
+        scores = [r["mean_score"] for r in rs if r.get("mean_score") is not None]
+        out[key] = {
+            "rates": rates,
+            "seeds": [r["seed"] for r in rs],
+            "mean": statistics.fmean(rates),
+            "ci95": wilson_interval(succ, n),
+            "episodes": n,
+            "score": statistics.fmean(scores) if scores else None,
+            "train_success_rate": rs[0].get("train_success_rate"),
+            "rows": rs,
+        }
+    return out
+
+
+def _pct(x: float) -> str:
+    return f"{100 * x:.0f} %"
+
+
+def _cell(g: dict[str, Any] | None) -> str:
+    if g is None:
+        return ""
+    lo, hi = g["ci95"]
+    seeds = " / ".join(f"{100 * x:.0f}" for x in g["rates"])
+    per = f" ({seeds})" if len(g["rates"]) > 1 else ""
+    return f"{_pct(g['mean'])}{per} [{100 * lo:.0f}, {100 * hi:.0f}]"
+
+
+def _worlds(plan: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    seen: dict[str, dict[str, Any]] = {}
+    for r in plan:
+        seen.setdefault(r["world"], r)
+    return list(seen.values())
+
+
+def _find(agg, world, algo, source, n, client, runner):
+    return next(
+        (g for k, g in agg.items() if k[:6] == (world, algo, source, n, client, runner)),
+        None,
+    )
+
+
+def _table(header: list[str], body: list[list[str]]) -> list[str]:
+    if not body:
+        return []
+    return [
+        "| " + " | ".join(header) + " |",
+        "|" + "---|" * len(header),
+        *("| " + " | ".join(r) + " |" for r in body),
+    ]
+
+
+def _headline(agg, plan, top: int, targets) -> list[list[str]]:
+    """Per world: every trained row at the largest size (guard and argmax via edge-serve), random, LLM."""
+    body = []
+    for w in _worlds(plan):
+        name = w["world"]
+        metric, target = targets.get(name, ("success", None))
+        for algo, src in ORDER:
+            runner, n = ("in-process", 0) if algo in ("random", "llm-agent") else ("edge-serve", top)
+            guard = _find(agg, name, algo, src, n, "guard", runner)
+            argmax = _find(agg, name, algo, src, n, "argmax", runner)
+            g = guard or argmax
+            if g is None:
+                continue
+            verdict = ""
+            if target is not None and guard is not None and runner == "edge-serve":
+                value = guard["mean"] if metric == "success" else (guard["score"] or 0.0)
+                verdict = f"{'met' if value >= target else 'missed'}: {metric} {value:.2f} vs {target:.2f}"
+            score = "" if g["score"] is None else f"{g['score']:.2f}"
+            body.append(
+                [
+                    name,
+                    ROW_NAMES[(algo, src)],
+                    _cell(guard),
+                    _cell(argmax),
+                    score,
+                    str(g["episodes"]),
+                    verdict,
+                ]
+            )
+    return body
+
+
+def markdown(store: RowStore, plan: Sequence[dict[str, Any]], targets: dict[str, tuple[str, float]]) -> str:
+    rows = store.select(plan)
+    agg = aggregate(rows)
+    meta = store.meta
+    sizes = sorted({r["train_episodes"] for r in plan if r["train_episodes"]})
+    top = max(sizes) if sizes else 0
+    lines = [
+        f"Benchmark matrix ({meta.get('size', '?')} size): `{meta.get('command', '')}`; "
+        f"{meta.get('machine', '')}.",
+        "",
+        "Success on the test split with a Wilson 95 % interval over all seeds' episodes (with several seeds: "
+        "the mean over seeds, then each seed's rate). Trained rows are the exported bundle served by "
+        "edge-serve and driven by tools/drive_edge.py: *guard* is the client's generic loop guard (keyed by "
+        "the adapter's world key), *argmax* the daemon's answer at every step. Random and the LLM-as-agent "
+        "(the judge picking by log-prob) run in process.",
+        "",
+        f"### {top} training episodes",
+        "",
+    ]
+    lines += _table(
+        ["world", "row", "+ loop guard", "argmax", "mean score", "episodes", "target (guard)"],
+        _headline(agg, plan, top, targets),
+    )
+    for client in ("guard", "argmax"):
+        body = []
+        for w in _worlds(plan):
+            for algo, src in ORDER[:5]:
+                cells = [_cell(_find(agg, w["world"], algo, src, n, client, "edge-serve")) for n in sizes]
+                if any(cells):
+                    body.append([w["world"], ROW_NAMES[(algo, src)], *cells])
+        if body:
+            lines += ["", f"### Success against training episodes (edge-serve, {client})", ""]
+            lines += _table(["world", "row", *(f"{n} episodes" for n in sizes)], body)
+    body = []
+    for w in _worlds(plan):
+        for src in ("trca", "trca-built", "coren"):
+            cells = []
+            for n in sizes:
+                d, s = (_find(agg, w["world"], "iql", x, n, *HEADLINE) for x in (src, "sparse"))
+                cells.append(f"{100 * (d['mean'] - s['mean']):+.0f}" if d and s else "")
+            if any(cells):
+                body.append([w["world"], src, *cells])
+    if body:
+        lines += [
+            "",
+            "### Dense labels minus sparse on the same data (IQL, edge-serve + loop guard), points",
+            "",
+        ]
+        lines += _table(["world", "source", *(f"{n} episodes" for n in sizes)], body)
+    checks = [r for r in rows if r.get("runner") == "in-process" and r.get("agrees_with_edge_serve")]
+    if checks:
+        lines += [
+            "",
+            "The in-process bundle runner (`edgejudge eval BUNDLE --loop-guard`) against edge-serve, "
+            "same bundle and client:",
+            "",
+        ]
+        for r in checks:
+            a = r["agrees_with_edge_serve"]
+            lines.append(
+                f"- {r['world']} {r['algo']}/{r['source']} n={r['train_episodes']} seed {r['seed']}: "
+                f"{a['episodes_equal']} of {a['of']} episodes identical (outcome and length)"
+            )
+    data = sorted(
+        {
+            (r["world"], r["train_episodes"], r.get("train_success_rate"), r.get("train_steps"))
+            for r in rows
+            if r.get("train_steps")
+        }
+    )
+    if data:
+        lines += ["", "Training data (success-scarce cuts of one collected pool per world):", ""]
+        for world, n, rate, steps in data:
+            lines.append(f"- {world}, {n} episodes: {100 * rate:.1f} % successful, {steps} steps")
+    bad = [r for r in (store.get(c) or {**c, "status": "not run"} for c in plan) if r.get("status") != "ok"]
+    if bad:
+        lines += ["", "Rows without a result:", ""]
+        for r in bad:
+            lines.append(
+                f"- {r['world']} {r['algo']}/{r['source']} n={r['train_episodes']} seed {r['seed']} "
+                f"{r['client']}: {r.get('status')} {r.get('reason', '')}".rstrip()
+            )
+    done = [r for r in rows if r.get("status") == "ok"]
+    if done:
+        units = {
+            (r["world"], r["algo"], r["source"], r["train_episodes"], r["seed"]): r
+            for r in done
+            if r.get("train_seconds")
+        }
+        train = sum(r["train_seconds"] for r in units.values())
+        train_cpu = sum(r.get("train_cpu_seconds", 0) for r in units.values())
+        ev = sum(r.get("eval_seconds", 0) for r in done)
+        ev_cpu = sum(r.get("eval_cpu_seconds", 0) for r in done)
+        lines += [
+            "",
+            f"Compute of the rows shown: training runs {len(units)} ({train:.0f} s wall, "
+            f"{train_cpu:.0f} CPU-s), "
+            f"evaluations {len(done)} ({ev:.0f} s wall, {ev_cpu:.0f} CPU-s); CPU-s are those of the finished "
+            "subprocesses (a world's JVM is not always counted); exports are not timed.",
+        ]
+    runs = meta.get("runs", [])
+    if runs:
+        full = max(runs, key=lambda x: x["rows_computed"])
+        load = full.get("load_average")
+        lines += [
+            "",
+            f"Time: the run that computed {full['rows_computed']} rows took {full['seconds']:.0f} s wall"
+            + (f" (load average {load[0]:.1f} at its start, {load[1]:.1f} at its end)." if load else "."),
+        ]
+    return "\n".join(lines) + "\n"
+
+
+def plot(store: RowStore, plan: Sequence[dict[str, Any]]) -> bytes:
+    """Success per world and source (headline client, largest size) with 95 % intervals, and the data-size
+    curves per world; PNG bytes."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    agg = aggregate(store.select(plan))
+    worlds = [w["world"] for w in _worlds(plan)]
+    sizes = sorted({r["train_episodes"] for r in plan if r["train_episodes"]})
+    top = max(sizes) if sizes else 0
+    fig, axes = plt.subplots(1, 1 + len(worlds), figsize=(5 + 4 * len(worlds), 4), squeeze=False)
+    ax = axes[0][0]
+
+    def bar(world, algo, src):
+        if algo == "random":
+            return _find(agg, world, algo, src, 0, "argmax", "in-process")
+        if algo == "llm-agent":
+            return _find(agg, world, algo, src, 0, "guard", "in-process")
+        return _find(agg, world, algo, src, top, *HEADLINE)
+
+    series = [k for k in ORDER if any(bar(w, *k) for w in worlds)]
+    width = 0.8 / max(1, len(series))
+    for i, (algo, src) in enumerate(series):
+        xs, ys, lo, hi = [], [], [], []
+        for j, world in enumerate(worlds):
+            g = bar(world, algo, src)
+            if g is None:
+                continue
+            xs.append(j + (i - (len(series) - 1) / 2) * width)
+            ys.append(g["mean"])
+            # the mean of the seeds' rates can fall outside the pooled interval
+            lo.append(max(0.0, g["mean"] - g["ci95"][0]))
+            hi.append(max(0.0, g["ci95"][1] - g["mean"]))
+        if xs:
+            label = ROW_NAMES[(algo, src)] + (" + guard" if algo == "llm-agent" else "")
+            ax.bar(xs, ys, width, yerr=[lo, hi], capsize=2, label=label, color=_color(algo, src))
+    ax.set_xticks(range(len(worlds)), worlds, rotation=15)
+    ax.set_ylim(0, 1)
+    ax.set_ylabel("success")
+    ax.set_title(f"bundle via edge-serve + loop guard, {top} episodes")
+    ax.legend(fontsize=7)
+    for j, world in enumerate(worlds):
+        ax = axes[0][1 + j]
+        for algo, src in ORDER[:5]:
+            pts = [(n, _find(agg, world, algo, src, n, *HEADLINE)) for n in sizes]
+            pts = [(n, g) for n, g in pts if g is not None]
+            if not pts:
+                continue
+            ns = [n for n, _ in pts]
+            ys = [g["mean"] for _, g in pts]
+            line = ax.plot(ns, ys, marker="o", label=ROW_NAMES[(algo, src)], color=_color(algo, src))
+            ax.fill_between(
+                ns,
+                [g["ci95"][0] for _, g in pts],
+                [g["ci95"][1] for _, g in pts],
+                color=line[0].get_color(),
+                alpha=0.15,
+            )
+        rnd = _find(agg, world, "random", "-", 0, "argmax", "in-process")
+        if rnd:
+            ax.axhline(rnd["mean"], color="grey", linestyle=":", label="random")
+        ax.set_xscale("log")
+        ax.minorticks_off()
+        ax.set_xticks(sizes, [str(n) for n in sizes])
+        ax.set_ylim(0, 1)
+        ax.set_xlabel("training episodes")
+        ax.set_title(f"{world}: edge-serve + loop guard")
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=110)
+    plt.close(fig)
+    return buf.getvalue()
+
+
+def write_report(store: RowStore, plan: Sequence[dict[str, Any]], out: str | Path, targets=None) -> None:
+    from tools.bench.matrix_plan import PRESETS
+
+    targets = targets or {k: (w.metric, w.target) for k, w in PRESETS.items() if w.target is not None}
+    atomic_write(f"{out}.md", markdown(store, plan, targets))
+    atomic_write(f"{out}.png", plot(store, plan))

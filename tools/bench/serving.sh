@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# BENCHMARKS.md, "Serving latency": the section's commands, from the repository root
+# with the project's environment active (python and edgejudge on PATH).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+
+python -m tools.bench.bench_text --out tools/results/bench_text_memory --n 500 --n-minilm 40 --llm-states 0 \
+    --skip http,websocket,llm

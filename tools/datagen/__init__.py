@@ -1,0 +1,1 @@
+"""Generators of data files the package ships."""

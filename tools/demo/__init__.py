@@ -1,0 +1,1 @@
+"""`make demo`'s summary (tools/demo/demo.sh runs the pipeline)."""
