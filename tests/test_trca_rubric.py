@@ -329,3 +329,43 @@ def test_mine_abstracts_object_names_into_templates():
     assert tp.response_regex() == r"^You put the {object} in the {place}\.$"
     assert re.compile(tp.action_regex()).match("put apple in fridge")
     assert m.places_for["put"] == {"apple": {"fridge"}, "pear": {"box"}}
+
+
+def test_argument_in_relates_the_action_to_the_instruction_an_earlier_response_or_a_part():
+    from labeler.trca.checks import transitions_of
+
+    rubric = parse_rubric(
+        'format = "edgejudge.rubrics"\nformat_version = 1\ntask_type = "cook"\nversion = 1\n'
+        '[[items]]\nid = "asked"\ncategory = "execution"\ntext = "t"\naction = \'^slice (?P<object>.+)$\'\n'
+        'argument_in = "earlier"\n'
+        '[[items]]\nid = "named"\ncategory = "execution"\ntext = "t"\naction = \'^take\\b\'\n'
+        'argument_in = "instruction"\n'
+        '[[items]]\nid = "held"\ncategory = "execution"\ntext = "t"\naction = \'^drop\\b\'\n'
+        'argument_in = "inventory"\n',
+        "cook.toml",
+    )
+    cr = CompiledRubric(rubric)
+    s0 = compose_state("", "Kitchen.", "Inventory: a red potato", [])
+    s1 = compose_state(
+        "Recipe: slice the red potato, fry the egg.", "Kitchen.", "Inventory: a red potato", []
+    )
+    steps = [
+        Step(s0, "read recipe", [], s1),
+        Step(s1, "slice red potato", [], s1),
+        Step(s1, "slice carrot", [], s1),
+        Step(s1, "take egg", [], s1),
+        Step(s1, "drop red potato", [], s1),
+        Step(s1, "drop knife", [], s1),
+    ]
+    t = Trajectory(
+        "c", "Take the egg to the table.", "cook", False, steps, meta={"state_layout": LAYOUT.to_dict()}
+    )
+    hits = [{cr.items[i].item.id for i, _ in cr.hits(tr)} for tr in transitions_of(t)]
+    assert hits == [set(), {"asked"}, set(), {"named"}, {"held"}, set()]
+    with pytest.raises(RubricError, match="argument_in"):
+        parse_rubric(
+            'format = "edgejudge.rubrics"\nformat_version = 1\ntask_type = "x"\nversion = 1\n'
+            '[[items]]\nid = "a"\ncategory = "execution"\ntext = "t"\naction = "^x"\n'
+            'argument_in = "Bad Place"\n',
+            "x.toml",
+        )

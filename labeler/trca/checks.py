@@ -101,6 +101,8 @@ class Transition:
     previous: tuple[str, ...] = ()
     """The episode's actions before this one (oldest first): the recent actions of a layout without a
     ``history`` part."""
+    earlier: tuple[str, ...] = ()
+    """The responses to the episode's actions before this one (oldest first)."""
 
     @cached_property
     def before(self) -> StateView:
@@ -122,14 +124,48 @@ class Transition:
         return self.previous[-RECENT_ACTIONS:]
 
 
+def _argument_named(tr: Transition, caps: dict[str, str], where: str) -> bool:
+    """Whether the action's argument (its ``object`` capture, else the action without its verb) is named in
+    ``where``: the instruction, the state before, an earlier response, or a part of the state before."""
+    arg = caps.get("object") or " ".join(tr.action.lower().split()[1:])
+    if not arg:
+        return False
+    if where == "instruction":
+        texts: tuple[str, ...] = (tr.instruction,)
+    elif where == "state":
+        texts = (tr.observation,)
+    elif where == "earlier":
+        texts = tr.earlier
+    else:
+        texts = (tr.layout.parse(tr.observation).get(where, ""),)
+    rx = _phrase(arg)
+    return any(rx.search(t) for t in texts)
+
+
+@lru_cache(maxsize=4096)
+def _phrase(arg: str) -> re.Pattern[str]:
+    return re.compile(r"\b" + r"\s+".join(re.escape(w) for w in arg.split()) + r"\b", re.IGNORECASE)
+
+
 def transitions_of(traj: Trajectory) -> list[Transition]:
     """A trajectory's steps as transitions, read through the layout it records."""
     layout = layout_of(traj.meta)
     actions = tuple(s.action for s in traj.steps)
-    return [
-        Transition(traj.instruction, s.observation, s.action, s.next_observation, layout, actions[:i])
-        for i, s in enumerate(traj.steps)
-    ]
+    out: list[Transition] = []
+    responses: list[str] = []
+    for i, s in enumerate(traj.steps):
+        tr = Transition(
+            traj.instruction,
+            s.observation,
+            s.action,
+            s.next_observation,
+            layout,
+            actions[:i],
+            tuple(responses),
+        )
+        responses.append(tr.response)
+        out.append(tr)
+    return out
 
 
 @lru_cache(maxsize=4096)
@@ -232,6 +268,8 @@ class CompiledItem:
             if (place in it.pairs[obj]) == bool(it.pairs_mismatch):
                 return None
         if it.repeat and tr.action.strip().lower() not in {a.lower() for a in tr.recent}:
+            return None
+        if it.argument_in is not None and not _argument_named(tr, caps, it.argument_in):
             return None
         if it.unchanged and tr.before.world != tr.after.world:
             return None

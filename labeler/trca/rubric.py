@@ -37,6 +37,10 @@ Check conditions (all optional, at least one unless the item is judge-only):
 ``instruction``               regex the episode's instruction must match (per-instruction items)
 ``pairs``                     object -> allowed places (needs groups ``object`` and ``place`` in ``action``)
 ``pairs_mismatch``            true: holds when the object is in ``pairs`` and the place is NOT one of its own
+``argument_in``               where the action's argument must be named: ``"instruction"``, ``"state"`` (the
+                              state before the action), ``"earlier"`` (a response earlier in the episode: a
+                              recipe read ten steps ago), or a part of the layout (``"inventory"``, ...); the
+                              argument is ``action``'s ``object`` group, else the action without its verb
 ``judge``                     true: no deterministic check; ``label trca --item-judge llm`` asks the judge
 ============================  =============================================================================
 
@@ -63,7 +67,11 @@ CATEGORIES = ("evidence", "execution", "invalidity")
 SIGN = {"evidence": 1.0, "execution": 1.0, "invalidity": -1.0}
 INVENTORY_CHANGES = ("gain", "loss", "change")
 REGEX_KEYS = ("action", "feedback", "not_feedback", "next_observation", "instruction")
-CHECK_KEYS = (*REGEX_KEYS, "appears", "inventory", "unchanged", "repeat", "pairs", "pairs_mismatch")
+CHECK_KEYS = (
+    *REGEX_KEYS, "appears", "inventory", "unchanged", "repeat", "pairs", "pairs_mismatch", "argument_in"
+)  # fmt: skip
+ARGUMENT_PLACES = ("instruction", "state", "earlier")
+"""``argument_in`` values besides a layout part's name."""
 ITEM_KEYS = ("id", "category", "text", "note", "judge", *CHECK_KEYS)
 TOP_KEYS = ("format", "format_version", "task_type", "version", "description", "build", "items")
 _ID = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
@@ -94,6 +102,7 @@ class Item:
     repeat: bool | None = None
     pairs: dict[str, list[str]] | None = None
     pairs_mismatch: bool | None = None
+    argument_in: str | None = None
     judge: bool = False
     note: str = ""
 
@@ -210,6 +219,14 @@ def _item(raw: Any, i: int, lines: dict[str, int], header: int | None, path: str
         if raw["inventory"] not in INVENTORY_CHANGES:
             fail_at("inventory", f"{raw['inventory']!r} is not one of {', '.join(INVENTORY_CHANGES)}")
         kw["inventory"] = raw["inventory"]
+    if "argument_in" in raw:
+        where = raw["argument_in"]
+        if not isinstance(where, str) or not re.match(r"^[a-z][a-z0-9_]*$", where):
+            fail_at(
+                "argument_in",
+                f"{where!r}: expected one of {', '.join(ARGUMENT_PLACES)} or a layout part's name",
+            )
+        kw["argument_in"] = where
     for key in ("unchanged", "repeat", "judge", "pairs_mismatch"):
         if key in raw:
             if not isinstance(raw[key], bool):

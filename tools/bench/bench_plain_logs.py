@@ -8,33 +8,30 @@ its bare value, and the layout, the state format and the environment are removed
 stays, for measuring only). Both files then go through the same user commands: ``rubrics build``
 (success-grounded, unreviewed, ``--check-folds 0``) → ``label trca`` → per-step AUROC of ``trca.total``
 against score progress (:func:`labeler.quality.measure`, the only reader of ``info``). The flattened file's
-layout is inferred by the reader (the plain layout: no labelled lines are left).
+layout is inferred by the reader (the plain layout: no labelled lines are left). A third copy says
+``"state_format": "twx/1"``: the flattened text read with TextWorld's layout, as a log without a layout was
+read before layouts were inferred. For each, the label check without ground truth
+(:func:`labeler.label_check.check_channels`: the trajectories' mean reward against their success flags) gives
+its verdict on ``trca.total``.
 
 Every stage's file is kept under ``--work`` and reused, so a rerun resumes.
 
-    python tools/bench_plain_logs.py --work runs/plain --json tools/results/bench_plain_logs.json \\
+    python -m tools.bench.bench_plain_logs --work runs/plain --json tools/results/bench_plain_logs.json \\
         --md tools/results/bench_plain_logs.md
 """
 
 from __future__ import annotations
 
-import json
-import os
-import platform
-import sys
 import time
 from pathlib import Path
 
 import click
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-from benchlib import edgejudge, portable_paths  # noqa: E402  (tools/ is sys.path[0])
-
-from labeler.dataset import iter_trajectories, read_trajectories, write_trajectories  # noqa: E402
-from labeler.quality import measure  # noqa: E402
-from models.state_layout import layout_of  # noqa: E402
+from labeler.dataset import iter_trajectories, read_trajectories, write_trajectories
+from labeler.label_check import check_channels
+from labeler.quality import measure
+from models.state_layout import layout_of
+from tools.bench.benchlib import atomic_write, edgejudge, write_results
 
 SW_FAMILIES = ("find-living-thing", "find-non-living-thing", "find-plant", "chemistry-mix")
 WORLDS = {
@@ -42,6 +39,7 @@ WORLDS = {
     "twc-medium": ("twx:twc", "dev", "level=medium", 50),
 }
 CHANNEL = "trca.total"
+SIDES = ("layout", "plain", "twx1")
 
 
 def flatten(text: str, labels: tuple[str, ...]) -> str:
@@ -57,8 +55,9 @@ def flatten(text: str, labels: tuple[str, ...]) -> str:
     return "\n".join(out)
 
 
-def flatten_file(src: Path, dst: Path) -> None:
-    """A copy of ``src`` as a log no adapter wrote: flattened states, no layout, format or environment."""
+def flatten_file(src: Path, dst: Path, meta: dict | None = None) -> None:
+    """A copy of ``src`` as a log no adapter wrote: flattened states, no layout, format or environment (and
+    ``meta`` added)."""
     trajs = []
     for t in iter_trajectories(src):
         labels = tuple(p.label for p in layout_of(t.meta).parts)
@@ -69,6 +68,7 @@ def flatten_file(src: Path, dst: Path) -> None:
             )
         for key in ("state_layout", "state_format", "env", "params"):
             t.meta.pop(key, None)
+        t.meta.update(meta or {})
         trajs.append(t)
     write_trajectories(dst, trajs)
 
@@ -101,16 +101,17 @@ def run_world(name: str, work: Path, episodes: int) -> dict:
                "gold-noise", "--noise", "0.4", "--seed", "1", "--max-steps", str(max_steps),
                "--out", str(raw), "--no-progress"] + (["--params", params] if params else [])  # fmt: skip
     _once(raw, timings, "collect_s", *collect)
-    plain = work / f"{name}.plain.jsonl.gz"
+    plain, twx1 = work / f"{name}.plain.jsonl.gz", work / f"{name}.twx1.jsonl.gz"
     if not plain.exists():
         flatten_file(raw, plain)
+    if not twx1.exists():
+        flatten_file(raw, twx1, {"state_format": "twx/1"})
     task = read_trajectories(raw)[0].task_type
     return {
         "world": name,
         "task_type": task,
         "timings": timings,
-        "layout": str(label(raw, task, timings, "layout")),
-        "plain": str(label(plain, task, timings, "plain")),
+        **{s: str(label(p, task, timings, s)) for s, p in zip(SIDES, (raw, plain, twx1), strict=True)},
     }
 
 
@@ -121,21 +122,28 @@ def _auroc(trajs) -> tuple[float | None, dict]:
     return by.get(CHANNEL), {**counts, "env_reward": by.get("env.reward")}
 
 
+def _check(trajs) -> dict | None:
+    found = check_channels(trajs, [CHANNEL])
+    return found[0].to_dict() if found else None
+
+
 def report(worlds: list[dict]) -> dict:
     rows = []
-    pooled: dict[str, list] = {"layout": [], "plain": []}
+    pooled: dict[str, list] = {side: [] for side in SIDES}
     for w in worlds:
         row = {"world": w["world"], "timings": w["timings"]}
-        for side in ("layout", "plain"):
+        for side in SIDES:
             trajs = read_trajectories(w[side])
             row[side], row["counts"] = _auroc(trajs)
+            row[f"{side}_check"] = _check(trajs)
             if w["world"] in SW_FAMILIES:
                 pooled[side] += trajs
         rows.append(row)
     if pooled["layout"]:
         row = {"world": f"pooled ScienceWorld, {sum(r['world'] in SW_FAMILIES for r in rows)} families"}
-        for side in ("layout", "plain"):
+        for side in SIDES:
             row[side], row["counts"] = _auroc(pooled[side])
+            row[f"{side}_check"] = _check(pooled[side])
         rows.append(row)
     return {"channel": CHANNEL, "rows": rows}
 
@@ -144,10 +152,13 @@ def markdown(rep: dict) -> str:
     def f(v):
         return "n/a" if v is None else f"{v:.3f}"
 
+    def v(check):
+        return "" if not check else f" ({check['verdict']})"
+
     lines = [
         "| log | episodes | steps (progress) | successes | env reward | TRCA, recorded layout "
-        "| TRCA, flattened plain text | difference |",
-        "|---|---|---|---|---|---|---|---|",
+        "| TRCA, flattened plain text | difference | flattened, read as twx/1 |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rep["rows"]:
         c = r["counts"]
@@ -155,7 +166,8 @@ def markdown(rep: dict) -> str:
         d = "" if diff is None else f"{diff:+.3f}"
         lines.append(
             f"| {r['world']} | {c['trajectories']} | {c['steps']} ({c['progress_steps']}) "
-            f"| {c['successes']} | {f(c['env_reward'])} | {f(r['layout'])} | {f(r['plain'])} | {d} |"
+            f"| {c['successes']} | {f(c['env_reward'])} | {f(r['layout'])}{v(r['layout_check'])} "
+            f"| {f(r['plain'])}{v(r['plain_check'])} | {d} | {f(r['twx1'])}{v(r['twx1_check'])} |"
         )
     return "\n".join(lines) + "\n"
 
@@ -171,26 +183,21 @@ def main(worlds: str, episodes: int, work: Path, json_out: Path | None, md_out: 
          report_only: bool) -> None:  # fmt: skip
     """Unreviewed TRCA on logs with their layout and flattened into plain text (see the module docstring)."""
     work.mkdir(parents=True, exist_ok=True)
-    load = os.getloadavg()
     done = []
     for name in worlds.split(","):
         if report_only:
             done.append({"world": name, "timings": {},
-                         "layout": str(work / f"{name}.layout.trca.jsonl.gz"),
-                         "plain": str(work / f"{name}.plain.trca.jsonl.gz")})  # fmt: skip
+                         **{side: str(work / f"{name}.{side}.trca.jsonl.gz") for side in SIDES}})  # fmt: skip
         else:
             click.echo(f"[{name}] collect, build, label (recorded layout and plain text)", err=True)
             done.append(run_world(name, work, episodes))
-    rep = report(done)
-    rep["machine"] = f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
-    rep["load_average"] = [round(x, 2) for x in (*load, *os.getloadavg())]
-    rep["episodes"] = episodes
+    rep = {**report(done), "episodes": episodes}
     md = markdown(rep)
     click.echo(md)
     if json_out:
-        json_out.write_text(json.dumps(portable_paths(rep), indent=2) + "\n")
+        write_results(json_out, rep)
     if md_out:
-        md_out.write_text(md)
+        atomic_write(md_out, md)
 
 
 if __name__ == "__main__":
