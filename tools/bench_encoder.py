@@ -51,7 +51,7 @@ def collect_texts(tmp: Path, n_states: int, seed: int) -> dict[str, list[str]]:
     out: dict[str, list[str]] = {}
     for env, episodes in (("twx:twc", 40), ("twx:cookingworld", 10)):
         path = tmp / f"{env.split(':')[1]}.jsonl.gz"
-        cmd = [sys.executable, "-m", "edge.cli", "collect", "--env", env, "--split", "dev"]
+        cmd = [sys.executable, "-m", "models.cli", "collect", "--env", env, "--split", "dev"]
         cmd += ["--episodes", str(episodes), "--behaviour", "gold-noise=0.5,random=0.5", "--noise", "0.3"]
         cmd += ["--seed", str(seed), "--out", str(path)]
         subprocess.run(cmd, cwd=ROOT, check=True, capture_output=True, timeout=600)
@@ -191,10 +191,9 @@ def main(out: Path, states: int, n: int, seed: int) -> None:
         "texts": {k: len(v) for k, v in texts.items()},
         "rows": rows,
     }
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp_out = out.with_suffix(".tmp")
-    tmp_out.write_text(json.dumps(portable_paths(result), indent=1))
-    tmp_out.replace(out)
+    from models.settings import atomic_write
+
+    atomic_write(out, json.dumps(portable_paths(result), indent=1))
     cols = ("variant", "mb", "cos_min", "cos_mean", "p50_ms_obs47", "cpu_ms_obs47", "cpu_ms_state150")
     click.echo("  ".join(f"{c:>14}" for c in cols))
     for r in rows:

@@ -593,8 +593,6 @@ def main(
 ) -> None:
     """Measure (a) raw prompt eval, (b) naive judging, (c) edgejudge judging on real TWC steps."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    from labeler.judge import default_threads
-
     names = tuple(p.strip() for p in patterns.split(",") if p.strip())
     unknown = sorted(set(names) - {"coren", "coren1", "trca", "cand"})
     if unknown or not names:
@@ -606,7 +604,7 @@ def main(
         model,
         steps,
         seed,
-        threads or default_threads(),
+        threads,
         ceiling_prompts,
         progress,
         names,
@@ -615,9 +613,9 @@ def main(
         gpu_layers,
     )
     if out:
-        tmp = Path(out).with_suffix(".tmp")
-        tmp.write_text(json.dumps(portable_paths(r), indent=2) + "\n")
-        tmp.replace(out)
+        from models.settings import atomic_write
+
+        atomic_write(out, json.dumps(portable_paths(r), indent=2) + "\n")
     click.echo(json.dumps(r, indent=2) if as_json else _fmt(r))
 
 

@@ -201,9 +201,9 @@ def main(episodes: int, max_steps: int, prompts: int, actors: str, seed: int, ou
     }
     text = json.dumps(r, indent=2)
     if out:
-        tmp_out = Path(out).with_suffix(".tmp")
-        tmp_out.write_text(text + "\n")
-        tmp_out.replace(out)
+        from models.settings import atomic_write
+
+        atomic_write(out, text + "\n")
     click.echo(text)
     if not identical:
         raise SystemExit("the runs' labels differ")

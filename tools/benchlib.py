@@ -23,7 +23,7 @@ HELDOUT_DEV_COLLECT = [
 
 def edgejudge(*args: str, timeout: float = 7200) -> str:
     """Run ``edgejudge ARGS`` in a subprocess; its stdout, or a failure carrying the stderr tail."""
-    return _run(["-m", "edge.cli", *args], f"edgejudge {' '.join(args)}", timeout)
+    return _run(["-m", "models.cli", *args], f"edgejudge {' '.join(args)}", timeout)
 
 
 def run_tool(script: str, *args: str, timeout: float = 7200) -> str:

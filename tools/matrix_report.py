@@ -12,8 +12,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from matrix_store import RowStore, atomic_write
+from matrix_store import RowStore
 
+from models.settings import atomic_write
 from policy.evaluate import wilson_interval
 
 ROW_NAMES = {

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
+
+from models.settings import atomic_write
 
 FORMAT = "edgejudge-bench-matrix/1"
 
@@ -22,23 +23,6 @@ FORMAT = "edgejudge-bench-matrix/1"
 def row_key(config: Mapping[str, Any]) -> str:
     """The canonical text of a row's configuration: sorted keys, no whitespace."""
     return json.dumps(dict(config), sort_keys=True, separators=(",", ":"))
-
-
-def atomic_write(path: str | os.PathLike[str], data: bytes | str) -> None:
-    """Write ``data`` to ``path`` through a temporary file in the same folder and a rename."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    raw = data.encode() if isinstance(data, str) else data
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(raw)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 class RowStore:

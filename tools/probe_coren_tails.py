@@ -115,11 +115,9 @@ def main(labeled: str, trajectories: str, prompts: int, extra: tuple[str, ...], 
             )
     for x, v in out["extra_tails"].items():
         click.echo(f"extra tail {x!r}: {v:.3f}")
-    path = ROOT / json_out
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(portable_paths(out), indent=2) + "\n")
-    tmp.replace(path)
+    from models.settings import atomic_write
+
+    atomic_write(ROOT / json_out, json.dumps(portable_paths(out), indent=2) + "\n")
 
 
 if __name__ == "__main__":
