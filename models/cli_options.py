@@ -62,7 +62,7 @@ class ThreadCount(click.ParamType):
         try:
             return settings.parse_threads(raw, settings.THREADS if from_env else "")
         except settings.SettingError as e:
-            self.fail(str(e).removeprefix("="), param, ctx)
+            self.fail(str(e), param, ctx)
 
     def to_info_dict(self) -> dict[str, Any]:
         return {**super().to_info_dict(), "min": 1, "max": settings.MAX_THREADS}

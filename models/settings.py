@@ -42,13 +42,15 @@ def _read(name: str) -> str:
 
 
 def parse_threads(raw: str, source: str = THREADS) -> int:
-    """``raw`` as a thread count from 1 to :data:`MAX_THREADS`; ``source`` names it in the error."""
+    """``raw`` as a thread count from 1 to :data:`MAX_THREADS`; ``source`` (a variable's name, or empty)
+    names it in the error."""
     try:
         n = int(raw)
     except ValueError:
         n = 0
     if not 1 <= n <= MAX_THREADS:
-        raise SettingError(f"{source}={raw!r}: expected an integer from 1 to {MAX_THREADS}")
+        named = f"{source}={raw!r}" if source else repr(raw)
+        raise SettingError(f"{named}: expected an integer from 1 to {MAX_THREADS}")
     return n
 
 
