@@ -1,16 +1,28 @@
 """The robot side: ``edge-serve`` and its clients. Imports only ``models`` (never torch or an LLM).
 
-Daemon: ``serve`` (the ``edge-serve`` command line), ``server`` (the loop: socket, batches, signals,
-replies), ``scoring`` (answers to ``act`` requests), ``reload`` (hot reload in a helper thread), ``curve``
-(CURVE certificates and allowed clients), ``runtime`` (the bundle in onnxruntime), ``text_encoder`` (its
-tokenizer and encoder runs), ``bundle_policy`` (the same runtime as an in-process policy), ``metrics``
-(Prometheus text), ``logs`` (JSON log lines, systemd notify), ``launch`` (start a daemon and read its
-endpoint). Both ends: ``protocol`` (msgpack messages and errors), ``protocol_vectors`` (byte-level test
-vectors shared with the C++ client), ``actions`` (candidate features), ``state_inputs`` (a state and its
-memory as a format-2 bundle's arrays). Clients: ``client`` (``EdgeClient``), ``query_cli`` (``edgejudge
-query``), ``policies`` (the one policy interface, the episode memory and the episode wrappers), ``agent``
-(``EdgeAgent``: the daemon as a policy), ``loop_guard`` (client-side episode memory), ``cli`` (the
-``edgejudge`` entry point). The C++ client is in ``edge/cpp``. Nothing here parses a world's text: state
-texts and world keys come from the client's environment adapter, and a state is split only by the layout its
-bundle records.
+Nothing here parses a world's text: state texts and world keys come from the client's environment adapter,
+and a state is split only by the layout its bundle records. The C++ client is in ``edge/cpp``.
+
+Modules:
+
+* ``serve`` — the ``edge-serve`` command line
+* ``server`` — the daemon loop: socket, micro-batches, signals, replies
+* ``scoring`` — the answers to one batch's ``act`` requests
+* ``reload`` — hot reload in a helper thread
+* ``curve`` — CURVE certificates and allowed clients
+* ``runtime`` — the bundle's encoder and scorer in onnxruntime, with the embedding cache
+* ``text_encoder`` — the bundle's tokenizer and encoder runs
+* ``bundle_policy`` — the same runtime as an in-process policy
+* ``metrics`` — Prometheus text
+* ``logs`` — JSON log lines, systemd notify
+* ``launch`` — start a daemon and read its endpoint
+* ``protocol`` — msgpack messages and errors (both ends)
+* ``protocol_vectors`` — byte-level test vectors shared with the C++ client
+* ``actions`` — candidate features (both ends)
+* ``state_inputs`` — a state and its memory as a format-2 bundle's arrays
+* ``client`` — ``EdgeClient``
+* ``query_cli`` — ``edgejudge query``
+* ``policies`` — the one policy interface, the episode memory and the episode wrappers
+* ``agent`` — ``EdgeAgent``: the daemon as a policy
+* ``loop_guard`` — client-side loop breaking from the episode's history
 """

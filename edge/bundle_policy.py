@@ -16,13 +16,8 @@ import numpy as np
 
 from edge.policies import Memory
 from edge.runtime import Item, Runtime, RuntimeConfig, load_runtime
+from models import settings
 from models.bundle import BundleError
-
-
-def env_threads() -> int:
-    """onnxruntime threads from ``EDGEJUDGE_THREADS`` (default 1)."""
-    raw = os.environ.get("EDGEJUDGE_THREADS", "1")
-    return int(raw) if raw.isdigit() and int(raw) > 0 else 1
 
 
 class BundlePolicy:
@@ -43,7 +38,7 @@ class BundlePolicy:
                 f"running a bundle needs onnxruntime and tokenizers (pip install 'edgejudge[edge]'): {e}"
             ) from e
         self.runtime: Runtime = load_runtime(
-            bundle_dir, RuntimeConfig(threads=threads or env_threads(), cache_size=cache_size)
+            bundle_dir, RuntimeConfig(threads=threads or settings.threads(), cache_size=cache_size)
         )
         self.dir = self.runtime.bundle_dir
         self.manifest = self.runtime.manifest

@@ -12,7 +12,7 @@ from edge.logs import LEVELS, JsonLogger
 from edge.protocol import DEFAULT_MAX_MESSAGE_BYTES
 from edge.runtime import RuntimeConfig
 from edge.server import ServeConfig, Server
-from models.cli_options import env_threads, threads_option
+from models.cli_options import threads_option
 
 
 @click.group(invoke_without_command=True, context_settings={"help_option_names": ["-h", "--help"]})
@@ -124,7 +124,7 @@ def main(
     cfg = ServeConfig(
         bundle=bundle,
         binds=list(binds),
-        runtime=RuntimeConfig(threads=threads or env_threads(), spinning=spinning, cache_size=cache_size),
+        runtime=RuntimeConfig(threads=threads, spinning=spinning, cache_size=cache_size),
         max_batch=max_batch,
         batch_wait_ms=batch_wait_ms,
         max_message_bytes=max_message_bytes,

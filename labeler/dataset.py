@@ -30,7 +30,6 @@ import json
 import math
 import os
 import sys
-import tempfile
 import zlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -38,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from models.layout_inference import infer_layout
+from models.settings import AtomicFile
 from models.state_layout import LEGACY_STATE_FORMAT, StateLayout
 
 FORMAT_VERSION = 1
@@ -391,12 +391,12 @@ class TrajectoryWriter:
     def __init__(self, path: str | os.PathLike[str]):
         self.path = Path(path)
         self.count = 0
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp", dir=self.path.parent)
-        self._tmp = Path(tmp)
-        raw = os.fdopen(fd, "wb")
+        self._atomic = AtomicFile(self.path)
+        raw = open(self._atomic.tmp, "wb")  # noqa: SIM115 - closed by close() or abort()
         self._raw = raw
-        self._gz = gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) if self.path.suffix == ".gz" else None
+        # no name and no time in the gzip header: the bytes depend on the trajectories alone
+        gz = self.path.suffix == ".gz"
+        self._gz = gzip.GzipFile(filename="", fileobj=raw, mode="wb", mtime=0) if gz else None
         self._closed = False
 
     def write(self, traj: Trajectory) -> None:
@@ -408,12 +408,14 @@ class TrajectoryWriter:
         if self._closed:
             return
         self._closed = True
-        if self._gz is not None:
-            self._gz.close()
-        self._raw.flush()
-        os.fsync(self._raw.fileno())
-        self._raw.close()
-        os.replace(self._tmp, self.path)
+        try:
+            if self._gz is not None:
+                self._gz.close()
+            self._raw.close()
+        except BaseException:
+            self._atomic.discard()
+            raise
+        self._atomic.commit()
 
     def abort(self) -> None:
         if self._closed:
@@ -424,7 +426,7 @@ class TrajectoryWriter:
                 self._gz.close()
             self._raw.close()
         finally:
-            self._tmp.unlink(missing_ok=True)
+            self._atomic.discard()
 
     def __enter__(self) -> TrajectoryWriter:
         return self

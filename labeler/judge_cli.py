@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +18,7 @@ from models.cli_options import (
     threads_option,
 )
 from models.registry import ModelError, resolve_judge
+from models.settings import AtomicFile
 
 
 def _model_options(f: Any) -> Any:
@@ -191,18 +190,9 @@ def batch(
         except JudgeError as e:
             raise click.ClickException(str(e)) from None
         out = Path(out_path)
-        out.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", dir=out.parent)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                for s in res:
-                    f.write(
-                        json.dumps({"logprobs": s.logprobs, "probs": s.probs, "ntokens": s.ntokens}) + "\n"
-                    )
-            os.replace(tmp, out)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        with AtomicFile(out) as tmp, open(tmp, "w", encoding="utf-8") as f:
+            for s in res:
+                f.write(json.dumps({"logprobs": s.logprobs, "probs": s.probs, "ntokens": s.ntokens}) + "\n")
         stats = {k: round(v, 3) if isinstance(v, float) else v for k, v in j.stats.items()}
         click.echo(json.dumps({"queries": len(qs), "out": str(out), "stats": stats}))
 

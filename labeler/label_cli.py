@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import click
 
-from edge.cli import LazyGroup
+from models.lazy_group import LazyGroup
 
 # name -> "module:attribute"; add your method here (one line).
 LABEL_SUBCOMMANDS: dict[str, str] = {

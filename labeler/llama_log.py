@@ -19,6 +19,8 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from models import settings
+
 KNOWN_HARMLESS = re.compile(r"using full-size SWA cache|control-looking token: .* was not control-type")
 """Error- or warning-level llama.cpp lines that say nothing is wrong."""
 
@@ -34,8 +36,7 @@ def shows_on_stderr(level: int, line: str) -> bool:
 
 def llama_log_path() -> Path:
     """Where llama.cpp's log lines go."""
-    base = Path(os.environ.get("EDGEJUDGE_CACHE") or Path.home() / ".cache" / "edgejudge")
-    return base / "logs" / "llama.log"
+    return settings.cache_dir() / "logs" / "llama.log"
 
 
 def route_llama_logs(path: str | os.PathLike[str] | None = None) -> Path:

@@ -28,6 +28,7 @@ from typing import Any
 import click
 
 from labeler.dataset import DatasetError, Trajectory, read_trajectories
+from models.settings import AtomicFile
 
 BASELINE = "env.reward"
 
@@ -195,9 +196,6 @@ def plot_channels(
     trajectories: Sequence[Trajectory], channels: Sequence[str], png: str, max_trajectories: int = 4
 ) -> int:
     """PNG of each channel along a few trajectories (successful and failed), progress steps marked."""
-    import os
-    import tempfile
-
     import matplotlib
 
     matplotlib.use("Agg")
@@ -222,17 +220,11 @@ def plot_channels(
         ax.set_xlabel("step")
         ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     fig.tight_layout()
-    out_dir = os.path.dirname(os.path.abspath(png))
-    os.makedirs(out_dir, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".quality.", suffix=".png", dir=out_dir)
-    os.close(fd)
     try:
-        fig.savefig(tmp, dpi=90, format="png")
-        os.replace(tmp, png)
+        with AtomicFile(png, suffix=".png") as tmp:
+            fig.savefig(tmp, dpi=90, format="png")
     finally:
         plt.close(fig)
-        if os.path.exists(tmp):
-            os.unlink(tmp)
     return len(picked)
 
 

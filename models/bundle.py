@@ -32,12 +32,12 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from models.candidates import DEFAULT_CANDIDATE_FEATURES, parts_of
+from models.settings import atomic_write
 from models.state_items import StateEncoding
 from models.state_layout import StateLayout, layout_of, policy_world, state_format_of
 
@@ -221,11 +221,7 @@ def write_manifest(
     m.state_layout  # noqa: B018 - ValueError on a malformed layout, before anything is written
     if encoder_kind not in ENCODER_KINDS:
         raise BundleError(f"unknown encoder kind {encoder_kind!r}: expected {', '.join(ENCODER_KINDS)}")
-    fd, tmp = tempfile.mkstemp(prefix=".manifest.", dir=d)
-    with os.fdopen(fd, "w") as f:
-        json.dump(m.to_dict(), f, indent=2, sort_keys=True)
-        f.write("\n")
-    os.replace(tmp, d / MANIFEST)
+    atomic_write(d / MANIFEST, json.dumps(m.to_dict(), indent=2, sort_keys=True) + "\n")
     return m
 
 

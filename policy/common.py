@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import numpy as np
 import torch
 
+from models import settings
 from models.bundle import read_format_json
 from policy.model import CandidateScorer, ScorerConfig
 
@@ -48,8 +49,7 @@ class CheckpointError(ValueError):
 
 def set_threads() -> int:
     """Use ``EDGEJUDGE_THREADS`` torch threads (default 1: the CI box has 2 shared cores)."""
-    raw = os.environ.get("EDGEJUDGE_THREADS", "1")
-    n = int(raw) if raw.isdigit() and int(raw) > 0 else 1
+    n = settings.threads()
     torch.set_num_threads(n)
     return n
 

@@ -7,6 +7,8 @@ import os
 import shutil
 from pathlib import Path
 
+from models import settings
+
 OPSET = 17
 
 # Real texts for the parity checks: TextWorld-style instructions, states and actions.
@@ -26,14 +28,9 @@ class ExportError(RuntimeError):
     """An export that must not be used: parity failure, bad input, missing dependency."""
 
 
-def edgejudge_cache() -> Path:
-    """``$EDGEJUDGE_CACHE`` (default ``~/.cache/edgejudge``)."""
-    return Path(os.environ.get("EDGEJUDGE_CACHE", Path.home() / ".cache" / "edgejudge"))
-
-
 def cache_root() -> Path:
     """Where built encoder graphs are kept: ``$EDGEJUDGE_CACHE/onnx``."""
-    return edgejudge_cache() / "onnx"
+    return settings.cache_dir() / "onnx"
 
 
 def publish_folder(tmp: Path, folder: Path) -> None:

@@ -26,6 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
+from models import settings
 from models.encoder import DEFAULT_ENCODER, EncoderRef
 from policy.static_encoder import resolve_text_encoder, static_text_encoder
 
@@ -38,7 +39,7 @@ def text_key(text: str) -> str:
 
 
 def default_cache_dir() -> Path:
-    return Path(os.environ.get("EDGEJUDGE_CACHE", Path.home() / ".cache" / "edgejudge")) / "embeddings"
+    return settings.cache_dir() / "embeddings"
 
 
 class EmbeddingCache:

@@ -30,8 +30,9 @@ from pathlib import Path
 
 import numpy as np
 
+from models import settings
 from models.encoder import STATIC_PREFIX, EncoderRef, resolve_encoder, static_base
-from policy.export_common import OPSET, ExportError, edgejudge_cache, publish_folder
+from policy.export_common import OPSET, ExportError, publish_folder
 
 DEFAULT_DIMS = 256
 SIF_A = 1e-4
@@ -41,7 +42,7 @@ STATIC_VERSION = 1
 
 
 def models_root() -> Path:
-    return edgejudge_cache() / "models"
+    return settings.cache_dir() / "models"
 
 
 def token_vectors(enc: EncoderRef, *, batch: int = 512, progress=None) -> np.ndarray:
@@ -75,11 +76,8 @@ def cached_token_vectors(enc: EncoderRef, *, progress=None) -> np.ndarray:
     except (OSError, ValueError):
         pass
     vectors = token_vectors(enc, progress=progress)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".tokvec-", suffix=".npy", dir=path.parent)
-    with os.fdopen(fd, "wb") as f:
+    with settings.AtomicFile(path, suffix=".npy") as tmp, open(tmp, "wb") as f:
         np.save(f, vectors)
-    os.replace(tmp, path)
     return vectors
 
 

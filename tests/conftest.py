@@ -20,7 +20,7 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 def run_cli(*args: str, timeout: float = 300, check: bool = False, env: dict | None = None):
     """Run ``edgejudge ARGS`` in a subprocess, as a user would."""
     proc = subprocess.run(
-        [sys.executable, "-m", "edge.cli", *args],
+        [sys.executable, "-m", "models.cli", *args],
         capture_output=True,
         text=True,
         timeout=timeout,

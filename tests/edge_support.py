@@ -257,7 +257,7 @@ def exported_bundle(bundle_format: int = 1) -> Path:
             [
                 sys.executable,
                 "-m",
-                "edge.cli",
+                "models.cli",
                 "export",
                 "--random-init",
                 "--seed",

@@ -103,7 +103,7 @@ def test_sigkilled_labeling_run_resumes_without_recomputation(tmp_path):
     cmd = [
         sys.executable,
         "-m",
-        "edge.cli",
+        "models.cli",
         "judge",
         "batch",
         str(queries),

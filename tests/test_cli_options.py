@@ -63,8 +63,8 @@ def _tool_commands():
 
 
 def _all_commands():
-    from edge.cli import main as edgejudge
     from edge.serve import main as edge_serve
+    from models.cli import main as edgejudge
 
     yield from _walk(edgejudge, "edgejudge")
     yield from _walk(edge_serve, "edge-serve")

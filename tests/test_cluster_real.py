@@ -179,7 +179,7 @@ def _first_trajectory_cache(episodes, coren_setup, tmp_path):
 
 def _cli(*args, env):
     return subprocess.Popen(
-        [sys.executable, "-m", "edge.cli", *args],
+        [sys.executable, "-m", "models.cli", *args],
         cwd=ROOT,
         env=env,
         stdout=subprocess.PIPE,

@@ -48,8 +48,8 @@ def test_ray_missing_is_one_clear_line(monkeypatch):
     ],
 )
 def test_commands_refuse_ray_without_ray_installed(monkeypatch, tmp_path, args):
-    from edge.cli import main
     from labeler.dataset import Step, Trajectory, write_trajectories
+    from models.cli import main
 
     data = tmp_path / "in.jsonl"
     write_trajectories(data, [Trajectory("t0", "do it", "twc", False, [Step("o", "a", ["a"], "o2")])])
@@ -62,7 +62,7 @@ def test_commands_refuse_ray_without_ray_installed(monkeypatch, tmp_path, args):
 
 @pytest.mark.parametrize("group,cmd", [("label", "coren"), ("label", "trca"), ("rubrics", "build")])
 def test_help_explains_the_cluster_options(group, cmd):
-    from edge.cli import main
+    from models.cli import main
 
     out = CliRunner().invoke(main, [group, cmd, "--help"]).output
     for opt in (

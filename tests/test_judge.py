@@ -18,7 +18,6 @@ import math
 import pytest
 
 from labeler.judge import ChoiceScores, JudgeError, open_judge
-from labeler.prompting import Example, completion_prompt, fit_text, render
 
 pytestmark = pytest.mark.real
 
@@ -242,7 +241,7 @@ def test_tails_after_a_shared_trunk_are_decoded_together_and_match_fresh(judge, 
 
 
 def test_generate_with_grammar_and_json_schema(judge):
-    p = completion_prompt("Is the sun hot?", examples=[Example("Is ice hot?", "No")])
+    p = "Is ice hot?\nAnswer: No\n\nIs the sun hot?\nAnswer:"
     a = judge.generate(p, grammar='root ::= " Yes" | " No"', max_tokens=4)
     assert a in (" Yes", " No")
     schema = {
@@ -300,17 +299,3 @@ def test_bad_input_is_rejected(judge, monkeypatch):
         open_judge("gemma3-270m")
     with pytest.raises(TypeError):
         open_judge("gemma3-270m", n_thread=1)  # unknown options are rejected, not swallowed
-
-
-def test_prompting_helpers(judge):
-    p = render(
-        judge, "Is the sun hot?", instruction="Answer Yes or No.", examples=[Example("Is ice hot?", "No")]
-    )
-    assert p == "Answer Yes or No.\n\nIs ice hot?\nAnswer: No\n\nIs the sun hot?\nAnswer:"
-    n = judge.stats["truncated_texts"]
-    short = "a short observation"
-    assert fit_text(judge, short, 50) == short
-    long = " ".join(f"word{i}" for i in range(400))
-    cut = fit_text(judge, long, 60)
-    assert judge.count_tokens(cut) <= 62 and "word0" in cut and "word399" in cut and " … " in cut
-    assert judge.stats["truncated_texts"] == n + 1

@@ -103,7 +103,7 @@ def test_bundle_eval_runs_without_torch(tiny, trained, tmp_path):
     # The real CLI, in a fresh interpreter; afterwards torch (and the LLM stack) must not have been imported.
     code = textwrap.dedent(f"""
         import json, sys
-        from edge.cli import main
+        from models.cli import main
         sys.argv = ["edgejudge", "eval", {str(bundle)!r}, "--env", "twx:twc", "--params", {EASY!r},
                     "--split", "train", "--episodes", "3", "--max-steps", "{MAX_STEPS}", "--json"]
         try:

@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from models.cli_options import env_option, env_threads, split_option, threads_option  # noqa: E402
+from models.cli_options import env_option, split_option, threads_option  # noqa: E402
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
@@ -110,7 +110,7 @@ def main(
             raise click.ClickException(str(e)) from None
         spec = world_spec(world, f"bundle {bundle}")
         try:
-            proc, connect = start_daemon(bundle, threads=threads or env_threads(), cwd=ROOT)
+            proc, connect = start_daemon(bundle, threads=threads, cwd=ROOT)
         except LaunchError as e:
             raise click.ClickException(str(e)) from None
     assert connect is not None

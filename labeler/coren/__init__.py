@@ -12,6 +12,7 @@ Modules:
 * :mod:`~labeler.coren.config` — labeling options and the input check.
 * :mod:`~labeler.coren.report` — the labeling report.
 * :mod:`~labeler.coren.prompts` — the versioned prompt variants and query templates.
+* :mod:`~labeler.coren.examples` — in-context examples built from the user's own logs, per task type.
 * :mod:`~labeler.coren.texts` — text fitting (truncation rule) and the transition text.
 * :mod:`~labeler.coren.voting` — calibration, scale positions, majority and filtered votes.
 * :mod:`~labeler.coren.structural` — the structural QA set, retrieval and answer checks.

@@ -13,6 +13,7 @@ import click
 from labeler.cluster.options import ClusterError, cluster_config, cluster_options
 from labeler.coren.dry_run import dry_run as print_dry_run
 from labeler.coren.judge_session import coren_judge
+from models import settings
 from models.cli_options import (
     cache_option,
     gpu_layers_option,
@@ -24,9 +25,7 @@ from models.cli_options import (
 
 
 def _default_cache() -> str:
-    from models.registry import cache_dir
-
-    return str(cache_dir() / "labels.sqlite")
+    return str(settings.cache_dir() / "labels.sqlite")
 
 
 def _default_ckpt(out: str) -> str:
@@ -414,9 +413,7 @@ def _run(
     if cluster_report is not None:
         d["cluster"] = cluster_report
     if report_path:
-        tmp = Path(report_path).with_name(f".{Path(report_path).name}.tmp")
-        tmp.write_text(json.dumps(d, indent=2, default=float))
-        os.replace(tmp, report_path)  # atomic: never a half-written report
+        settings.atomic_write(report_path, json.dumps(d, indent=2, default=float))  # never a half report
     ens = np.array([s.labels["coren"]["ensemble"] for t in trajs for s in t.steps])
     cut = sum(v for k, v in labeler.trunc.counts.items() if k != "observation_head")
     click.echo(

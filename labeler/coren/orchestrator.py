@@ -44,6 +44,7 @@ from torch import nn
 
 from labeler.label_check import folds_of
 from labeler.quality import auroc
+from models.settings import AtomicFile
 
 CHANNELS = ("contextual", "structural", "temporal")
 CKPT_FORMAT = "edgejudge.coren.orchestrator"
@@ -311,27 +312,17 @@ def weights_for(model: Orchestrator, features: np.ndarray) -> np.ndarray:
 
 def save(model: Orchestrator, path: str | Path, provenance: dict[str, Any]) -> str:
     """Write a safetensors checkpoint atomically; returns its sha256."""
-    import os
-    import tempfile
-
     from safetensors.torch import save_file
 
     p = Path(path)
-    p.parent.mkdir(parents=True, exist_ok=True)
     meta = {
         "format": CKPT_FORMAT,
         "version": str(CKPT_VERSION),
         "config": json.dumps(asdict(model.cfg)),
         "provenance": json.dumps(provenance, sort_keys=True),
     }
-    fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=p.parent)
-    os.close(fd)
-    try:
-        save_file({k: v.contiguous() for k, v in model.state_dict().items()}, tmp, metadata=meta)
-        os.replace(tmp, p)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+    with AtomicFile(p) as tmp:
+        save_file({k: v.contiguous() for k, v in model.state_dict().items()}, str(tmp), metadata=meta)
     return file_sha256(p)
 
 

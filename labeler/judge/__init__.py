@@ -49,12 +49,12 @@ Modules:
 * :mod:`~labeler.judge.batched_generation` — many prompts generated together as parallel sequences.
 * :mod:`~labeler.judge.trie` — token-trie placement of many token lists in one batch, and its grouping.
 * :mod:`~labeler.judge.scores` — :class:`ChoiceScores`, one query's answer.
-* :mod:`~labeler.judge.config` — :class:`JudgeConfig` and the default thread count.
+* :mod:`~labeler.judge.config` — :class:`JudgeConfig` and its checks.
 * :mod:`~labeler.judge.errors` — :class:`JudgeError`, :class:`JudgeLoadError`.
 """
 
 from labeler.judge.api import Judge, open_judge
-from labeler.judge.config import JudgeConfig, default_threads
+from labeler.judge.config import JudgeConfig
 from labeler.judge.errors import JudgeError, JudgeLoadError
 from labeler.judge.scores import NORMALIZATIONS, ChoiceScores
 
@@ -65,6 +65,5 @@ __all__ = [
     "JudgeConfig",
     "JudgeError",
     "JudgeLoadError",
-    "default_threads",
     "open_judge",
 ]

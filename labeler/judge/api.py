@@ -29,7 +29,7 @@ class Judge:
     ``stats``: ``queries`` (answered, including cache hits and duplicates), ``cache_hits`` (answered without
     the model), ``evaluated_tokens`` (tokens llama.cpp decoded for prompts and choices), ``reused_tokens`` (a
     query's tokens that came from the KV cache instead), ``generated_tokens``, ``seconds`` (wall time inside
-    the judge), ``truncated_texts`` (texts shortened by :func:`labeler.prompting.fit_text`).
+    the judge).
     """
 
     def __init__(self, model: ResolvedModel, config: JudgeConfig, cache: LabelCache | None, own_cache: bool):
@@ -44,7 +44,6 @@ class Judge:
             "reused_tokens": 0,
             "generated_tokens": 0,
             "seconds": 0.0,
-            "truncated_texts": 0,
         }
         self._engine = KVEngine(model.path, config, self.stats)
 
@@ -127,7 +126,7 @@ class Judge:
         if longest > self.n_ctx:
             raise JudgeError(
                 f"prompt of {n_p} tokens plus the longest choice does not fit the context "
-                f"(n_ctx={self.n_ctx}); shorten it (labeler.prompting.fit_text) or raise n_ctx"
+                f"(n_ctx={self.n_ctx}); shorten it or raise n_ctx"
             )
         return ptoks, ctoks
 

@@ -1,25 +1,13 @@
-"""The judge's load options (:class:`JudgeConfig`, checked by :func:`judge_config`) and the default thread
-count (``$EDGEJUDGE_THREADS``)."""
+"""The judge's load options (:class:`JudgeConfig`, checked by :func:`judge_config`; threads default to
+``$EDGEJUDGE_THREADS`` through :func:`models.settings.threads`)."""
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from typing import Any
 
 from labeler.judge.errors import JudgeError
-
-
-def default_threads() -> int:
-    """``$EDGEJUDGE_THREADS`` (default 1)."""
-    raw = os.environ.get("EDGEJUDGE_THREADS", "1")
-    try:
-        n = int(raw)
-    except ValueError:
-        raise JudgeError(f"EDGEJUDGE_THREADS={raw!r}: expected a positive integer") from None
-    if n < 1:
-        raise JudgeError(f"EDGEJUDGE_THREADS={raw!r}: expected a positive integer")
-    return n
+from models import settings
 
 
 @dataclass
@@ -44,7 +32,10 @@ def judge_config(
 ) -> JudgeConfig:
     """The load options, checked: threads default to ``$EDGEJUDGE_THREADS`` (batch threads to ``n_threads``),
     counts must be positive, ``n_gpu_layers`` >= -1 (-1: all); ``n_batch`` is capped at ``n_ctx``."""
-    threads = n_threads if n_threads is not None else default_threads()
+    try:
+        threads = n_threads if n_threads is not None else settings.threads()
+    except settings.SettingError as e:  # a bad option of this judge, like the checks below
+        raise JudgeError(str(e)) from None
     threads_batch = n_threads_batch if n_threads_batch is not None else threads
     for name, v in (
         ("n_threads", threads),

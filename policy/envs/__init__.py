@@ -10,6 +10,8 @@ Modules:
 - ``recorded``: the world a dataset, checkpoint or bundle records, and the state-format check.
 - ``twx``: TextWorldExpress (``twx:twc`` with levels easy/medium/hard, ``twx:cookingworld`` small/large).
 - ``twx_placement``: TextWorld's opt-in put-away strategy (``--strategy placement-search``).
+- ``scienceworld``: ScienceWorld (``scienceworld:TASK``, the simulator's 30 task families).
+- ``scienceworld_actions``: ScienceWorld's candidate cap and the matching of gold actions to valid actions.
 
 See docs/environments.md for the interface and how to write an adapter for another world.
 """

@@ -9,10 +9,10 @@ with its directory on ``PYTHONPATH``.
 from __future__ import annotations
 
 import importlib
-import os
 from collections.abc import Mapping
 from typing import Any
 
+from models import settings
 from policy.envs.base import EnvAdapter, EnvError, EnvSpec
 
 BUILTIN: dict[str, str] = {
@@ -29,7 +29,7 @@ def _entry_points() -> dict[str, str]:
 
 def _from_environment() -> dict[str, str]:
     out = {}
-    for item in filter(None, (s.strip() for s in os.environ.get("EDGEJUDGE_ENVS", "").split(","))):
+    for item in filter(None, (s.strip() for s in settings.env_adapters().split(","))):
         name, eq, target = item.partition("=")
         if not eq or ":" not in target:
             raise EnvError(f"bad EDGEJUDGE_ENVS entry {item!r}: expected name=module:Class")

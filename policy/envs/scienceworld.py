@@ -33,6 +33,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
+from models import settings
 from models.state_layout import Part, StateLayout
 from policy.envs.base import EnvAdapter, EnvError, EnvSpec, EnvState, EpisodeId, Param
 from policy.envs.scienceworld_actions import (
@@ -85,7 +86,6 @@ SIMPLIFICATIONS = (
 DEFAULT_CAP = 64
 HISTORY_LEN = 3
 FEEDBACK_CHARS = 300
-HEAP_VARIABLE = "EDGEJUDGE_SCIENCEWORLD_HEAP"
 
 LAYOUT = StateLayout(
     (
@@ -253,7 +253,7 @@ class ScienceWorldAdapter(EnvAdapter):
         values = spec.values
         self.simplifications = parse_simplifications(values.get("simplifications", "easy"))
         self.cap = int(values.get("candidates", DEFAULT_CAP))
-        heap = os.environ.get(HEAP_VARIABLE, "1g")
+        heap = settings.scienceworld_heap()
         saved = os.environ.get("JAVA_TOOL_OPTIONS")
         os.environ["JAVA_TOOL_OPTIONS"] = f"{saved or ''} -Xmx{heap}".strip()
         try:

@@ -46,7 +46,7 @@ def collect_texts(tmp: Path, n_states: int, seed: int) -> dict[str, list[str]]:
     out: dict[str, list[str]] = {}
     for env, episodes in (("twx:twc", 40), ("twx:cookingworld", 10)):
         path = tmp / f"{env.split(':')[1]}.jsonl.gz"
-        cmd = [sys.executable, "-m", "edge.cli", "collect", "--env", env, "--split", "dev"]
+        cmd = [sys.executable, "-m", "models.cli", "collect", "--env", env, "--split", "dev"]
         cmd += ["--episodes", str(episodes), "--behaviour", "gold-noise=0.5,random=0.5", "--noise", "0.3"]
         cmd += ["--seed", str(seed), "--out", str(path)]
         subprocess.run(cmd, cwd=ROOT, check=True, capture_output=True, timeout=600)

@@ -586,8 +586,6 @@ def main(
 ) -> None:
     """Measure (a) raw prompt eval, (b) naive judging, (c) edgejudge judging on real TWC steps."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    from labeler.judge import default_threads
-
     names = tuple(p.strip() for p in patterns.split(",") if p.strip())
     unknown = sorted(set(names) - {"coren", "coren1", "trca", "cand"})
     if unknown or not names:
@@ -599,7 +597,7 @@ def main(
         model,
         steps,
         seed,
-        threads or default_threads(),
+        threads,
         ceiling_prompts,
         progress,
         names,

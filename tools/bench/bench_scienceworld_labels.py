@@ -42,7 +42,7 @@ def _cli(*args: str) -> tuple[str, float]:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     t0 = time.perf_counter()
     out = subprocess.run(
-        [sys.executable, "-m", "edge.cli", *args], env=env, capture_output=True, text=True, check=False
+        [sys.executable, "-m", "models.cli", *args], env=env, capture_output=True, text=True, check=False
     )
     if out.returncode != 0:
         raise SystemExit(f"edgejudge {' '.join(args[:2])} failed: {out.stderr.strip()[-600:]}")

@@ -460,7 +460,7 @@ def export_bundle(out: Path, encoder_precision: str = "fp32") -> Path:
     """A random-init bundle (seed 0): ``edgejudge export --random-init``, or with the int8 encoder through
     ``policy.export.export_random_bundle(encoder_precision="int8")`` (same scorer weights)."""
     if encoder_precision == "fp32":
-        cmd = [sys.executable, "-m", "edge.cli", "export", "--random-init", "--out", str(out)]
+        cmd = [sys.executable, "-m", "models.cli", "export", "--random-init", "--out", str(out)]
     else:
         code = (
             "import sys; from policy.export import export_random_bundle; "

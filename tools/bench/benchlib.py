@@ -10,12 +10,13 @@ import platform
 import re
 import subprocess
 import sys
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import click
+
+from models.settings import atomic_write
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -28,7 +29,7 @@ HELDOUT_DEV_COLLECT = [
 
 def edgejudge(*args: str, timeout: float = 7200) -> str:
     """Run ``edgejudge ARGS`` in a subprocess; its stdout, or a failure carrying the stderr tail."""
-    return _run(["-m", "edge.cli", *args], f"edgejudge {' '.join(args)}", timeout)
+    return _run(["-m", "models.cli", *args], f"edgejudge {' '.join(args)}", timeout)
 
 
 def run_tool(script: str, *args: str, timeout: float = 7200) -> str:
@@ -118,24 +119,6 @@ def provenance() -> dict[str, Any]:
     """Where and when a result was measured: :func:`machine`, :func:`load_average` (at the time of the call)
     and :func:`git_commit`."""
     return {"machine": machine(), "load_average": load_average(), "git_commit": git_commit()}
-
-
-def atomic_write(path: str | os.PathLike[str], data: bytes | str) -> None:
-    """Write ``data`` to ``path`` (folders created) through a temporary file in the same folder and a rename,
-    so a reader never sees half a file and an interrupted run leaves the previous one."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    raw = data.encode() if isinstance(data, str) else data
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(raw)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def write_results(

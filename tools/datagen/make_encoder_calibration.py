@@ -47,7 +47,7 @@ def main(out: Path, seed: int) -> None:
             cmd = [
                 sys.executable,
                 "-m",
-                "edge.cli",
+                "models.cli",
                 "collect",
                 "--env",
                 env,
@@ -81,9 +81,9 @@ def main(out: Path, seed: int) -> None:
         "sources": [list(s) for s in SOURCES],
         "texts": texts,
     }
-    tmp_out = out.with_suffix(".tmp")
-    tmp_out.write_text(json.dumps(payload, indent=0, ensure_ascii=False) + "\n")
-    tmp_out.replace(out)
+    from models.settings import atomic_write
+
+    atomic_write(out, json.dumps(payload, indent=0, ensure_ascii=False) + "\n")
     click.echo(f"wrote {out}: {len(texts)} texts")
 
 

@@ -17,7 +17,7 @@
 set -euo pipefail
 OUT="${DEMO_OUT:-demo-out}"
 PY="${PY:-.venv/bin/python}"
-EJ=("$PY" -m edge.cli)
+EJ=("$PY" -m models.cli)
 ENV_NAME="${DEMO_ENV:-twx:twc}"
 TASK="${ENV_NAME#*:}"
 MAX_STEPS="${DEMO_MAX_STEPS:-40}"

@@ -49,7 +49,7 @@ def _rss_mb(pid: int, field: str = "VmRSS") -> float:
 def _cli(*args: str) -> str:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     out = subprocess.run(
-        [sys.executable, "-m", "edge.cli", *args], env=env, capture_output=True, text=True, check=False
+        [sys.executable, "-m", "models.cli", *args], env=env, capture_output=True, text=True, check=False
     )
     if out.returncode != 0:
         raise RuntimeError(f"edgejudge {' '.join(args[:2])} failed: {out.stderr.strip()[-400:]}")
