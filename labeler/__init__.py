@@ -17,7 +17,7 @@ Modules:
 * ``cache`` — the crash-safe SQLite answer cache
 * ``quality`` — label quality against ground truth (``edgejudge label quality``)
 * ``label_check`` — label quality from the success flags alone
-* ``paths`` — loop erasure over world states
+* ``paths`` — a trajectory's loop-erased path under its layout's world key
 * ``progress`` — progress bars
 * ``llama_log`` — llama.cpp's log lines to a file
 * ``cli`` — ``edgejudge data``

@@ -8,7 +8,9 @@ Modules:
 * ``encoder`` — the sentence encoder reference
 * ``bundle`` — the bundle manifest schema and its checks
 * ``candidates`` — candidate feature kinds and their sizes
-* ``state_layout`` — state texts as labelled parts, as recorded with datasets and bundles
+* ``state_layout`` — state texts as labelled parts, as recorded with datasets and bundles; the one world key
+* ``layout_inference`` — a layout for a log that records none, inferred from its texts
+* ``world_paths`` — loop erasure over world states
 * ``state_items`` — a state and its episode memory as the structured policy's items, by the layout alone
 * ``cli_options`` — the command-line options every layer shares
 * ``lazy_group`` — the click group whose subcommands load only when run
