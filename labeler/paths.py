@@ -19,10 +19,12 @@ __all__ = ["changed", "loop_erased_steps", "path_steps"]
 
 def path_steps(traj: Trajectory, key: Callable[[str], str] | None = None) -> list[int]:
     """Indices of ``traj``'s steps on its loop-erased path (``key``: by default the world key of the state
-    layout ``traj`` records)."""
+    layout ``traj`` records, with its actions: see :meth:`models.state_layout.StateLayout.world_key`)."""
     if not traj.steps:
         return []
-    key = key or layout_of(traj.meta).world_key
+    if key is None:
+        layout, actions = layout_of(traj.meta), [s.action for s in traj.steps]
+        key = lambda text: layout.world_key(text, actions)  # noqa: E731
     return _path_steps([s.observation for s in traj.steps], traj.steps[-1].next_observation, key)
 
 

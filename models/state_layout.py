@@ -28,7 +28,7 @@ text is the world state, and the response to an action is what the next state ad
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -107,10 +107,12 @@ class StateLayout:
         found = self.parse(text)
         return any(p.world and p.name in found for p in self.parts)
 
-    def world_key(self, text: str) -> str:
+    def world_key(self, text: str, actions: Iterable[str] = ()) -> str:
         """The world state of ``text``: its world lines in text order (an unordered part as its bag of words,
-        other parts white-space collapsed), else -- a plain text -- the whole text, white-space collapsed.
-        Two state texts show the same world state exactly when their keys are equal."""
+        other parts white-space collapsed), else -- a plain text -- the whole text, white-space collapsed,
+        without the pieces that only list ``actions`` (the episode's actions: a plain log that echoes its
+        recent actions shows the same world after a repeated no-op). Two state texts show the same world
+        state exactly when their keys are equal."""
         lines = []
         for ln in text.splitlines():
             for p in self.parts:
@@ -119,17 +121,26 @@ class StateLayout:
                 value = ln[len(p.label) + 1 :]
                 lines.append(p.prefix + (bag_of_words(value) if p.unordered else " ".join(value.split())))
                 break
-        return "\n".join(lines) if lines else " ".join(text.split())
+        if lines:
+            return "\n".join(lines)
+        if not actions:
+            return " ".join(text.split())
+        known = {" ".join(a.lower().split()) for a in actions}
+        return " ".join(p for p in text_pieces(text) if not _lists_only(p, known))
 
-    def response(self, observation: str, next_observation: str) -> str:
+    def response(self, observation: str, next_observation: str, actions: Iterable[str] = ()) -> str:
         """The world's response to the action taken between two state texts: the ``feedback`` part of the next
         one when the layout has that part ("" when a structured text does not show it: the action drew no new
         text); otherwise the pieces (lines, sentences) of the next text that the one before did not show, in
-        order, joined by spaces."""
+        order, joined by spaces -- without pieces that only list ``actions`` (an echo of the episode's
+        actions is not the world's answer)."""
         if "feedback" in self.names and self.is_structured(next_observation):
             return self.parse(next_observation).get("feedback", "")
         before = set(text_pieces(observation))
-        return " ".join(p for p in text_pieces(next_observation) if p not in before)
+        known = {" ".join(a.lower().split()) for a in actions}
+        return " ".join(
+            p for p in text_pieces(next_observation) if p not in before and not _lists_only(p, known)
+        )
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -168,6 +179,14 @@ class StateLayout:
 def bag_of_words(value: str) -> str:
     """An unordered part's value as a bag: lower-case words, commas and articles dropped, sorted."""
     return " ".join(sorted(w for w in _WORDS.split(value.lower()) if w and w not in ARTICLES))
+
+
+def _lists_only(piece: str, actions: set[str]) -> bool:
+    """Whether ``piece`` is a comma list of known actions (or "none"): an echo of the agent's own actions."""
+    if not actions:
+        return False
+    entries = [" ".join(e.lower().split()) for e in piece.rstrip(".").split(",")]
+    return all(e in actions or e == "none" for e in entries if e) and any(entries)
 
 
 def text_pieces(text: str) -> list[str]:

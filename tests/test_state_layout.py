@@ -131,3 +131,17 @@ def test_a_log_is_read_as_twx1_only_when_it_says_so():
     # policies written before layouts and formats were recorded are TextWorld's
     assert state_format_of(policy_world({})) == "twx/1"
     assert layout_of(policy_world({"state_layout": PLAIN_LAYOUT.to_dict()})) == PLAIN_LAYOUT
+
+
+def test_a_plain_text_echo_of_the_episodes_actions_is_neither_response_nor_world():
+    actions = ["look around", "take cup", "take cup"]
+    before = "You take the cup.\ncup\nlook around, take cup\nKitchen. A table."
+    after = "That is already held.\ncup\nlook around, take cup, take cup\nKitchen. A table."
+    assert PLAIN_LAYOUT.response(before, after, actions) == "That is already held."
+    assert PLAIN_LAYOUT.world_key(before, actions) == "You take the cup. cup Kitchen. A table."
+    assert PLAIN_LAYOUT.world_key("none\nKitchen.", actions) == PLAIN_LAYOUT.world_key("Kitchen.", actions)
+    assert PLAIN_LAYOUT.world_key(before) != PLAIN_LAYOUT.world_key(before, actions)  # no actions: whole text
+    tr = Transition(
+        "tidy", after, "take cup", after.replace("take cup, take cup", "take cup, take cup, take cup")
+    )
+    assert not tr.world_changed  # a repeat that changed nothing, though its echo grew

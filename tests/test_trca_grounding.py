@@ -13,6 +13,7 @@ import pytest
 from labeler.dataset import Step, Trajectory
 from labeler.paths import loop_erased_steps, path_steps
 from labeler.trca.build import TAGS, BuildConfig, build_rubric
+from labeler.trca.checks import Transition
 from labeler.trca.grounding import Grounding, ground, kept_bindings, lift, novel, prepare, verdict
 from labeler.trca.rubric import Item
 from models.state_layout import layout_of
@@ -123,10 +124,12 @@ def test_grounding_statistics_by_hand():
 
 def test_novelty():
     twx = layout_of(TWX1)
-    assert novel("Room: a table", "Feedback: The drawer contains a key.\nRoom: a table", twx)
-    assert not novel(
-        "Inventory: a key\nRoom: a table", "Feedback: a key\nInventory: a key\nRoom: a table", twx
-    )
+
+    def novel_(obs: str, nxt: str) -> bool:
+        return novel(Transition(INSTR, obs, "look", nxt, twx))
+
+    assert novel_("Room: a table", "Feedback: The drawer contains a key.\nRoom: a table")
+    assert not novel_("Inventory: a key\nRoom: a table", "Feedback: a key\nInventory: a key\nRoom: a table")
 
 
 def _g(**kw) -> Grounding:

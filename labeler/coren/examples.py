@@ -68,7 +68,11 @@ def data_examples(trajectories: Sequence[Trajectory], per_type: int = 8, seed: i
     no: dict[str, list[tuple[str, str, str]]] = defaultdict(list)
     for t in trajectories:
         kept = set(path_steps(t)) if t.success else set()
-        key = layout_of(t.meta).world_key
+        layout, actions = layout_of(t.meta), [s.action for s in t.steps]
+
+        def key(text: str, layout=layout, actions=actions) -> str:
+            return layout.world_key(text, actions)
+
         for i, s in enumerate(t.steps):
             row = (t.instruction, s.action, transition_text(s.observation, s.next_observation))
             if not changed(s.observation, s.next_observation, key):

@@ -113,9 +113,21 @@ class Transition:
         return StateView.parse(self.next_observation, self.layout)
 
     @cached_property
+    def actions(self) -> tuple[str, ...]:
+        """The episode's actions up to this one: what an echo of recent actions in a plain text lists."""
+        return (*self.previous, self.action)
+
+    @cached_property
     def response(self) -> str:
         """The world's response to the action (:meth:`models.state_layout.StateLayout.response`)."""
-        return _response(self.layout, self.observation, self.next_observation)
+        return self.layout.response(self.observation, self.next_observation, self.actions)
+
+    @cached_property
+    def world_changed(self) -> bool:
+        """Whether the action changed the world state (the layout's world key, echoes of the episode's
+        actions left out)."""
+        key = self.layout.world_key
+        return key(self.observation, self.actions) != key(self.next_observation, self.actions)
 
     @cached_property
     def recent(self) -> tuple[str, ...]:
@@ -166,11 +178,6 @@ def transitions_of(traj: Trajectory) -> list[Transition]:
         responses.append(tr.response)
         out.append(tr)
     return out
-
-
-@lru_cache(maxsize=4096)
-def _response(layout: StateLayout, observation: str, next_observation: str) -> str:
-    return layout.response(observation, next_observation)
 
 
 def context_key(instruction: str, observation: str, layout: StateLayout = PLAIN_LAYOUT) -> str:
@@ -271,7 +278,7 @@ class CompiledItem:
             return None
         if it.argument_in is not None and not _argument_named(tr, caps, it.argument_in):
             return None
-        if it.unchanged and tr.before.world != tr.after.world:
+        if it.unchanged and tr.world_changed:
             return None
         extra: list[str] = []
         if it.inventory is not None:

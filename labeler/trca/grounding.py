@@ -27,11 +27,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from labeler.dataset import Trajectory
-from labeler.paths import changed, path_steps
+from labeler.paths import path_steps
 from labeler.trca.checks import CompiledItem, Transition, transitions_of
 from labeler.trca.mine import parse_action
 from labeler.trca.rubric import Item
-from models.state_layout import PLAIN_LAYOUT, StateLayout, layout_of
 
 _WORD = re.compile(r"[a-z][a-z'-]+")
 
@@ -43,11 +42,10 @@ def lift(hits_s: int, steps_s: int, hits_f: int, steps_f: int) -> float | None:
     return ((hits_s + 1) / (steps_s + 2)) / ((hits_f + 1) / (steps_f + 2))
 
 
-def novel(observation: str, next_observation: str, layout: StateLayout = PLAIN_LAYOUT) -> bool:
+def novel(tr: Transition) -> bool:
     """Whether the response to an action holds a word that the observation before it did not."""
-    before = set(_WORD.findall(observation.lower()))
-    response = layout.response(observation, next_observation).lower()
-    return any(w not in before for w in _WORD.findall(response))
+    before = set(_WORD.findall(tr.observation.lower()))
+    return any(w not in before for w in _WORD.findall(tr.response.lower()))
 
 
 @dataclass
@@ -111,7 +109,6 @@ class Episode:
 def prepare(trajectories: Sequence[Trajectory]) -> list[Episode]:
     out = []
     for t in trajectories:
-        key = layout_of(t.meta).world_key
         trs = transitions_of(t)
         objects = [parse_action(s.action)[1] for s in t.steps]
         last: list[bool] = []
@@ -124,7 +121,7 @@ def prepare(trajectories: Sequence[Trajectory]) -> list[Episode]:
                 success=bool(t.success),
                 transitions=trs,
                 on_path=frozenset(path_steps(t)) if t.success else frozenset(),
-                effects=[changed(s.observation, s.next_observation, key) for s in t.steps],
+                effects=[tr.world_changed for tr in trs],
                 last_on_object=last[::-1],
             )
         )
@@ -147,7 +144,7 @@ def ground(item: Item, episodes: Sequence[Episode]) -> Grounding:
                 continue
             g.hits += 1
             g.effect_hits += ep.effects[i]
-            g.novel_hits += novel(tr.observation, tr.next_observation, tr.layout)
+            g.novel_hits += novel(tr)
             g.verbs[tr.action.split(" ", 1)[0].lower() if tr.action.strip() else ""] += 1
             kept = ep.success and i in ep.on_path
             if ep.success:

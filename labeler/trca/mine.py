@@ -19,7 +19,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from labeler.dataset import Trajectory
-from models.state_layout import layout_of
+from labeler.trca.checks import transitions_of
 
 PREPOSITIONS = ("in", "on", "into", "onto", "with", "from", "to")
 _ACTION = re.compile(
@@ -162,9 +162,8 @@ def mine(
 
     raw: dict[tuple[str, str], list[tuple[str, str, str | None, str | None, str | None]]] = defaultdict(list)
     for t in trajs:
-        layout = layout_of(t.meta)
-        for s in t.steps:
-            fb = layout.response(s.observation, s.next_observation)
+        for s, tr in zip(t.steps, transitions_of(t), strict=True):
+            fb = tr.response
             if not fb:
                 continue  # the response only repeated the room description: nothing to check against
             verb, obj, prep, place = parse_action(s.action)
