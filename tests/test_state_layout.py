@@ -141,7 +141,6 @@ def test_a_plain_text_echo_of_the_episodes_actions_is_neither_response_nor_world
     assert PLAIN_LAYOUT.world_key(before, actions) == "You take the cup. cup Kitchen. A table."
     assert PLAIN_LAYOUT.world_key("none\nKitchen.", actions) == PLAIN_LAYOUT.world_key("Kitchen.", actions)
     assert PLAIN_LAYOUT.world_key(before) != PLAIN_LAYOUT.world_key(before, actions)  # no actions: whole text
-    tr = Transition(
-        "tidy", after, "take cup", after.replace("take cup, take cup", "take cup, take cup, take cup")
-    )
+    nxt = after.replace("take cup, take cup", "take cup, take cup, take cup")
+    tr = Transition("tidy", after, "take cup", nxt, PLAIN_LAYOUT, tuple(actions))
     assert not tr.world_changed  # a repeat that changed nothing, though its echo grew
