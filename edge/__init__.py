@@ -8,9 +8,9 @@ tokenizer and encoder runs), ``bundle_policy`` (the same runtime as an in-proces
 endpoint). Both ends: ``protocol`` (msgpack messages and errors), ``protocol_vectors`` (byte-level test
 vectors shared with the C++ client), ``actions`` (candidate features), ``state_inputs`` (a state and its
 memory as a format-2 bundle's arrays). Clients: ``client`` (``EdgeClient``), ``query_cli`` (``edgejudge
-query``), ``policies`` (the one policy interface, the episode memory and the episode wrappers), ``agent``
-(``EdgeAgent``: the daemon as a policy), ``loop_guard`` (client-side episode memory), ``cli`` (the
-``edgejudge`` entry point). The C++ client is in ``edge/cpp``. Nothing here parses a world's text: state
+query``), ``policies`` (the one policy interface and base, the episode memory and the wrappers),
+``edge_policy`` (``EdgePolicy``: the daemon as a policy), ``loop_guard`` (client-side episode memory), ``cli``
+(the ``edgejudge`` entry point). The C++ client is in ``edge/cpp``. Nothing here parses a world's text: state
 texts and world keys come from the client's environment adapter, and a state is split only by the layout its
 bundle records.
 """

@@ -6,10 +6,11 @@ strategies.
 Modules: ``collect`` (scripted collection) and ``cli`` (``edgejudge collect``); ``features`` (sentence
 embeddings with an on-disk cache), ``buffer`` (the transition table), ``rewards`` (reward sources), ``paths``
 (hindsight loop erasure), ``model`` (the structured, memoryful candidate scorer), ``model_flat`` (the flat
-scorer of format-1 bundles), ``common`` (seeding, threads, checkpoints), the trainers ``iql``, ``cql``,
-``bc`` and ``awr``, ``train`` and ``train_cli`` (``edgejudge train``);
-``evaluate`` (real rollouts), ``torch_agent`` (a checkpoint as a policy), ``llm_agent`` (the LLM-as-agent
-baseline) and ``eval_cli`` (``edgejudge eval``); ``export`` (bundle assembly), ``policy_graph`` (the scorer
-graph), ``encoder_graph`` (the MiniLM encoder graph), ``static_encoder`` (the static encoder kind),
-``encoder_opt`` (the opt-in int8 encoder), ``export_common`` and ``export_cli`` (``edgejudge export``).
+scorer of format-1 bundles), ``common`` (seeding, threads, checkpoints), the trainers ``iql``, ``cql``, ``bc``
+and ``awr``, ``train`` and ``train_cli`` (``edgejudge train``); ``evaluate`` (real rollouts and the random
+baseline), ``torch_policy`` (a checkpoint as a policy), ``llm_policy`` (the LLM-as-agent baseline) and
+``eval_cli`` (``edgejudge eval``, in process or through edge-serve); ``export`` (bundle assembly),
+``policy_graph`` (the scorer graph), ``encoder_graph`` (the MiniLM encoder graph), ``static_encoder`` (the
+static encoder kind), ``encoder_opt`` (the opt-in int8 encoder), ``export_common`` and ``export_cli``
+(``edgejudge export``).
 """

@@ -26,7 +26,7 @@ FACTORIES = {
     "--env": [co.env_option(), co.env_option(default=None)],
     "--split": [co.split_option()],
 }
-TOOLS = ("bench_judge", "bench_policy", "bench_collect", "drive_edge", "probe_policy_failures")
+TOOLS = ("bench_judge", "bench_policy", "bench_collect", "probe_policy_failures")
 
 
 def _reference(decorator) -> click.Option:

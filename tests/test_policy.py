@@ -18,9 +18,9 @@ from models.bundle import load_manifest
 from policy.collect import run_episode
 from policy.envs import open_env, parse_env
 from policy.envs.twx_placement import PlacementSearchPolicy
-from policy.evaluate import RandomAgent, evaluate
+from policy.evaluate import RandomPolicy, evaluate
 from policy.export import export_bundle
-from policy.torch_agent import TorchPolicy
+from policy.torch_policy import TorchPolicy
 from policy.train import train_from_file
 
 from .conftest import ROOT
@@ -75,7 +75,7 @@ def test_training_lowers_the_loss_and_beats_random(tiny, trained):
             agent, tiny["spec"], split="train", episodes=4, max_steps=MAX_STEPS, seeds=tiny["seeds"]
         )
     rand = evaluate(
-        RandomAgent(0), tiny["spec"], split="train", episodes=40, max_steps=MAX_STEPS, seeds=tiny["seeds"]
+        RandomPolicy(0), tiny["spec"], split="train", episodes=40, max_steps=MAX_STEPS, seeds=tiny["seeds"]
     )
     print(ours.summary(), rand.summary(), sep="\n")
     assert ours.success_rate >= 0.75, ours.summary()
@@ -177,7 +177,7 @@ def test_train_cli_and_checkpoint_eval(cli, tiny, tmp_path):
         check=True,
     )
     result = json.loads(proc.stdout)
-    assert result["agent"] == "bc-success:sparse+search" and result["invalid_action_rate"] == 0.0
+    assert result["policy"] == "bc-success:sparse+search" and result["invalid_action_rate"] == 0.0
 
 
 def test_cli_errors(cli, tiny, tmp_path):
@@ -214,7 +214,7 @@ def test_cli_errors(cli, tiny, tmp_path):
 
 
 @pytest.mark.real
-def test_llm_agent_baseline_cli(cli):
+def test_llm_baseline_cli(cli):
     # the real embedded GGUF judge picks among the admissible actions; same metrics as the policy
     proc = cli(
         "eval",
@@ -234,7 +234,7 @@ def test_llm_agent_baseline_cli(cli):
         check=True,
     )
     result = json.loads(proc.stdout)
-    assert result["agent"] == "llm:gemma3-270m"
+    assert result["policy"] == "llm:gemma3-270m+guard" and result["loop_guard"] is True  # the default
     assert result["actions"] == 2 and result["invalid_action_rate"] == 0.0
     assert result["latency_ms_mean"] > 0
     proc = cli("eval", "--agent", "llm", "--judge", "/nope/model.gguf", "--episodes", "1")
