@@ -51,7 +51,9 @@ def test_connect_reaches_a_running_daemon_and_no_loop_guard_takes_the_argmax(cli
 def test_serve_with_the_placement_strategy_asks_the_daemon_for_every_score(cli, bundle):
     out = evaluate(cli, str(bundle), "--serve", "--max-steps", "4", "--strategy", "placement-search")
     assert out["strategy"] == "placement-search" and out["loop_guard"] is True and out["searches"] >= 0
-    assert out["invalid_action_rate"] == 0.0 and out["latency"]["n"] >= out["actions"]
+    assert out["invalid_action_rate"] == 0.0
+    # the tiny bundle takes an object in both episodes: ranking its places is one more request to the daemon
+    assert out["latency"]["n"] >= out["actions"] + 2
 
 
 def test_serve_and_connect_refuse_what_they_cannot_run(cli, bundle, tmp_path):
