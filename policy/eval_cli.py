@@ -28,12 +28,11 @@ from models.cli_options import (
 @click.command("eval")
 @click.argument("policy_path", required=False, type=click.Path())
 @click.option(
-    "--agent",
-    "agent_kind",
+    "--baseline",
     default=None,
-    type=click.Choice(["policy", "llm", "random"]),
-    help="policy: POLICY_PATH (a checkpoint folder or a bundle folder), or the daemon of --connect; llm: the "
-    "judge LLM picks the most likely candidate (baseline); random: uniform over admissible actions.",
+    type=click.Choice(["llm", "random"]),
+    help="Evaluate a baseline instead of POLICY_PATH: llm (the judge LLM picks the most likely candidate) or "
+    "random (uniform over the admissible actions).",
 )
 @click.option(
     "--serve",
@@ -61,7 +60,7 @@ from models.cli_options import (
 )
 @click.option("--max-steps", default=40, show_default=True, type=int, help="Step limit per episode.")
 @click.option(
-    "--seed", default=0, show_default=True, type=int, help="Seed of --agent random and of --sample."
+    "--seed", default=0, show_default=True, type=int, help="Seed of --baseline random and of --sample."
 )
 @click.option(
     "--sample",
@@ -78,7 +77,7 @@ from models.cli_options import (
     "action that led back to a world state already visited is not taken again from where it was taken, nor "
     "any action twice in the same state; the best-scored allowed one instead. [default: on, in process as "
     "with --serve and --connect: the headline numbers are measured with it; --no-loop-guard takes the argmax "
-    "every step; --agent random and --sample pick by themselves and run without it]",
+    "every step; --baseline random and --sample pick by themselves and run without it]",
 )
 @click.option(
     "--strategy",
@@ -99,7 +98,7 @@ from models.cli_options import (
 @progress_option()
 def eval_cmd(
     policy_path,
-    agent_kind,
+    baseline,
     serve,
     address,
     judge,
@@ -129,7 +128,7 @@ def eval_cmd(
     from policy.envs import adapter_class, episode_policy
     from policy.envs.recorded import recorded_world
 
-    kind = agent_kind or "policy"
+    kind = baseline or "policy"
     daemon_mode = serve or address is not None
     if serve and address is not None:
         raise click.UsageError("give --serve (start a daemon on POLICY_PATH) or --connect ADDRESS, not both")
@@ -137,19 +136,19 @@ def eval_cmd(
         raise click.UsageError("--connect drives the daemon's own bundle: it takes no POLICY_PATH")
     if kind == "policy" and not policy_path and address is None:
         raise click.UsageError(
-            "give a checkpoint or bundle folder, --connect ADDRESS, or --agent llm / --agent random"
+            "give a checkpoint or bundle folder, --connect ADDRESS, or --baseline llm / --baseline random"
         )
     if kind != "policy" and (policy_path or daemon_mode):
-        raise click.UsageError(f"--agent {kind} takes no POLICY_PATH, --serve or --connect")
+        raise click.UsageError(f"--baseline {kind} takes no POLICY_PATH, --serve or --connect")
     if serve and not (Path(policy_path) / "manifest.json").is_file():
         raise click.UsageError(f"--serve runs a bundle (from 'edgejudge export'): {policy_path} is not one")
     if episodes < 1:
         raise click.UsageError("--episodes must be >= 1")
     if temperature is not None and (kind == "random" or not temperature > 0):
-        raise click.UsageError("--sample takes a temperature > 0 and a policy or --agent llm")
+        raise click.UsageError("--sample takes a temperature > 0 and a policy or --baseline llm")
     picks_itself = kind == "random" or temperature is not None
     if loop_guard and picks_itself:
-        raise click.UsageError("--loop-guard needs a policy or --agent llm, without --sample")
+        raise click.UsageError("--loop-guard needs a policy or --baseline llm, without --sample")
     if strategy and temperature is not None:
         raise click.UsageError("--strategy ranks by the scores: it does not go with --sample")
     guard = loop_guard is not False and not picks_itself

@@ -67,9 +67,9 @@ def test_serve_and_connect_refuse_what_they_cannot_run(cli, bundle, tmp_path):
     (tmp_path / "ckpt" / "checkpoint.json").write_text("{}")
     proc = cli("eval", str(tmp_path / "ckpt"), "--serve", "--episodes", "1")
     assert proc.returncode == 2 and "--serve runs a bundle" in proc.stderr
-    proc = cli("eval", "--agent", "random", "--serve", "--episodes", "1")
-    assert proc.returncode == 2 and "--agent random takes no POLICY_PATH, --serve or --connect" in proc.stderr
-    proc = cli("eval", "--agent", "random", "--loop-guard", "--episodes", "1")
+    proc = cli("eval", "--baseline", "random", "--serve", "--episodes", "1")
+    assert proc.returncode == 2 and "--baseline random takes no POLICY_PATH, --serve" in proc.stderr
+    proc = cli("eval", "--baseline", "random", "--loop-guard", "--episodes", "1")
     assert proc.returncode == 2 and "--loop-guard needs a policy" in proc.stderr
     proc = cli("eval", "--help")
     assert "[default: on" in " ".join(proc.stdout.split())

@@ -204,10 +204,10 @@ def test_cli_errors(cli, tiny, tmp_path):
     assert proc.returncode == 2 and "unknown iql config key" in proc.stderr
     proc = cli("train", str(tmp_path / "nope.jsonl"), "--algo", "bc", "--out", str(tmp_path / "x"))
     assert proc.returncode == 1 and "does not exist" in proc.stderr
-    proc = cli("eval", "--agent", "random", "--episodes", "1", "--env", "twx:nope")
+    proc = cli("eval", "--baseline", "random", "--episodes", "1", "--env", "twx:nope")
     assert proc.returncode == 2 and "unknown twx task" in proc.stderr
     proc = cli(
-        "eval", "--agent", "llm", "--strategy", "placement-search", "--sample", "1.0", "--episodes", "1"
+        "eval", "--baseline", "llm", "--strategy", "placement-search", "--sample", "1.0", "--episodes", "1"
     )
     assert proc.returncode == 2 and "does not go with --sample" in proc.stderr
     assert not (tmp_path / "x").exists()
@@ -218,7 +218,7 @@ def test_llm_baseline_cli(cli):
     # the real embedded GGUF judge picks among the admissible actions; same metrics as the policy
     proc = cli(
         "eval",
-        "--agent",
+        "--baseline",
         "llm",
         "--judge",
         "gemma3-270m",
@@ -237,5 +237,5 @@ def test_llm_baseline_cli(cli):
     assert result["policy"] == "llm:gemma3-270m+guard" and result["loop_guard"] is True  # the default
     assert result["actions"] == 2 and result["invalid_action_rate"] == 0.0
     assert result["latency_ms_mean"] > 0
-    proc = cli("eval", "--agent", "llm", "--judge", "/nope/model.gguf", "--episodes", "1")
+    proc = cli("eval", "--baseline", "llm", "--judge", "/nope/model.gguf", "--episodes", "1")
     assert proc.returncode == 1 and "Traceback" not in proc.stderr

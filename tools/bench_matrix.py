@@ -220,7 +220,7 @@ class Matrix:
             return
         args = [
             "eval",
-            "--agent",
+            "--baseline",
             "random" if cfg["algo"] == "random" else "llm",
             *world.spec_args(),
             "--split",

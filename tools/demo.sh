@@ -76,7 +76,7 @@ EVAL=("${EJ[@]}" eval "${WORLD[@]}" --split test --episodes "$TEST_EPISODES" --j
 "${EVAL[@]}" "$OUT/bundle" --no-loop-guard > "$OUT/eval.bundle.json"
 "${EVAL[@]}" "$OUT/bundle" --loop-guard > "$OUT/eval.bundle.guard.json"
 "${EVAL[@]}" "$OUT/ckpt-bc" --loop-guard > "$OUT/eval.bc.json"
-"${EVAL[@]}" --agent random > "$OUT/eval.random.json"
+"${EVAL[@]}" --baseline random > "$OUT/eval.random.json"
 
 stage "7/8 serve: edge-serve on the bundle, $ENV_NAME test episodes driven through it (Python client, loop guard)"
 "${EVAL[@]}" "$OUT/bundle" --serve > "$OUT/drive.json"
