@@ -123,6 +123,7 @@ def eval_cmd(
     through onnxruntime alone, without torch, exactly as the robot runs it: in process by default, or inside
     edge-serve with --serve (a daemon started for the run) or --connect (a running one). The environment
     defaults to the one the policy was trained in; a policy trained on another state format is refused.
+    --threads sets the bundle's onnxruntime threads, in process or in the daemon --serve starts.
     """
     from models.state_layout import state_format_of
     from policy.envs import adapter_class, episode_policy
