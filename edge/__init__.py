@@ -22,7 +22,7 @@ Modules:
 * ``state_inputs`` — a state and its memory as a format-2 bundle's arrays
 * ``client`` — ``EdgeClient``
 * ``query_cli`` — ``edgejudge query``
-* ``policies`` — the one policy interface, the episode memory and the episode wrappers
-* ``agent`` — ``EdgeAgent``: the daemon as a policy
+* ``policies`` — the one policy interface and base, the episode memory and the wrappers
+* ``edge_policy`` — ``EdgePolicy``: the daemon as a policy
 * ``loop_guard`` — client-side loop breaking from the episode's history
 """

@@ -1,29 +1,28 @@
-"""An exported bundle as an in-process agent, run by the daemon's own :class:`edge.runtime.Runtime`.
+"""An exported bundle as an in-process policy, run by the daemon's own :class:`edge.runtime.Runtime`.
 
-:class:`BundlePolicy` is what ``edgejudge eval BUNDLE``, the benchmarks and any in-process robot code use:
-one ``act`` request per call through exactly the runtime edge-serve runs (same tokenizer settings, same
-length-grouped encoder runs, same int8 rule, same embedding LRU, same scorer call), so what is evaluated
+:class:`BundlePolicy` is what ``edgejudge eval BUNDLE``, the benchmarks and any in-process robot code use: the
+scores of one ``act`` request per call, through exactly the runtime edge-serve runs (same tokenizer settings,
+same length-grouped encoder runs, same int8 rule, same embedding LRU, same scorer call), so what is evaluated
 offline is what the daemon serves. Imports: numpy, onnxruntime, tokenizers and ``models`` (no torch).
 """
 
 from __future__ import annotations
 
 import os
-import time
 from collections.abc import Sequence
 
 import numpy as np
 
-from edge.policies import Memory
+from edge.policies import Memory, ScoringPolicy
 from edge.runtime import Item, Runtime, RuntimeConfig, load_runtime
 from models import settings
 from models.bundle import BundleError
 
 
-class BundlePolicy:
+class BundlePolicy(ScoringPolicy):
     """Scores candidate actions with a bundle. ``cache_size`` > 0 keeps the runtime's LRU of instruction and
-    candidate embeddings (they repeat across steps); 0 encodes every text on every call. The observation is
-    encoded on every call, as in the daemon."""
+    candidate embeddings (they repeat across steps); 0 encodes every text on every call. The state is encoded
+    on every call, as in the daemon. Closing it closes the runtime."""
 
     name = "bundle"
 
@@ -52,9 +51,9 @@ class BundlePolicy:
         """float32 [N, D] embeddings of ``texts`` (through the LRU when it is on)."""
         return self.runtime.encode(list(texts), cache=self.runtime.cache.capacity > 0)
 
-    def candidate_features(self, candidates: Sequence[str], observation: str = "") -> np.ndarray:
+    def candidate_features(self, candidates: Sequence[str], state: str = "") -> np.ndarray:
         """float32 [K, C]: the scorer's per-candidate input (the bundle's ``candidate_features``)."""
-        (item,) = self.runtime.items_from_text([("", observation, list(candidates))])
+        (item,) = self.runtime.items_from_text([("", state, list(candidates))])
         return item.candidates
 
     def scores_from_embeddings(
@@ -71,7 +70,7 @@ class BundlePolicy:
         return self.runtime.score([item])[0]
 
     def scores(
-        self, instruction: str, observation: str, candidates: Sequence[str] | None, memory: Memory = ()
+        self, instruction: str, state: str, candidates: Sequence[str] | None, memory: Memory = ()
     ) -> np.ndarray:
         """One score per candidate (``None``: the bundle's skill list), as edge-serve's text ``act`` gives;
         ``memory`` is the episode so far (read by format-2 bundles)."""
@@ -82,26 +81,7 @@ class BundlePolicy:
             raise ValueError("no candidate actions to choose from")
         cands = None if candidates is None else list(candidates)
         rt = self.runtime
-        return rt.score(rt.items_from_text([(instruction, observation, cands, memory)]))[0]
+        return rt.score(rt.items_from_text([(instruction, state, cands, memory)]))[0]
 
-    def act(self, instruction: str, observation: str, candidates: Sequence[str], memory: Memory = ()) -> int:
-        return int(np.argmax(self.scores(instruction, observation, candidates, memory)))
-
-    def timed_act(
-        self, instruction: str, observation: str, candidates: Sequence[str], memory: Memory = ()
-    ) -> tuple[int, float]:
-        t0 = time.perf_counter()
-        i = self.act(instruction, observation, candidates, memory)
-        return i, time.perf_counter() - t0
-
-    def reset(self) -> None:
-        """Nothing per episode: the policy is stateless (the caller passes the episode's memory)."""
-
-    def close(self) -> None:
+    def on_close(self) -> None:
         self.runtime.close()
-
-    def __enter__(self) -> BundlePolicy:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()

@@ -1,6 +1,6 @@
 """Start an ``edge-serve`` subprocess on a free loopback port; its endpoint comes from the ``ready`` log line.
 
-For tools and scripts that need a daemon for the length of a run (the demo's episode driver, the serving
+For commands and tools that need a daemon for the length of a run (``edgejudge eval --serve``, the serving
 benchmark). Stdlib only.
 """
 
@@ -12,7 +12,8 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 
@@ -79,3 +80,19 @@ def start_daemon(
         p.kill()
         p.wait(timeout=10)
     raise LaunchError(f"edge-serve on {bundle} {reason}")
+
+
+@contextmanager
+def served(bundle: str | os.PathLike[str], *, threads: int = 1, timeout: float = 300.0) -> Iterator[str]:
+    """edge-serve on ``bundle`` (:func:`start_daemon`) for the length of the block, which gets its endpoint;
+    the daemon is stopped (SIGTERM, then killed after 30 s) when the block ends."""
+    proc, endpoint = start_daemon(bundle, threads=threads, timeout=timeout)
+    try:
+        yield endpoint
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=10)

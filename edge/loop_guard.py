@@ -10,12 +10,12 @@ ruled out by two rules:
    closed a loop; it is never taken again from the world state it was taken in. (A no-op such as "look
    around" closes a loop of length one.) The action that led *into* the loop stays allowed, so "put the
    cup where it belongs" is repeated if needed, "take it back" is not.
-2. **Exact repeats.** An action is not taken twice in the very same observation (feedback and recent-action
+2. **Exact repeats.** An action is not taken twice in the very same state text (feedback and recent-action
    history included).
 
-When every candidate is ruled out it falls back to rule 1 alone, then to the argmax. ``key`` maps an
-observation to its world state (the environment adapter's ``world_key``, which drops e.g. the feedback and
-history lines); by default the whole observation is the key.
+When every candidate is ruled out it falls back to rule 1 alone, then to the argmax. ``key`` maps a
+state text to its world state (the environment adapter's ``world_key``, which drops e.g. the feedback and
+history lines); by default the whole text is the key.
 
 It lives in the client because the daemon is stateless per request (one daemon serves many episodes and
 clients); an episode's memory belongs to whoever runs the episode. Stdlib only. C++ clients have the same
@@ -27,12 +27,12 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 
-def _identity(observation: str) -> str:
-    return observation
+def _identity(state: str) -> str:
+    return state
 
 
 class LoopGuard:
-    """Usage per episode: ``reset()``, then ``choose(observation, candidates, scores)`` at every step."""
+    """Usage per episode: ``reset()``, then ``choose(state, candidates, scores)`` at every step."""
 
     def __init__(self, key: Callable[[str], str] | None = None) -> None:
         self.key = key or _identity
@@ -52,31 +52,31 @@ class LoopGuard:
         self._last = None
         self.overrides = 0
 
-    def choose(self, observation: str, candidates: Sequence[str], scores: Sequence[float]) -> int:
+    def choose(self, state: str, candidates: Sequence[str], scores: Sequence[float]) -> int:
         if len(candidates) != len(scores) or not candidates:
             raise ValueError(f"{len(candidates)} candidates but {len(scores)} scores")
-        world = self._enter(observation)
+        world = self._enter(state)
         order = sorted(range(len(candidates)), key=lambda i: -float(scores[i]))
         allowed = [i for i in order if (world, candidates[i]) not in self._closing]
-        fresh = [i for i in allowed if (observation, candidates[i]) not in self._taken]
+        fresh = [i for i in allowed if (state, candidates[i]) not in self._taken]
         pick = (fresh or allowed or order)[0]
         if pick != order[0]:
             self.overrides += 1
             self.total_overrides += 1
-        self._taken.add((observation, candidates[pick]))
+        self._taken.add((state, candidates[pick]))
         self._last = (world, candidates[pick])
         return pick
 
-    def record(self, observation: str, action: str) -> None:
-        """Remember an action that something other than :meth:`choose` picked in this observation (e.g.
+    def record(self, state: str, action: str) -> None:
+        """Remember an action that something other than :meth:`choose` picked in this state (e.g.
         a task strategy), so the episode's memory stays whole."""
-        world = self._enter(observation)
-        self._taken.add((observation, action))
+        world = self._enter(state)
+        self._taken.add((state, action))
         self._last = (world, action)
 
-    def _enter(self, observation: str) -> str:
-        """The observation's world state; notes whether the previous action led back to a visited one."""
-        world = self.key(observation)
+    def _enter(self, state: str) -> str:
+        """The state text's world state; notes whether the previous action led back to a visited one."""
+        world = self.key(state)
         if self._last is not None and world in self._visited:
             self._closing.add(self._last)  # the previous action led back to a visited world state
         self._visited.add(world)

@@ -1,4 +1,4 @@
-"""The one policy interface, and the episode wrappers composed over it.
+"""The one policy interface, its base class, and the wrappers composed over it.
 
 A policy is anything with::
 
@@ -11,21 +11,31 @@ A policy is anything with::
 ``state`` is the policy's state text as the environment adapter composed it; ``memory`` is the episode so
 far, one ``(action, state it led to)`` pair per earlier step, oldest first (:class:`EpisodeMemory` keeps
 it). Whoever runs the episode keeps the memory and passes it in: a policy holds no episode state of its own
-(a memoryful bundle reads it; the others ignore it). The bundle runner, a training
-checkpoint, the LLM-as-agent baseline, the uniform random baseline and :class:`edge.agent.EdgeAgent` (the
-daemon, through the client) are policies; so are the wrappers, which keep an episode's memory on the client
-side and pick from the inner policy's scores:
+(a memoryful bundle reads it; the others ignore it).
+
+Every policy of the package subclasses :class:`ScoringPolicy` and defines ``scores`` alone: ``act`` is their
+argmax, and a policy that holds something (an onnxruntime session, a judge) releases it in the
+:meth:`ScoringPolicy.on_close` hook. They are the bundle (:class:`edge.bundle_policy.BundlePolicy`), the
+daemon through the client (:class:`edge.edge_policy.EdgePolicy`), a training checkpoint
+(``policy.torch_policy.TorchPolicy``), the LLM-as-agent baseline (``policy.llm_policy.LLMPolicy``) and the
+uniform random baseline (``policy.evaluate.RandomPolicy``). The wrappers (:class:`PolicyWrapper`) are
+policies over another one, and compose:
 
 - :class:`Guarded`: the generic loop guard (:class:`edge.loop_guard.LoopGuard`), keyed by the world key the
   client gets from its environment adapter;
+- :class:`Sampled`: a draw from softmax(scores / T) instead of the argmax (an evaluation option);
+- :class:`Timed`: the wall time of every call, e.g. the client round trip of every request to the daemon;
 - task strategies of an adapter (e.g. the TextWorld put-away placement search in ``policy.envs``), opt-in.
 
-Evaluation, ``tools/drive_edge.py`` and a robot's own client compose them the same way, e.g.
-``Guarded(EdgeAgent(client), world_key)``. Stdlib only.
+Evaluation (``edgejudge eval``, in process or through edge-serve) and a robot's own client compose them the
+same way, e.g. ``Guarded(EdgePolicy(client), world_key)``. Stdlib only.
 """
 
 from __future__ import annotations
 
+import math
+import random
+import time
 from collections.abc import Callable, Sequence
 from typing import Protocol, runtime_checkable
 
@@ -47,6 +57,9 @@ class EpisodeMemory(list):
 
 @runtime_checkable
 class Policy(Protocol):
+    """What evaluation and the wrappers call. The package's policies get it from :class:`ScoringPolicy`; a
+    robot's or a test's own object may provide it directly."""
+
     name: str
 
     def scores(
@@ -68,23 +81,35 @@ def argmax(scores: Sequence[float]) -> int:
 
 
 class ScoringPolicy:
-    """Base of a policy defined by its scores: ``act`` is their argmax; ``reset`` and ``close`` do nothing."""
+    """Base of every policy: a subclass defines ``scores``; ``act`` is their argmax.
+
+    ``reset`` and ``close`` are the base's own; a policy that keeps something per episode or holds a resource
+    defines the hooks :meth:`on_reset` and :meth:`on_close` instead (``close`` runs ``on_close`` once). A
+    policy is a context manager that closes it."""
 
     name = "policy"
 
     def scores(
         self, instruction: str, state: str, candidates: Sequence[str], memory: Memory = ()
     ) -> Sequence[float]:
-        raise NotImplementedError
+        raise NotImplementedError(f"{type(self).__name__} defines no scores")
 
     def act(self, instruction: str, state: str, candidates: Sequence[str], memory: Memory = ()) -> int:
         return argmax(self.scores(instruction, state, candidates, memory))
 
     def reset(self) -> None:
-        pass
+        self.on_reset()
 
     def close(self) -> None:
-        pass
+        if not getattr(self, "_closed", False):
+            self._closed = True
+            self.on_close()
+
+    def on_reset(self) -> None:
+        """Hook: a new episode starts."""
+
+    def on_close(self) -> None:
+        """Hook: release what the policy holds (runs once)."""
 
     def __enter__(self):
         return self
@@ -94,13 +119,14 @@ class ScoringPolicy:
 
 
 class PolicyWrapper(ScoringPolicy):
-    """A policy over another one: scores, reset and close go to ``inner``; subclasses choose in ``act``."""
+    """A policy over another one: ``scores`` are the inner policy's; ``reset`` and ``close`` run this
+    wrapper's hooks, then reach ``inner``. Subclasses choose in ``act`` (the argmax by default)."""
 
     suffix = "wrapped"
 
     def __init__(self, inner: Policy):
         self.inner = inner
-        self.name = f"{inner.name}+{self.suffix}"
+        self.name = f"{inner.name}+{self.suffix}" if self.suffix else inner.name
 
     def scores(
         self, instruction: str, state: str, candidates: Sequence[str], memory: Memory = ()
@@ -108,10 +134,14 @@ class PolicyWrapper(ScoringPolicy):
         return self.inner.scores(instruction, state, candidates, memory)
 
     def reset(self) -> None:
+        self.on_reset()
         self.inner.reset()
 
     def close(self) -> None:
-        self.inner.close()
+        if not getattr(self, "_closed", False):
+            self._closed = True
+            self.on_close()
+            self.inner.close()
 
 
 class Guarded(PolicyWrapper):
@@ -134,6 +164,67 @@ class Guarded(PolicyWrapper):
         """Actions the guard chose over the argmax, over all episodes."""
         return self.guard.total_overrides
 
-    def reset(self) -> None:
+    def on_reset(self) -> None:
         self.guard.reset()
-        self.inner.reset()
+
+
+class Sampled(PolicyWrapper):
+    """A draw from softmax(inner scores / ``temperature``) instead of the argmax.
+
+    The bundle and the daemon return the argmax (the policy as specified); sampling is an evaluation option
+    that shows how much of a deterministic policy's failures are repeated loops (a deterministic policy that
+    puts an object in a wrong place keeps doing so)."""
+
+    def __init__(self, inner: Policy, temperature: float, seed: int = 0):
+        if not temperature > 0:
+            raise ValueError(f"temperature must be > 0, got {temperature}")
+        super().__init__(inner)
+        self.temperature = temperature
+        self.name = f"{inner.name}~T{temperature:g}"
+        self._rng = random.Random(seed)
+
+    def act(self, instruction: str, state: str, candidates: Sequence[str], memory: Memory = ()) -> int:
+        s = [float(x) / self.temperature for x in self.inner.scores(instruction, state, candidates, memory)]
+        m = max(s)
+        w = [math.exp(x - m) for x in s]
+        return self._rng.choices(range(len(candidates)), weights=w, k=1)[0]
+
+
+def percentile(values: Sequence[float], q: float) -> float | None:
+    """The ``q`` quantile of ``values`` (nearest rank); None for no values."""
+    if not values:
+        return None
+    s = sorted(values)
+    return s[min(len(s) - 1, int(round(q * (len(s) - 1))))]
+
+
+class Timed(PolicyWrapper):
+    """The inner policy, unchanged, with the wall time of every ``act`` and ``scores`` call kept in ``ms``
+    (each is one call to ``inner``: over the daemon's policy, one request's client round trip). Keeps the
+    inner policy's name: timing changes no choice."""
+
+    suffix = ""
+
+    def __init__(self, inner: Policy):
+        super().__init__(inner)
+        self.ms: list[float] = []
+
+    def act(self, instruction: str, state: str, candidates: Sequence[str], memory: Memory = ()) -> int:
+        t0 = time.perf_counter()
+        try:
+            return self.inner.act(instruction, state, candidates, memory)
+        finally:
+            self.ms.append((time.perf_counter() - t0) * 1000)
+
+    def scores(
+        self, instruction: str, state: str, candidates: Sequence[str], memory: Memory = ()
+    ) -> Sequence[float]:
+        t0 = time.perf_counter()
+        try:
+            return self.inner.scores(instruction, state, candidates, memory)
+        finally:
+            self.ms.append((time.perf_counter() - t0) * 1000)
+
+    def percentile(self, q: float) -> float | None:
+        """The ``q`` quantile of the call times in ms; None before any call."""
+        return percentile(self.ms, q)

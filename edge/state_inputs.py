@@ -44,9 +44,9 @@ class StateArrays:
     memory_responses: np.ndarray  # [M,D] f32 (zeros: no response)
 
 
-def state_texts(layout: StateLayout, encoding: StateEncoding, observation: str, memory: Memory) -> StateTexts:
+def state_texts(layout: StateLayout, encoding: StateEncoding, state: str, memory: Memory) -> StateTexts:
     """The state's items followed by the facts of its memory, and the memory's steps."""
-    items = state_items(layout, observation, encoding.max_items)
+    items = state_items(layout, state, encoding.max_items)
     items += memory_facts(layout, memory, items, encoding.facts)
     return StateTexts(items, memory_items(layout, memory, encoding.memory))
 

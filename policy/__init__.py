@@ -21,10 +21,10 @@ Modules:
 * ``awr`` — advantage-weighted behaviour cloning
 * ``train`` — dataset -> features -> one algorithm -> checkpoint
 * ``train_cli`` — ``edgejudge train``
-* ``evaluate`` — real rollouts
-* ``torch_agent`` — a checkpoint as a policy
-* ``llm_agent`` — the LLM-as-agent baseline
-* ``eval_cli`` — ``edgejudge eval``
+* ``evaluate`` — real rollouts and the random baseline
+* ``torch_policy`` — a checkpoint as a policy
+* ``llm_policy`` — the LLM-as-agent baseline
+* ``eval_cli`` — ``edgejudge eval``, in process or through edge-serve
 * ``export`` — bundle assembly
 * ``policy_graph`` — the scorer graph
 * ``encoder_graph`` — the MiniLM encoder graph

@@ -1,4 +1,5 @@
-"""``edgejudge eval``: real rollouts of a bundle, a checkpoint, the LLM-as-agent or the random baseline.
+"""``edgejudge eval``: real rollouts of a bundle, a checkpoint, the LLM-as-agent or the random baseline, in
+process or through an edge-serve daemon (``--serve`` starts one on the bundle, ``--connect`` reaches one).
 
 Heavy imports happen inside the command: ``eval`` on a bundle never imports torch.
 """
@@ -6,21 +7,47 @@ Heavy imports happen inside the command: ``eval`` on a bundle never imports torc
 from __future__ import annotations
 
 import json
+from contextlib import ExitStack
+from functools import partial
+from pathlib import Path
+from typing import Any
 
 import click
 
-from models.cli_options import env_option, fail, judge_option, progress_option, split_option
+from models.cli_options import (
+    env_option,
+    env_threads,
+    fail,
+    judge_option,
+    progress_option,
+    split_option,
+    threads_option,
+)
 
 
 @click.command("eval")
 @click.argument("policy_path", required=False, type=click.Path())
 @click.option(
-    "--agent",
-    "agent_kind",
+    "--baseline",
     default=None,
-    type=click.Choice(["policy", "llm", "random"]),
-    help="policy: POLICY_PATH (a checkpoint folder or a bundle folder); llm: the judge LLM picks the "
-    "most likely candidate (baseline); random: uniform over admissible actions.",
+    type=click.Choice(["llm", "random"]),
+    help="Evaluate a baseline instead of POLICY_PATH: llm (the judge LLM picks the most likely candidate) or "
+    "random (uniform over the admissible actions).",
+)
+@click.option(
+    "--serve",
+    is_flag=True,
+    help="Start edge-serve on the bundle POLICY_PATH (on a free loopback port) and drive every step through "
+    "it with the Python client, as a robot does; the daemon is stopped at the end. Adds the daemon's model, "
+    "endpoint and latency (client round trip and the daemon's own time, p50/p99) to the result.",
+)
+@click.option(
+    "--connect",
+    "address",
+    default=None,
+    metavar="ADDRESS",
+    help="Drive the episodes through a running edge-serve instead (e.g. tcp://127.0.0.1:5555; no "
+    "POLICY_PATH): the environment defaults to the one its bundle was trained in. Same result as --serve.",
 )
 @judge_option("judge")
 @env_option(default=None)
@@ -33,7 +60,7 @@ from models.cli_options import env_option, fail, judge_option, progress_option, 
 )
 @click.option("--max-steps", default=40, show_default=True, type=int, help="Step limit per episode.")
 @click.option(
-    "--seed", default=0, show_default=True, type=int, help="Seed of --agent random and of --sample."
+    "--seed", default=0, show_default=True, type=int, help="Seed of --baseline random and of --sample."
 )
 @click.option(
     "--sample",
@@ -44,11 +71,13 @@ from models.cli_options import env_option, fail, judge_option, progress_option, 
     "the daemon return the argmax).",
 )
 @click.option(
-    "--loop-guard",
-    is_flag=True,
-    help="Per-episode memory (edge.loop_guard): an action that led back to a world state already visited is "
-    "not taken again from where it was taken, nor any action twice in the same observation; the best-scored "
-    "allowed one instead. What a client with per-episode memory runs (tools/drive_edge.py does).",
+    "--loop-guard/--no-loop-guard",
+    default=None,
+    help="Per-episode memory on the client side (edge.loop_guard, keyed by the environment's world key): an "
+    "action that led back to a world state already visited is not taken again from where it was taken, nor "
+    "any action twice in the same state; the best-scored allowed one instead. [default: on, in process as "
+    "with --serve and --connect: the headline numbers are measured with it; --no-loop-guard takes the argmax "
+    "every step; --baseline random and --sample pick by themselves and run without it]",
 )
 @click.option(
     "--strategy",
@@ -57,14 +86,21 @@ from models.cli_options import env_option, fail, judge_option, progress_option, 
     "plain loop guard (it keeps the guard); e.g. placement-search on twx:twc (put-away tasks: the policy "
     "ranks each object's places by hypothetical puts). Not a headline client: see docs/environments.md.",
 )
+@threads_option()
+@click.option(
+    "--timeout",
+    default=5.0,
+    show_default=True,
+    type=click.FloatRange(0.01, 600),
+    help="With --serve or --connect: the client's timeout per request attempt, seconds.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON (with per-episode records).")
 @progress_option()
 def eval_cmd(
     policy_path,
-    temperature,
-    loop_guard,
-    strategy,
-    agent_kind,
+    baseline,
+    serve,
+    address,
     judge,
     env_name,
     params,
@@ -72,6 +108,11 @@ def eval_cmd(
     episodes,
     max_steps,
     seed,
+    temperature,
+    loop_guard,
+    strategy,
+    threads,
+    timeout,
     as_json,
     progress,
 ) -> None:
@@ -79,31 +120,156 @@ def eval_cmd(
     invalid-action rate and per-action latency.
 
     POLICY_PATH is a checkpoint (from 'edgejudge train') or a bundle (from 'edgejudge export'). A bundle runs
-    through onnxruntime alone, without torch, exactly as the robot runs it. The environment defaults to the
-    one the policy was trained in; a policy trained on another state format is refused.
+    through onnxruntime alone, without torch, exactly as the robot runs it: in process by default, or inside
+    edge-serve with --serve (a daemon started for the run) or --connect (a running one). The environment
+    defaults to the one the policy was trained in; a policy trained on another state format is refused.
+    --threads sets the bundle's onnxruntime threads, in process or in the daemon --serve starts.
     """
-    from policy.envs import EnvError, adapter_class, episode_policy, parse_env, strategy_class
-    from policy.envs.recorded import check_world, default_env, recorded_world
+    from models.state_layout import state_format_of
+    from policy.envs import adapter_class, episode_policy
+    from policy.envs.recorded import recorded_world
 
-    kind = agent_kind or "policy"
-    if kind == "policy" and not policy_path:
-        raise click.UsageError("give a checkpoint or bundle folder, or --agent llm / --agent random")
-    if kind != "policy" and policy_path:
-        raise click.UsageError(f"--agent {kind} takes no POLICY_PATH")
+    kind = baseline or "policy"
+    daemon_mode = serve or address is not None
+    if serve and address is not None:
+        raise click.UsageError("give --serve (start a daemon on POLICY_PATH) or --connect ADDRESS, not both")
+    if address is not None and policy_path:
+        raise click.UsageError("--connect drives the daemon's own bundle: it takes no POLICY_PATH")
+    if kind == "policy" and not policy_path and address is None:
+        raise click.UsageError(
+            "give a checkpoint or bundle folder, --connect ADDRESS, or --baseline llm / --baseline random"
+        )
+    if kind != "policy" and (policy_path or daemon_mode):
+        raise click.UsageError(f"--baseline {kind} takes no POLICY_PATH, --serve or --connect")
+    if serve and not (Path(policy_path) / "manifest.json").is_file():
+        raise click.UsageError(f"--serve runs a bundle (from 'edgejudge export'): {policy_path} is not one")
     if episodes < 1:
         raise click.UsageError("--episodes must be >= 1")
     if temperature is not None and (kind == "random" or not temperature > 0):
-        raise click.UsageError("--sample takes a temperature > 0 and a policy or --agent llm")
-    if loop_guard and (kind == "random" or temperature is not None):
-        raise click.UsageError("--loop-guard needs a policy or --agent llm, without --sample")
+        raise click.UsageError("--sample takes a temperature > 0 and a policy or --baseline llm")
+    picks_itself = kind == "random" or temperature is not None
+    if loop_guard and picks_itself:
+        raise click.UsageError("--loop-guard needs a policy or --baseline llm, without --sample")
     if strategy and temperature is not None:
         raise click.UsageError("--strategy ranks by the scores: it does not go with --sample")
+    guard = loop_guard is not False and not picks_itself
     world: dict = {}
+    spec = None
     if policy_path:
         try:
             world = recorded_world(policy_path)
         except Exception as e:  # noqa: BLE001 - a bundle or checkpoint that cannot be read: one clear line
             fail(f"{policy_path}: {e}")
+    if address is None:  # the world is known before any daemon starts
+        spec = _world_spec(world, env_name, params, strategy, str(policy_path) if policy_path else None)
+
+    with ExitStack() as stack:
+        client = None
+        if daemon_mode:
+            from edge.client import EdgeClient
+            from edge.launch import LaunchError, served
+
+            if serve:
+                try:
+                    address = stack.enter_context(served(policy_path, threads=threads or env_threads()))
+                except LaunchError as e:
+                    fail(str(e))
+            client = stack.enter_context(EdgeClient(address, timeout=timeout, retries=2))
+            if spec is None:
+                world = dict(_daemon_call(address, client.info).get("world") or {})
+                spec = _world_spec(world, env_name, params, strategy, f"the bundle served at {address}")
+
+        policy = daemon = requests = None
+        try:
+            if kind == "random":
+                from policy.evaluate import RandomPolicy
+
+                policy = RandomPolicy(seed)
+            elif kind == "llm":
+                from policy.llm_policy import open_llm_policy
+
+                policy = open_llm_policy(judge)
+            elif daemon_mode:
+                from edge.edge_policy import EdgePolicy
+                from edge.policies import Timed
+
+                daemon = EdgePolicy(client)
+                policy = requests = Timed(daemon)  # the client round trip of every request
+            else:
+                from policy.evaluate import open_policy
+
+                policy = open_policy(policy_path, threads=threads)
+        except Exception as e:  # noqa: BLE001 - one clear line for any load failure (bundle, checkpoint, judge)
+            fail(str(e))
+
+        from edge.policies import Sampled
+        from policy.evaluate import evaluate
+
+        if temperature is not None:
+            policy = Sampled(policy, temperature, seed)
+        policy = episode_policy(policy, spec, loop_guard=guard, strategy=strategy)
+        stack.callback(policy.close)
+        run = partial(
+            evaluate, policy, spec, split=split, episodes=episodes, max_steps=max_steps, progress=progress
+        )
+        result = _daemon_call(address, run) if daemon_mode else run()
+
+    out: dict[str, Any] = {
+        **result.to_dict(episodes=True),
+        "loop_guard": guard or bool(strategy),
+        "strategy": strategy,
+        "guard_overrides": getattr(policy, "overrides", 0),
+        "searches": getattr(policy, "searches", 0),
+        # the format the policy was trained on; a baseline reads the adapter's own texts
+        "state_format": (
+            state_format_of(world) if kind == "policy" else adapter_class(spec.adapter).state_format
+        ),
+    }
+    if daemon is not None:
+        from edge.policies import percentile
+
+        out |= {
+            "model": daemon.model,
+            "endpoint": address,
+            "latency": {
+                "n": len(requests.ms),
+                "round_trip_ms_p50": requests.percentile(0.5),
+                "round_trip_ms_p99": requests.percentile(0.99),
+                "server_ms_p50": percentile(daemon.server_ms, 0.5),
+                "server_ms_p99": percentile(daemon.server_ms, 0.99),
+            },
+        }
+    if as_json:
+        click.echo(json.dumps(out, indent=2))
+        return
+    click.echo(result.summary())
+    if daemon is not None:
+        lat = out["latency"]
+        click.echo(
+            f"edge-serve at {address}, per request: round trip p50 {lat['round_trip_ms_p50']:.2f} ms, p99 "
+            f"{lat['round_trip_ms_p99']:.2f} ms; in the daemon p50 {lat['server_ms_p50']:.2f} ms, "
+            f"p99 {lat['server_ms_p99']:.2f} ms; model {daemon.model[:12]}"
+        )
+
+
+def _daemon_call(address: str, call):
+    """``call()``; a daemon that answers with an error or not at all ends the command with one line."""
+    from edge.client import EdgeError, EdgeTimeout
+
+    try:
+        return call()
+    except (EdgeError, EdgeTimeout) as e:
+        fail(f"edge-serve at {address}: {e}")
+
+
+def _world_spec(
+    world: dict, env_name: str | None, params: str | None, strategy: str | None, what: str | None
+):
+    """The environment to run (the recorded one by default), checked against the state format of the policy
+    named ``what`` (None: a baseline, nothing to check)."""
+    from policy.envs import EnvError, adapter_class, parse_env, strategy_class
+    from policy.envs.recorded import check_world, default_env
+
     try:
         if env_name is None:
             env_name, recorded_params = default_env(world)
@@ -115,41 +281,9 @@ def eval_cmd(
         raise click.UsageError(str(e)) from None
     if not adapter_class(spec.adapter).needs_simulator:
         fail(f"{spec.name} replays logged episodes: evaluating a policy needs a simulator of the world")
-    if policy_path:
+    if what is not None:
         try:
-            check_world(world, spec, what=str(policy_path))
+            check_world(world, spec, what=what)
         except EnvError as e:
             fail(str(e))
-
-    agent = None
-    try:
-        if kind == "random":
-            from policy.evaluate import RandomAgent
-
-            agent = RandomAgent(seed)
-        elif kind == "llm":
-            from policy.llm_agent import open_llm_agent
-
-            agent = open_llm_agent(judge)
-        else:
-            from policy.evaluate import open_policy
-
-            agent = open_policy(policy_path)
-    except Exception as e:  # noqa: BLE001 - one clear line for any load failure (bundle, checkpoint, judge)
-        if isinstance(e, SystemExit):
-            raise
-        fail(str(e))
-
-    from policy.evaluate import SampledAgent, evaluate
-
-    if temperature is not None:
-        agent = SampledAgent(agent, temperature, seed)
-    agent = episode_policy(agent, spec, loop_guard=loop_guard, strategy=strategy)
-    try:
-        result = evaluate(agent, spec, split=split, episodes=episodes, max_steps=max_steps, progress=progress)
-    finally:
-        agent.close()
-    if as_json:
-        click.echo(json.dumps(result.to_dict(episodes=True), indent=2))
-    else:
-        click.echo(result.summary())
+    return spec

@@ -1,14 +1,14 @@
 """Evaluation by real rollouts in any environment adapter (:mod:`policy.envs`): success rate (Wilson 95 %
-CI), mean steps, invalid actions.
+CI), mean steps, invalid actions, per-action latency.
 
-An agent is any policy (:mod:`edge.policies`: ``scores``, ``act``, ``reset``, ``close``), with or without the
-episode wrappers composed over it (:func:`policy.envs.episode_policy`): a bundle
-(:class:`edge.bundle_policy.BundlePolicy`: the daemon's runtime, torch-free), a checkpoint
-(:class:`policy.torch_agent.TorchPolicy`), the LLM-as-agent baseline (:mod:`policy.llm_agent`), the daemon
-(:class:`edge.agent.EdgeAgent`) or the uniform random baseline here. The observations are the adapter's
-composed state texts, exactly what the training data holds.
+What is evaluated is any policy (:mod:`edge.policies`), with or without the episode wrappers composed over
+it (:func:`policy.envs.episode_policy`): a bundle (:class:`edge.bundle_policy.BundlePolicy`: the daemon's
+runtime, torch-free), a checkpoint (:class:`policy.torch_policy.TorchPolicy`), the LLM-as-agent baseline
+(:class:`policy.llm_policy.LLMPolicy`), the daemon (:class:`edge.edge_policy.EdgePolicy`) or the uniform
+random baseline here. The states are the adapter's composed state texts, exactly what the training data
+holds.
 
-Episodes use the first N episode ids of the split in the environment's own order, so every agent meets the
+Episodes use the first N episode ids of the split in the environment's own order, so every policy meets the
 same games. An answer outside the candidates is counted as invalid and goes to the adapter's ``invalid()``
 (the step is spent). This module imports neither torch nor the LLM.
 """
@@ -19,65 +19,40 @@ import math
 import os
 import random
 import statistics
-import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from edge.policies import EpisodeMemory, Memory, Policy, PolicyWrapper, ScoringPolicy
+from edge.policies import EpisodeMemory, Memory, Policy, ScoringPolicy, Timed
 from policy.envs import EnvAdapter, EnvSpec, adapter_class, open_env
 
-Agent = Policy
-"""What evaluation runs: any :class:`edge.policies.Policy`."""
 
+class RandomPolicy(ScoringPolicy):
+    """Uniform over the admissible actions: the floor every policy must beat.
 
-class RandomAgent(ScoringPolicy):
-    """Uniform over the admissible actions: the floor every policy must beat."""
+    Its scores are uniform random numbers (a random ranking, for wrappers that rank candidates by score).
+    Unlike the other policies it also defines ``act``: one draw per step, so a seed gives the same episodes
+    as the recorded random baselines."""
 
     name = "random"
 
     def __init__(self, seed: int = 0):
         self._rng = random.Random(seed)
 
-    def act(self, instruction: str, observation: str, candidates: Sequence[str], memory: Memory = ()) -> int:
-        return self._rng.randrange(len(candidates))
-
     def scores(
-        self, instruction: str, observation: str, candidates: Sequence[str], memory: Memory = ()
+        self, instruction: str, state: str, candidates: Sequence[str], memory: Memory = ()
     ) -> list[float]:
-        """Uniform random scores: a random ranking, for wrappers that rank candidates by score."""
         return [self._rng.random() for _ in candidates]
 
-
-class SampledAgent(PolicyWrapper):
-    """Wraps an agent with ``scores()``: samples from softmax(scores / temperature) instead of the argmax.
-
-    The bundle and the daemon return the argmax (the policy as specified); sampling is an evaluation option
-    that shows how much of a deterministic policy's failures are repeated loops (a deterministic policy that
-    puts an object in a wrong place keeps doing so)."""
-
-    def __init__(self, agent, temperature: float, seed: int = 0):
-        if not temperature > 0:
-            raise ValueError(f"temperature must be > 0, got {temperature}")
-        super().__init__(agent)
-        self.temperature = temperature
-        self.name = f"{agent.name}~T{temperature:g}"
-        self._rng = random.Random(seed)
-
-    def act(self, instruction: str, observation: str, candidates: Sequence[str], memory: Memory = ()) -> int:
-        s = [
-            float(x) / self.temperature
-            for x in self.inner.scores(instruction, observation, candidates, memory)
-        ]
-        m = max(s)
-        w = [math.exp(x - m) for x in s]
-        return self._rng.choices(range(len(candidates)), weights=w, k=1)[0]
+    def act(self, instruction: str, state: str, candidates: Sequence[str], memory: Memory = ()) -> int:
+        return self._rng.randrange(len(candidates))
 
 
-def open_policy(path: str | os.PathLike[str]) -> Agent:
-    """The agent for a bundle (``manifest.json``: onnxruntime only, torch never imported) or a training
-    checkpoint (``checkpoint.json``); ValueError naming the path for anything else."""
+def open_policy(path: str | os.PathLike[str], *, threads: int | None = None) -> ScoringPolicy:
+    """The policy of a bundle (``manifest.json``: onnxruntime only, torch never imported; ``threads`` for
+    onnxruntime, default ``$EDGEJUDGE_THREADS``) or a training checkpoint (``checkpoint.json``); ValueError
+    naming the path for anything else."""
     p = Path(path)
     if not p.exists():
         raise ValueError(
@@ -86,9 +61,9 @@ def open_policy(path: str | os.PathLike[str]) -> Agent:
     if (p / "manifest.json").is_file():
         from edge.bundle_policy import BundlePolicy
 
-        return BundlePolicy(p)
+        return BundlePolicy(p, threads=threads)
     if (p / "checkpoint.json").is_file():
-        from policy.torch_agent import TorchPolicy
+        from policy.torch_policy import TorchPolicy
 
         return TorchPolicy(p)
     raise ValueError(f"{p}: neither a bundle (manifest.json) nor a checkpoint (checkpoint.json)")
@@ -107,7 +82,7 @@ def wilson_interval(successes: int, n: int, z: float = 1.959964) -> tuple[float,
 
 @dataclass
 class EvalResult:
-    agent: str
+    policy: str
     env: str
     params: str
     split: str
@@ -135,22 +110,15 @@ class EvalResult:
     def summary(self) -> str:
         lo, hi = self.ci95
         return (
-            f"{self.agent}: success {self.success_rate:.1%} [{lo:.1%}, {hi:.1%}] over {self.episodes} "
+            f"{self.policy}: success {self.success_rate:.1%} [{lo:.1%}, {hi:.1%}] over {self.episodes} "
             f"{self.env} {self.split} episodes; mean steps {self.mean_steps:.1f}; invalid actions "
             f"{self.invalid_action_rate:.1%}; {self.latency_ms_mean:.2f} ms/action "
             f"(p50 {self.latency_ms_p50:.2f}, p95 {self.latency_ms_p95:.2f})"
         )
 
 
-def _pct(values: list[float], q: float) -> float:
-    if not values:
-        return float("nan")
-    s = sorted(values)
-    return s[min(len(s) - 1, int(round(q * (len(s) - 1))))]
-
-
 def evaluate(
-    agent: Agent,
+    policy: Policy,
     spec: EnvSpec,
     *,
     split: str = "test",
@@ -160,7 +128,8 @@ def evaluate(
     env: EnvAdapter | None = None,
     seeds: Sequence[int | str] | None = None,
 ) -> EvalResult:
-    """Roll ``agent`` out for ``episodes`` real episodes on the first ids of ``split`` (or on ``seeds``)."""
+    """Roll ``policy`` out for ``episodes`` real episodes on the first ids of ``split`` (or on ``seeds``); the
+    latency is the wall time of each ``act`` (:class:`edge.policies.Timed` over the policy)."""
     from labeler.progress import progress as progress_bar
 
     cls = adapter_class(spec.adapter)
@@ -172,22 +141,20 @@ def evaluate(
         raise ValueError(f"episodes must be >= 1, got {episodes}")
     own = env is None
     env = env or open_env(spec, step_limit=max_steps)
-    latencies: list[float] = []
+    timed = Timed(policy)
     per_episode: list[dict[str, Any]] = []
     invalid = actions = 0
     try:
         pool = list(seeds) if seeds else env.episodes(split)
         order = [pool[i % len(pool)] for i in range(episodes)]
-        with progress_bar(episodes, enabled=progress, unit="ep", desc=f"eval {agent.name}") as bar:
+        with progress_bar(episodes, enabled=progress, unit="ep", desc=f"eval {policy.name}") as bar:
             memory = EpisodeMemory()
             for seed in order:
-                agent.reset()
+                timed.reset()
                 memory.clear()
                 state = env.reset(seed, split)
                 while not state.done:
-                    t0 = time.perf_counter()
-                    idx = agent.act(state.instruction, state.observation, state.candidates, memory)
-                    latencies.append(time.perf_counter() - t0)
+                    idx = timed.act(state.instruction, state.observation, state.candidates, memory)
                     actions += 1
                     if not (isinstance(idx, int) and 0 <= idx < len(state.candidates)):
                         invalid += 1  # an answer outside the candidates: the adapter says what it does
@@ -208,9 +175,10 @@ def evaluate(
     succ = sum(1 for e in per_episode if e["success"])
     steps = [e["steps"] for e in per_episode]
     steps_ok = [e["steps"] for e in per_episode if e["success"]]
-    ms = [x * 1000 for x in latencies]
+    ms = timed.ms
+    nan = float("nan")
     return EvalResult(
-        agent=agent.name,
+        policy=policy.name,
         env=spec.name,
         params=spec.params,
         split=split,
@@ -222,9 +190,9 @@ def evaluate(
         mean_steps_success=statistics.fmean(steps_ok) if steps_ok else None,
         invalid_action_rate=invalid / max(actions, 1),
         actions=actions,
-        latency_ms_mean=statistics.fmean(ms) if ms else float("nan"),
-        latency_ms_p50=_pct(ms, 0.5),
-        latency_ms_p95=_pct(ms, 0.95),
+        latency_ms_mean=statistics.fmean(ms) if ms else nan,
+        latency_ms_p50=nan if not ms else timed.percentile(0.5),
+        latency_ms_p95=nan if not ms else timed.percentile(0.95),
         seeds=order,
         per_episode=per_episode,
     )

@@ -54,8 +54,8 @@ def test_bundle_policy_is_the_daemon_runtime(tmp_path):
 @pytest.mark.real
 @pytest.mark.parametrize("precision", ["fp32", "int8"])
 def test_eval_and_edge_serve_give_identical_scores(tmp_path, precision):
-    from edge.agent import EdgeAgent
     from edge.client import EdgeClient
+    from edge.edge_policy import EdgePolicy
     from policy.envs import parse_env
     from policy.evaluate import evaluate, open_policy
     from policy.export import export_random_bundle
@@ -68,7 +68,7 @@ def test_eval_and_edge_serve_give_identical_scores(tmp_path, precision):
         offline = Recorder(local.scores, "eval")
         r_off = evaluate(offline, spec, split="dev", episodes=2, max_steps=6)
     with Daemon(bundle) as d, EdgeClient(d.endpoint, timeout=60, retries=0) as c:
-        served = Recorder(EdgeAgent(c).scores, "edge-serve")
+        served = Recorder(EdgePolicy(c).scores, "edge-serve")
         r_srv = evaluate(served, spec, split="dev", episodes=2, max_steps=6)
     assert len(offline.log) == len(served.log) >= 6
     for a, b in zip(offline.log, served.log, strict=True):

@@ -1,11 +1,9 @@
 """The world a policy was trained in travels with it (dataset -> checkpoint -> bundle manifest), and
-evaluation and the edge driver refuse a policy trained on another state format."""
+evaluation (in process or through edge-serve) refuses a policy trained on another state format."""
 
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
 
@@ -14,7 +12,7 @@ from models.bundle import BundleError, load_manifest
 from models.state_layout import LEGACY_LAYOUT, Part, StateLayout
 from policy.envs import EnvError, parse_env
 from policy.envs.recorded import check_world, dataset_world, default_env, recorded_world
-from tests.edge_support import ROOT, build_tiny_bundle
+from tests.edge_support import build_tiny_bundle
 
 OTHER = {"env": "scienceworld:boil", "params": "", "state_format": "scienceworld/1"}
 
@@ -76,15 +74,9 @@ def test_dataset_world_and_mixed_formats():
         dataset_world([traj("twx/1"), traj("scienceworld/1")])
 
 
-def test_eval_and_drive_edge_refuse_a_bundle_of_another_format(tmp_path, cli):
+def test_eval_in_process_and_through_edge_serve_refuse_a_bundle_of_another_format(tmp_path, cli):
     b = _with_world(build_tiny_bundle(tmp_path / "b"), OTHER)
     proc = cli("eval", str(b), "--env", "twx:twc", "--episodes", "1")
     assert proc.returncode == 1 and "on state format 'scienceworld/1'" in proc.stderr
-    drive = subprocess.run(
-        [sys.executable, "tools/drive_edge.py", "--bundle", str(b), "--env", "twx:twc", "--episodes", "1"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert drive.returncode == 1 and "twx:twc composes 'twx/2'" in drive.stderr
+    served = cli("eval", str(b), "--serve", "--env", "twx:twc", "--episodes", "1")  # before any daemon starts
+    assert served.returncode == 1 and "twx:twc composes 'twx/2'" in served.stderr

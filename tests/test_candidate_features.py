@@ -178,15 +178,15 @@ def test_loop_guard_no_ops_exact_repeats_and_fallback():
         g.choose("S", cands, [1.0])
 
 
-def test_edge_agent_guard_picks_from_the_reply_scores():
-    from edge.agent import EdgeAgent
+def test_edge_policy_guard_picks_from_the_reply_scores():
+    from edge.edge_policy import EdgePolicy
     from edge.policies import Guarded, Policy
 
-    class StubClient:  # the reply fields EdgeAgent reads; the real daemon is driven in test_edge_drive.py
+    class StubClient:  # the reply fields EdgePolicy reads; the real daemon is driven in test_eval_serve.py
         def act(self, instruction, observation, candidates, memory=()):
             return {"index": 0, "scores": [0.9, 0.5], "model": "m", "timing": {"server_ms": 0.1}}
 
-    plain, guarded = EdgeAgent(StubClient()), Guarded(EdgeAgent(StubClient()))
+    plain, guarded = EdgePolicy(StubClient()), Guarded(EdgePolicy(StubClient()))
     assert isinstance(plain, Policy) and isinstance(guarded, Policy)
     assert [plain.act("i", "s", ["a", "b"]) for _ in range(3)] == [0, 0, 0]
     assert [guarded.act("i", "s", ["a", "b"]) for _ in range(3)] == [0, 1, 0]
@@ -196,7 +196,8 @@ def test_edge_agent_guard_picks_from_the_reply_scores():
 
 
 def test_placement_strategy_over_the_daemon_ranks_places_with_one_more_request():
-    from edge.agent import EdgeAgent
+    from edge.edge_policy import EdgePolicy
+    from edge.policies import Timed
     from policy.envs.twx_placement import PlacementSearchPolicy
 
     class StubClient:
@@ -209,14 +210,14 @@ def test_placement_strategy_over_the_daemon_ranks_places_with_one_more_request()
             return {"index": 0, "scores": scores, "model": "m", "timing": {"server_ms": 0.1}}
 
     client = StubClient()
-    inner = EdgeAgent(client)
-    agent = PlacementSearchPolicy(inner)
-    assert agent.name == "edge-serve+search"
-    assert agent.act("i", "s0", ["look around", "take cup"]) == 1
-    assert agent.act("i", "s1", ["put cup in sink", "put cup in shelf", "open box"]) == 1
+    inner = Timed(EdgePolicy(client))  # one timing per request
+    policy = PlacementSearchPolicy(inner)
+    assert policy.name == "edge-serve+search"
+    assert policy.act("i", "s0", ["look around", "take cup"]) == 1
+    assert policy.act("i", "s1", ["put cup in sink", "put cup in shelf", "open box"]) == 1
     # the second step asked for the admissible scores, then for one hypothetical put per place
     assert client.requests[-1] == ["put cup in sink", "put cup in shelf", "put cup in box"]
-    assert inner.latency()["n"] == 3 and agent.searches == 0
+    assert len(inner.ms) == 3 and policy.searches == 0
 
 
 # ------------------------------------------------------------------------------------------------ real bundle

@@ -28,7 +28,6 @@ TOOLS = (
     "tools.bench.bench_judge",
     "tools.bench.bench_policy",
     "tools.bench.bench_collect",
-    "tools.drive_edge",
     "tools.probes.probe_policy_failures",
 )
 

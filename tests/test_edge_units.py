@@ -123,7 +123,8 @@ def test_edge_never_imports_heavy_libraries(tmp_path):
     bundle = build_tiny_bundle(tmp_path / "b")
     code = (
         "import sys\n"
-        "import edge.serve, edge.server, edge.client, edge.query_cli, edge.agent, edge.protocol_vectors\n"
+        "import edge.serve, edge.server, edge.client, edge.query_cli, edge.edge_policy\n"
+        "import edge.protocol_vectors\n"
         "from edge.runtime import load_runtime\n"
         f"rt = load_runtime({str(bundle)!r})\n"
         "rt.score(rt.items_from_text([('i', 'o', ['a', 'b'])]))\n"

@@ -18,9 +18,9 @@ from models.bundle import load_manifest
 from policy.collect import run_episode
 from policy.envs import open_env, parse_env
 from policy.envs.twx_placement import PlacementSearchPolicy
-from policy.evaluate import RandomAgent, evaluate
+from policy.evaluate import RandomPolicy, evaluate
 from policy.export import export_bundle
-from policy.torch_agent import TorchPolicy
+from policy.torch_policy import TorchPolicy
 from policy.train import train_from_file
 
 from .conftest import ROOT
@@ -75,7 +75,7 @@ def test_training_lowers_the_loss_and_beats_random(tiny, trained):
             agent, tiny["spec"], split="train", episodes=4, max_steps=MAX_STEPS, seeds=tiny["seeds"]
         )
     rand = evaluate(
-        RandomAgent(0), tiny["spec"], split="train", episodes=40, max_steps=MAX_STEPS, seeds=tiny["seeds"]
+        RandomPolicy(0), tiny["spec"], split="train", episodes=40, max_steps=MAX_STEPS, seeds=tiny["seeds"]
     )
     print(ours.summary(), rand.summary(), sep="\n")
     assert ours.success_rate >= 0.75, ours.summary()
@@ -177,7 +177,7 @@ def test_train_cli_and_checkpoint_eval(cli, tiny, tmp_path):
         check=True,
     )
     result = json.loads(proc.stdout)
-    assert result["agent"] == "bc-success:sparse+search" and result["invalid_action_rate"] == 0.0
+    assert result["policy"] == "bc-success:sparse+search" and result["invalid_action_rate"] == 0.0
 
 
 def test_cli_errors(cli, tiny, tmp_path):
@@ -204,21 +204,21 @@ def test_cli_errors(cli, tiny, tmp_path):
     assert proc.returncode == 2 and "unknown iql config key" in proc.stderr
     proc = cli("train", str(tmp_path / "nope.jsonl"), "--algo", "bc", "--out", str(tmp_path / "x"))
     assert proc.returncode == 1 and "does not exist" in proc.stderr
-    proc = cli("eval", "--agent", "random", "--episodes", "1", "--env", "twx:nope")
+    proc = cli("eval", "--baseline", "random", "--episodes", "1", "--env", "twx:nope")
     assert proc.returncode == 2 and "unknown twx task" in proc.stderr
     proc = cli(
-        "eval", "--agent", "llm", "--strategy", "placement-search", "--sample", "1.0", "--episodes", "1"
+        "eval", "--baseline", "llm", "--strategy", "placement-search", "--sample", "1.0", "--episodes", "1"
     )
     assert proc.returncode == 2 and "does not go with --sample" in proc.stderr
     assert not (tmp_path / "x").exists()
 
 
 @pytest.mark.real
-def test_llm_agent_baseline_cli(cli):
+def test_llm_baseline_cli(cli):
     # the real embedded GGUF judge picks among the admissible actions; same metrics as the policy
     proc = cli(
         "eval",
-        "--agent",
+        "--baseline",
         "llm",
         "--judge",
         "gemma3-270m",
@@ -234,8 +234,8 @@ def test_llm_agent_baseline_cli(cli):
         check=True,
     )
     result = json.loads(proc.stdout)
-    assert result["agent"] == "llm:gemma3-270m"
+    assert result["policy"] == "llm:gemma3-270m+guard" and result["loop_guard"] is True  # the default
     assert result["actions"] == 2 and result["invalid_action_rate"] == 0.0
     assert result["latency_ms_mean"] > 0
-    proc = cli("eval", "--agent", "llm", "--judge", "/nope/model.gguf", "--episodes", "1")
+    proc = cli("eval", "--baseline", "llm", "--judge", "/nope/model.gguf", "--episodes", "1")
     assert proc.returncode == 1 and "Traceback" not in proc.stderr

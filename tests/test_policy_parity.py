@@ -44,11 +44,11 @@ class Recorder:
     ids=["twc-minilm", "cookingworld-static"],
 )
 def test_checkpoint_bundle_and_daemon_choose_the_same_actions(tmp_path, world, params, encoder):
-    from edge.agent import EdgeAgent
     from edge.bundle_policy import BundlePolicy
     from edge.client import EdgeClient
+    from edge.edge_policy import EdgePolicy
     from policy.export import export_bundle
-    from policy.torch_agent import TorchPolicy
+    from policy.torch_policy import TorchPolicy
     from policy.train import train_from_file
     from tests.edge_support import Daemon
 
@@ -72,7 +72,7 @@ def test_checkpoint_bundle_and_daemon_choose_the_same_actions(tmp_path, world, p
             runs["eval"] = Recorder(local.scores, "eval")
             evaluate(runs["eval"], spec, split="test", episodes=2, max_steps=8, env=env)
         with Daemon(tmp_path / "bundle") as d, EdgeClient(d.endpoint, timeout=60, retries=0) as c:
-            runs["edge-serve"] = Recorder(EdgeAgent(c).scores, "edge-serve")
+            runs["edge-serve"] = Recorder(EdgePolicy(c).scores, "edge-serve")
             evaluate(runs["edge-serve"], spec, split="test", episodes=2, max_steps=8, env=env)
     logs = {name: r.log for name, r in runs.items()}
     assert len(logs["eval"]) >= 8 and any(m > 0 for _s, m, _x in logs["eval"])  # the memory was used

@@ -21,8 +21,8 @@ import torch
 from labeler.dataset import write_trajectories
 from policy.collect import run_episode
 from policy.envs import open_env, parse_env
-from policy.evaluate import RandomAgent, evaluate
-from policy.torch_agent import TorchPolicy
+from policy.evaluate import RandomPolicy, evaluate
+from policy.torch_policy import TorchPolicy
 from policy.train import train_from_file
 
 torch.set_num_threads(1)
@@ -54,7 +54,13 @@ def _train_and_compare(env, spec, seeds, split, trajs, tmp_path, max_steps, rand
             agent, spec, split=split, episodes=len(seeds), max_steps=max_steps, seeds=seeds, env=env
         )
     rand = evaluate(
-        RandomAgent(0), spec, split=split, episodes=random_episodes, max_steps=max_steps, seeds=seeds, env=env
+        RandomPolicy(0),
+        spec,
+        split=split,
+        episodes=random_episodes,
+        max_steps=max_steps,
+        seeds=seeds,
+        env=env,
     )
     print(ours.summary(), rand.summary(), sep="\n")
     return ours, rand
@@ -106,7 +112,7 @@ def test_cookingworld_bc_on_20_expert_episodes_beats_random_on_unseen_test_games
         )  # fmt: skip
         with TorchPolicy(run.checkpoint) as agent:
             ours = evaluate(agent, spec, split="test", episodes=5, max_steps=max_steps, env=env)
-        rand = evaluate(RandomAgent(0), spec, split="test", episodes=20, max_steps=max_steps, env=env)
+        rand = evaluate(RandomPolicy(0), spec, split="test", episodes=20, max_steps=max_steps, env=env)
     mean = lambda r: sum(e["score"] for e in r.per_episode) / len(r.per_episode)  # noqa: E731
     print(ours.summary(), rand.summary(), mean(ours), mean(rand), sep="\n")
     assert ours.success_rate >= rand.success_rate

@@ -13,8 +13,9 @@ import sys
 from tests.conftest import ROOT
 
 TOOLS = ROOT / "tools"
-SCRIPTS_BY_PATH = {"drive_edge.py"}
-"""Tools documented as ``python tools/NAME.py``: run by path, they put the repository root on ``sys.path``."""
+SCRIPTS_BY_PATH: set[str] = set()
+"""Tools documented as ``python tools/NAME.py`` (run by path, they put the repository root on ``sys.path``):
+none, every tool runs as a module."""
 
 
 def tool_modules() -> list[str]:

@@ -9,11 +9,11 @@ and LLM-as-agent rows, each trained policy exported as a bundle and driven throu
 
 Per world it collects one success-scarce pool with ``edgejudge collect``'s behaviour mixture, cuts nested
 training files of each size (at most ``--max-success-rate`` of their episodes successful), labels the largest
-with TRCA (and the COREN sizes with COREN), trains every (source, algorithm, size, seed) with
-``edgejudge train``, exports it with ``edgejudge export`` and drives the test split through ``edge-serve``
-with ``tools/drive_edge.py``: ``argmax`` (the daemon's answer every step) and ``guard`` (the client's generic
-loop guard, keyed by the adapter's world key; no task-specific search, no reading of the score). Beside the
-headline edge-serve row one in-process row (``edgejudge eval BUNDLE``) must agree with it episode by episode.
+with TRCA (and the COREN sizes with COREN), trains every (source, algorithm, size, seed) with ``edgejudge
+train``, exports it with ``edgejudge export`` and drives the test split through ``edge-serve`` (``edgejudge
+eval --serve``): ``argmax`` (the daemon's answer every step) and ``guard`` (the client's generic loop guard,
+keyed by the adapter's world key; no task-specific search, no reading of the score). Beside the headline
+edge-serve row one in-process row (``edgejudge eval BUNDLE``) must agree with it episode by episode.
 
 Rows are keyed by their full configuration and stored in OUT.json (atomic rewrite after every row): a
 finished row is never recomputed, and artifacts (pool, labels, checkpoints) in --work-dir are reused.
@@ -35,7 +35,7 @@ from typing import Any
 
 import click
 
-from tools.bench.benchlib import edgejudge, load_average, provenance, run_tool
+from tools.bench.benchlib import edgejudge, load_average, provenance
 from tools.bench.matrix_data import BUILT_TRCA, WorldData, short_hash
 from tools.bench.matrix_plan import (
     EXPERT,
@@ -61,7 +61,7 @@ def _cpu() -> float:
 
 
 def _summary(result: dict[str, Any]) -> dict[str, Any]:
-    """The row fields of an evaluation result (``edgejudge eval --json`` or ``drive_edge.py --json``)."""
+    """The row fields of an evaluation result (``edgejudge eval --json``, with ``--serve`` or in process)."""
     eps = result.get("per_episode") or []
     scores = [float(e["score"]) for e in eps if e.get("score") is not None]
     out = {
@@ -190,19 +190,9 @@ class Matrix:
             *u.world.spec_args(),
         ]
         for r in sorted(todo, key=lambda r: r["runner"] != "edge-serve"):
-            guard = r["client"] == "guard"
-            if r["runner"] == "edge-serve":
-                argv = [
-                    "tools/drive_edge.py",
-                    "--bundle",
-                    str(bundle),
-                    "--loop-guard" if guard else "--no-loop-guard",
-                ]
-                out, wall, cpu = self.timed(run_tool, *argv, *common)
-            else:
-                out, wall, cpu = self.timed(
-                    edgejudge, "eval", str(bundle), *(["--loop-guard"] if guard else []), *common
-                )
+            guard = "--loop-guard" if r["client"] == "guard" else "--no-loop-guard"
+            serve = ["--serve"] if r["runner"] == "edge-serve" else []
+            out, wall, cpu = self.timed(edgejudge, "eval", str(bundle), *serve, guard, *common)
             res = {**_summary(json.loads(out)), **info, **train_info}
             res.update(eval_seconds=round(wall, 1), eval_cpu_seconds=round(cpu, 1))
             if r["runner"] != "edge-serve":
@@ -225,7 +215,7 @@ class Matrix:
             return
         args = [
             "eval",
-            "--agent",
+            "--baseline",
             "random" if cfg["algo"] == "random" else "llm",
             *world.spec_args(),
             "--split",
@@ -239,7 +229,8 @@ class Matrix:
         if cfg["algo"] == "random":
             args += ["--seed", str(cfg["seed"])]
         else:
-            args += ["--judge", cfg["judge"]] + (["--loop-guard"] if cfg["client"] == "guard" else [])
+            guard = "--loop-guard" if cfg["client"] == "guard" else "--no-loop-guard"
+            args += ["--judge", cfg["judge"], guard]
             self.log(f"{world.label}: LLM-as-agent, {cfg['client']}, {cfg['test_episodes']} episodes")
         out, wall, cpu = self.timed(edgejudge, *args)
         self.put(

@@ -177,10 +177,10 @@ def main(
     from labeler.dataset import read_trajectories, write_trajectories
     from policy.envs import adapter_class, parse_env
     from policy.envs.twx_placement import PlacementSearchPolicy
-    from policy.evaluate import RandomAgent, evaluate
+    from policy.evaluate import RandomPolicy, evaluate
     from policy.features import TextEmbedder
     from policy.rewards import parse_reward
-    from policy.torch_agent import TorchPolicy
+    from policy.torch_policy import TorchPolicy
     from policy.train import train_from_file
 
     out = Path(out_dir)
@@ -275,10 +275,10 @@ def main(
             with_clients(agent, name, name, episodes, {k: base[k] for k in ("algo", "reward")})
 
     if "random" in row_names:
-        r = evaluate(RandomAgent(0), spec, split=split, episodes=episodes, max_steps=max_steps)
+        r = evaluate(RandomPolicy(0), spec, split=split, episodes=episodes, max_steps=max_steps)
         results["random"] = {"row": "random", **r.to_dict()}
         click.echo(r.summary(), err=True)
-        with_clients(RandomAgent(0), "random", "random", episodes, {}, only=("search",))
+        with_clients(RandomPolicy(0), "random", "random", episodes, {}, only=("search",))
 
     # Export the best trained row and measure latency on real test states.
     latency: dict = {}
@@ -309,9 +309,9 @@ def main(
             "scorer_only": _scorer_latency(bundle, states),
         }
     if "llm" in row_names:
-        from policy.llm_agent import open_llm_agent
+        from policy.llm_policy import open_llm_policy
 
-        agent = open_llm_agent(judge)
+        agent = open_llm_policy(judge)
         try:
             r = evaluate(agent, spec, split=split, episodes=llm_episodes, max_steps=max_steps, progress=True)
             results["llm"] = {"row": f"llm-agent ({judge})", **r.to_dict()}

@@ -184,9 +184,9 @@ def client(groups: list[dict[str, Any]], states: list[tuple], arrays: tuple, war
 
 
 def llm_latency(judge: str, states: list[tuple]) -> dict[str, Any]:
-    from policy.llm_agent import open_llm_agent
+    from policy.llm_policy import open_llm_policy
 
-    agent = open_llm_agent(judge)
+    agent = open_llm_policy(judge)
     try:
         agent.act(*states[0][:3])
         lat, cpu = [], []

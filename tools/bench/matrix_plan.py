@@ -2,7 +2,7 @@
 
 A world is a preset name (``twc-easy``) or ``LABEL=ADAPTER:TASK[PARAMS]`` for any registered adapter, e.g.
 ``cw-large=twx:cookingworld[level=large]``. The matrix knows worlds only through the command line
-(``edgejudge collect/label/train/export/eval`` and ``tools/drive_edge.py`` take ``--env`` and ``--params``),
+(``edgejudge collect/label/train/export/eval``, ``eval --serve`` included, take ``--env`` and ``--params``),
 so any adapter the commands accept works here.
 
 Rows per world:

@@ -156,9 +156,9 @@ def markdown(store: RowStore, plan: Sequence[dict[str, Any]], targets: dict[str,
         "",
         "Success on the test split with a Wilson 95 % interval over all seeds' episodes (with several seeds: "
         "the mean over seeds, then each seed's rate). Trained rows are the exported bundle served by "
-        "edge-serve and driven by tools/drive_edge.py: *guard* is the client's generic loop guard (keyed by "
-        "the adapter's world key), *argmax* the daemon's answer at every step. Random and the LLM-as-agent "
-        "(the judge picking by log-prob) run in process.",
+        "edge-serve and driven by edgejudge eval --serve: *guard* is the client's generic loop guard "
+        "(keyed by the adapter's world key), *argmax* the daemon's answer at every step. Random and the "
+        "LLM-as-agent (the judge picking by log-prob) run in process.",
         "",
         f"### {top} training episodes",
         "",

@@ -73,24 +73,21 @@ stage "5/8 export: ONNX bundle (policy + MiniLM encoder + tokenizer, checksummed
 
 stage "6/8 evaluate on the $ENV_NAME test split: the bundle via onnxruntime, the sparse baseline, random"
 EVAL=("${EJ[@]}" eval "${WORLD[@]}" --split test --episodes "$TEST_EPISODES" --json)
-"${EVAL[@]}" "$OUT/bundle" > "$OUT/eval.bundle.json"
+"${EVAL[@]}" "$OUT/bundle" --no-loop-guard > "$OUT/eval.bundle.json"
 "${EVAL[@]}" "$OUT/bundle" --loop-guard > "$OUT/eval.bundle.guard.json"
 "${EVAL[@]}" "$OUT/ckpt-bc" --loop-guard > "$OUT/eval.bc.json"
-"${EVAL[@]}" --agent random > "$OUT/eval.random.json"
+"${EVAL[@]}" --baseline random > "$OUT/eval.random.json"
 
 stage "7/8 serve: edge-serve on the bundle, $ENV_NAME test episodes driven through it (Python client, loop guard)"
-"$PY" tools/drive_edge.py --bundle "$OUT/bundle" "${WORLD[@]}" --split test --episodes "$TEST_EPISODES" \
-  --json > "$OUT/drive.json"
-"$PY" tools/drive_edge.py --bundle "$OUT/bundle-sparse" "${WORLD[@]}" --split test --episodes "$TEST_EPISODES" \
-  --json > "$OUT/drive.sparse.json"
+"${EVAL[@]}" "$OUT/bundle" --serve > "$OUT/drive.json"
+"${EVAL[@]}" "$OUT/bundle-sparse" --serve > "$OUT/drive.sparse.json"
 
 stage "8/8 imitation ceiling: BC on $EXPERT_EPISODES expert episodes (gold paths), exported and served the same way"
 "${EJ[@]}" collect "${WORLD[@]}" --split train --episodes "$EXPERT_EPISODES" --behaviour gold-noise --noise 0 \
   --seed 0 --out "$OUT/expert.jsonl.gz"
 "${EJ[@]}" train "$OUT/expert.jsonl.gz" --algo bc --reward sparse --seed 0 --out "$OUT/ckpt-bc-expert"
 "${EJ[@]}" export "$OUT/ckpt-bc-expert" --out "$OUT/bundle-expert"
-"$PY" tools/drive_edge.py --bundle "$OUT/bundle-expert" "${WORLD[@]}" --split test --episodes "$TEST_EPISODES" \
-  --json > "$OUT/drive.expert.json"
+"${EVAL[@]}" "$OUT/bundle-expert" --serve > "$OUT/drive.expert.json"
 
 stage "summary"
 "$PY" -m tools.demo.demo_summary "$OUT"

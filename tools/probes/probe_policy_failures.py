@@ -26,6 +26,7 @@ from typing import Any
 
 import click
 
+from edge.policies import PolicyWrapper
 from models.cli_options import split_option
 from tools.bench.benchlib import write_results
 
@@ -69,29 +70,24 @@ def data_seeds(path: str) -> set[int]:
         return {int(json.loads(line)["meta"]["env_seed"]) for line in f if line.strip()}
 
 
-class NoTakeback:
+class NoTakeback(PolicyWrapper):
     """Oracle wrapper: ``take X`` scores -inf while X sits in a place the game accepts (an upper bound)."""
 
-    def __init__(self, agent: Any):
-        self.agent, self.name = agent, f"{agent.name}+oracle-no-takeback"
+    suffix = "oracle-no-takeback"
+
+    def __init__(self, inner: Any):
+        super().__init__(inner)
         self.placed: set[str] = set()
 
-    def scores(self, instruction: str, observation: str, candidates: list[str], memory: Any = ()) -> Any:
-        s = self.agent.scores(instruction, observation, candidates, memory).copy()
+    def scores(self, instruction: str, state: str, candidates: list[str], memory: Any = ()) -> Any:
+        s = self.inner.scores(instruction, state, candidates, memory).copy()
         for i, c in enumerate(candidates):
             if c.startswith("take ") and c[5:] in self.placed:
                 s[i] = -1e9
         return s
 
-    def act(self, instruction: str, observation: str, candidates: list[str], memory: Any = ()) -> int:
-        return int(self.scores(instruction, observation, candidates, memory).argmax())
-
-    def reset(self) -> None:
+    def on_reset(self) -> None:
         self.placed.clear()
-        self.agent.reset()
-
-    def close(self) -> None:
-        self.agent.close()
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})

@@ -301,10 +301,10 @@ def with_variant(trajs, variant: str, annotate_cands: bool = False):
     return trajs
 
 
-# ------------------------------------------------------------------------------------------------ agents
+# ---------------------------------------------------------------------------------------------- policies
 
 
-class ModelAgent:
+class ModelPolicy:
     """A scorer + the embedder; records each episode's actions for the failure-mode note."""
 
     def __init__(self, model, embedder, name, annotate_cands=False):
@@ -338,7 +338,7 @@ class ModelAgent:
         pass
 
 
-class TabuAgent:
+class TabuPolicy:
     """Serve-time anti-loop rule: at an observation text already seen in this episode, take the best-scoring
     candidate not yet chosen at that observation (all tried: plain argmax). Needs per-episode memory on the
     client/daemon side; no model or bundle change."""
@@ -421,7 +421,7 @@ def run_eval(agent, variant: str, split: str, episodes: int, tabu: bool = False)
     try:
         agent.traces = []
         if tabu:
-            agent = TabuAgent(agent)
+            agent = TabuPolicy(agent)
         r = evaluate(agent, parse_env("twx:twc"), split=split, episodes=episodes, max_steps=40)
     finally:
         twx_env.compose_state = ORIGINAL_COMPOSE
@@ -544,7 +544,7 @@ def run(
             )
         else:
             raise click.UsageError(f"unknown algo {algo}")
-        agent = ModelAgent(res.model, embedder, name, annotate_cands)
+        agent = ModelPolicy(res.model, embedder, name, annotate_cands)
     t_train = time.perf_counter() - t0
     out = {
         "name": name,
@@ -594,7 +594,7 @@ def sampled(run_json, temperature, episodes):
     import torch
 
     torch.set_num_threads(1)
-    from policy.evaluate import SampledAgent
+    from edge.policies import Sampled
     from policy.features import TextEmbedder
     from policy.model import CandidateScorer, ScorerConfig
 
@@ -602,9 +602,9 @@ def sampled(run_json, temperature, episodes):
     r = json.loads(p.read_text())
     model = CandidateScorer(ScorerConfig())
     model.load_state_dict(torch.load(p.parent / "ckpt" / f"{r['name']}.pt", weights_only=True))
-    inner = ModelAgent(model.eval(), TextEmbedder(progress=False), r["name"], r.get("annotate", False))
+    inner = ModelPolicy(model.eval(), TextEmbedder(progress=False), r["name"], r.get("annotate", False))
 
-    class Rec(SampledAgent):
+    class Rec(Sampled):
         @property
         def traces(self):
             return inner.traces

@@ -12,7 +12,7 @@ import numpy as np
 import torch
 
 from edge.actions import candidate_matrix
-from edge.policies import Memory
+from edge.policies import Memory, ScoringPolicy
 from edge.state_inputs import embed_state, pad_batch, state_texts
 from models.state_layout import layout_of
 from policy.common import load_checkpoint, set_threads
@@ -20,7 +20,7 @@ from policy.features import TextEmbedder
 from policy.model import StateInputs
 
 
-class TorchPolicy:
+class TorchPolicy(ScoringPolicy):
     name = "checkpoint"
 
     def __init__(self, checkpoint: str | os.PathLike[str], *, embedder: TextEmbedder | None = None):
@@ -37,14 +37,12 @@ class TorchPolicy:
         self.layout = layout_of(self.meta.get("provenance", {}).get("world") or {})
 
     def scores(
-        self, instruction: str, observation: str, candidates: Sequence[str], memory: Memory = ()
+        self, instruction: str, state: str, candidates: Sequence[str], memory: Memory = ()
     ) -> np.ndarray:
         cfg = self.model.cfg
         d = cfg.embedding_dim
         instr = torch.from_numpy(self.embedder.embed([instruction]))
-        arrays = embed_state(
-            state_texts(self.layout, cfg.encoding, observation, memory), self.embedder.embed, d
-        )
+        arrays = embed_state(state_texts(self.layout, cfg.encoding, state, memory), self.embedder.embed, d)
         feeds = {k: torch.from_numpy(v) for k, v in pad_batch([arrays], d).items()}
         cand = candidate_matrix(cfg.candidate_features, candidates, self.embedder.embed, d)
         with torch.no_grad():
@@ -55,18 +53,3 @@ class TorchPolicy:
                 torch.ones(1, len(candidates), dtype=torch.bool),
             )
         return s[0].numpy()
-
-    def act(self, instruction: str, observation: str, candidates: Sequence[str], memory: Memory = ()) -> int:
-        return int(np.argmax(self.scores(instruction, observation, candidates, memory)))
-
-    def reset(self) -> None:
-        pass
-
-    def close(self) -> None:
-        pass
-
-    def __enter__(self) -> TorchPolicy:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()

@@ -11,32 +11,34 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from edge.policies import Memory
+from edge.policies import Memory, ScoringPolicy
 
 TEMPLATE = "llm-agent"
 TEMPLATE_VERSION = 1
 PROMPT = (
     "You are an agent in a text adventure game. Choose the next action that makes progress on the task.\n\n"
-    "Task: {instruction}\n{observation}\n\nNext action:"
+    "Task: {instruction}\n{state}\n\nNext action:"
 )
 
 
-def build_prompt(instruction: str, observation: str) -> str:
-    return PROMPT.format(instruction=" ".join(instruction.split()), observation=observation.strip())
+def build_prompt(instruction: str, state: str) -> str:
+    return PROMPT.format(instruction=" ".join(instruction.split()), state=state.strip())
 
 
-class LLMAgent:
+class LLMPolicy(ScoringPolicy):
+    """The judge as a policy; closing it closes the judge."""
+
     def __init__(self, judge, *, normalize: str = "mean"):
         self.judge = judge
         self.normalize = normalize
         self.name = f"llm:{judge.model_sha256[:12]}"
 
     def scores(
-        self, instruction: str, observation: str, candidates: Sequence[str], memory: Memory = ()
+        self, instruction: str, state: str, candidates: Sequence[str], memory: Memory = ()
     ) -> list[float]:
         """The judge's log-prob of every candidate after the prompt (the memory is not read)."""
         res = self.judge.score(
-            build_prompt(instruction, observation),
+            build_prompt(instruction, state),
             [" " + c for c in candidates],
             template=TEMPLATE,
             version=TEMPLATE_VERSION,
@@ -44,21 +46,16 @@ class LLMAgent:
         )
         return list(res.scores)
 
-    def act(self, instruction: str, observation: str, candidates: Sequence[str], memory: Memory = ()) -> int:
-        s = self.scores(instruction, observation, candidates)
-        return max(range(len(s)), key=s.__getitem__)
-
-    def reset(self) -> None:
-        pass
-
-    def close(self) -> None:
+    def on_close(self) -> None:
         self.judge.close()
 
 
-def open_llm_agent(judge_ref: str = "gemma3-270m", **kwargs) -> LLMAgent:
+def open_llm_policy(judge_ref: str = "gemma3-270m", **kwargs) -> LLMPolicy:
+    """The LLM-as-agent baseline on the judge ``judge_ref`` (a registry name or a GGUF path), without a label
+    cache (the latency measured is what a robot calling the LLM would pay)."""
     from labeler.judge import open_judge
 
     judge = open_judge(judge_ref, cache=None, **kwargs)
-    agent = LLMAgent(judge)
-    agent.name = f"llm:{judge_ref}"
-    return agent
+    policy = LLMPolicy(judge)
+    policy.name = f"llm:{judge_ref}"
+    return policy

@@ -1,0 +1,35 @@
+"""``EdgePolicy``: an edge-serve daemon as a policy (:mod:`edge.policies`), through the Python client.
+
+Every ``scores`` or ``act`` call is one ``act`` request, exactly as a robot uses the daemon; the daemon's own
+receive-to-reply time and its model hash are kept from every reply. The client round trip is measured by
+the :class:`edge.policies.Timed` wrapper, e.g. ``Timed(EdgePolicy(client))``. The daemon is stateless: an
+episode's memory belongs to the client, which sends it with every request and composes the episode wrappers
+over this policy, e.g. ``Guarded(EdgePolicy(client), world_key)`` with the world key of its environment
+adapter.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from edge.client import EdgeClient
+from edge.policies import Memory, ScoringPolicy
+
+
+class EdgePolicy(ScoringPolicy):
+    name = "edge-serve"
+
+    def __init__(self, client: EdgeClient):
+        self.client = client
+        self.server_ms: list[float] = []
+        self.model = ""
+
+    def scores(
+        self, instruction: str, state: str, candidates: Sequence[str], memory: Memory = ()
+    ) -> list[float]:
+        """The daemon's scores of any candidate texts (one ``act`` request, the memory sent along); their
+        argmax is the daemon's own pick."""
+        reply = self.client.act(instruction, state, list(candidates), memory=memory)
+        self.server_ms.append(float(reply["timing"]["server_ms"]))
+        self.model = str(reply["model"])
+        return [float(x) for x in reply["scores"]]
