@@ -16,7 +16,6 @@ import click
 
 from models.cli_options import (
     env_option,
-    env_threads,
     fail,
     judge_option,
     progress_option,
@@ -171,7 +170,7 @@ def eval_cmd(
 
             if serve:
                 try:
-                    address = stack.enter_context(served(policy_path, threads=threads or env_threads()))
+                    address = stack.enter_context(served(policy_path, threads=threads))
                 except LaunchError as e:
                     fail(str(e))
             client = stack.enter_context(EdgeClient(address, timeout=timeout, retries=2))
