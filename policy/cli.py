@@ -100,7 +100,6 @@ def collect(
 
     from labeler.progress import progress as progress_bar
 
-    t0 = time.perf_counter()
     steps = successes = 0
     with (
         world as env,
@@ -111,6 +110,7 @@ def collect(
             pilot = pilot_mixture(cfg, target_success, pilot_episodes, env)
             click.echo(pilot.line())
             cfg = dataclasses.replace(cfg, behaviour=pilot.behaviour)
+        t0 = time.perf_counter()
         for done, traj in enumerate(collect_episodes(cfg, env), start=1):
             writer.write(traj)
             steps += len(traj.steps)

@@ -10,7 +10,7 @@ import pytest
 
 from labeler.dataset import read_trajectories
 from policy.envs import open_env, parse_env
-from policy.envs.base import portable_path
+from policy.envs.base import recorded_path
 from tests.conftest import ROOT
 
 EXAMPLE = ROOT / "examples" / "own_world"
@@ -37,13 +37,13 @@ def test_path_parameters_are_recorded_portably(tmp_path, monkeypatch, skilllog):
     spec = parse_env("skilllog:replay", f"log={home}/logs/tidy.jsonl")
     assert spec.params == "log=~/logs/tidy.jsonl" and spec.path("log") == home / "logs" / "tidy.jsonl"
     assert parse_env("skilllog:replay", spec.params) == spec  # the recorded text reads back unchanged
-    assert portable_path("/opt/x/../y") == "/opt/y"
+    assert recorded_path("/opt/x/../y") == "/opt/y"
     # resolved back when used: the world opens from the recorded text, from another folder too
     monkeypatch.chdir(tmp_path)
     with open_env(spec, step_limit=5) as env:
         assert env.episodes("test") == ["tidy-13", "tidy-14", "tidy-15"]
-    assert portable_path(str(home / "logs")) == "home/logs"  # the current folder comes before ~
-    assert portable_path(str(tmp_path)) == "."
+    assert recorded_path(str(home / "logs")) == "home/logs"  # the current folder comes before ~
+    assert recorded_path(str(tmp_path)) == "."
 
 
 @pytest.mark.real

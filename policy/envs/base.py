@@ -40,7 +40,7 @@ class EnvError(ValueError):
     """An unknown adapter, task, split or parameter, or a bad value (one line, listing the valid ones)."""
 
 
-def portable_path(value: str) -> str:
+def recorded_path(value: str) -> str:
     """A file or folder parameter as it is recorded: relative to the current folder when it lies under it
     (``data/log.jsonl``), else under the home folder as ``~/...``, else absolute; ``~`` in the given value is
     expanded first. A relative value stays as given (normalised). :meth:`EnvSpec.path` reads it back."""
@@ -60,7 +60,7 @@ def portable_path(value: str) -> str:
 @dataclass(frozen=True)
 class Param:
     """One documented parameter of a task: its default (as text), its help, and its valid values. A ``path``
-    parameter (a file or folder) is recorded portably (:func:`portable_path`) and read with
+    parameter (a file or folder) is recorded portably (:func:`recorded_path`) and read with
     :meth:`EnvSpec.path`."""
 
     default: str
@@ -78,7 +78,7 @@ class Param:
         if self.path:
             if "," in value or "=" in value:
                 raise EnvError(f"bad path {value!r} for {key}: a path parameter cannot hold ',' or '='")
-            return portable_path(value)
+            return recorded_path(value)
         return value
 
 
@@ -99,7 +99,7 @@ class EnvSpec:
         return dict(p.split("=", 1) for p in self.params.split(",") if p)
 
     def path(self, key: str) -> Path:
-        """A path parameter as recorded (:func:`portable_path`), resolved for use: ``~`` expanded, a relative
+        """A path parameter as recorded (:func:`recorded_path`), resolved for use: ``~`` expanded, a relative
         path against the current folder."""
         return Path(self.values[key]).expanduser().absolute()
 
