@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
+import dataclasses
 import time
 
 import click
 
 from labeler.dataset import TrajectoryWriter
 from models.cli_options import env_option, progress_option, split_option
-from policy.collect import BehaviourError, CollectConfig
+from policy.collect import BehaviourError, CollectConfig, pilot_mixture
 from policy.collect import collect as collect_episodes
-from policy.envs import EnvError, parse_env
+from policy.envs import EnvError, open_env, parse_env
 
 
 @click.command()
@@ -36,16 +37,51 @@ from policy.envs import EnvError, parse_env
     type=float,
     help="gold-noise: probability of replacing a gold step by a random admissible action.",
 )
+@click.option(
+    "--target-success",
+    type=click.FloatRange(0.0, 1.0),
+    default=None,
+    help="Choose the behaviour mixture (gold-noise vs random) for this share of successful episodes by a "
+    "short pilot of each behaviour first (instead of --behaviour).",
+)
+@click.option(
+    "--pilot-episodes",
+    default=8,
+    show_default=True,
+    type=click.IntRange(min=1),
+    help="--target-success: pilot episodes per behaviour.",
+)
 @click.option("--max-steps", default=40, show_default=True, type=int, help="Step limit per episode.")
 @click.option("--seed", default=0, show_default=True, type=int, help="Seed: same seed, same dataset.")
 @click.option("--out", required=True, type=click.Path(dir_okay=False), help="Output .jsonl or .jsonl.gz.")
 @progress_option()
-def collect(env_name, params, split, episodes, behaviour, noise, max_steps, seed, out, progress) -> None:
+@click.pass_context
+def collect(
+    ctx: click.Context,
+    env_name,
+    params,
+    split,
+    episodes,
+    behaviour,
+    noise,
+    target_success,
+    pilot_episodes,
+    max_steps,
+    seed,
+    out,
+    progress,
+) -> None:
     """Collect EPISODES trajectories with a scripted behaviour and write them atomically to OUT.
 
     Candidates are the environment's admissible actions. Ground truth (score, score progress, gold-path
-    membership) is stored under each step's info, for measuring label quality only.
+    membership) is stored under each step's info, for measuring label quality only. With --target-success
+    RATE, a pilot of --pilot-episodes per behaviour measures their success rates and the mixture closest to
+    RATE is collected (one line says the measured rates and the choice).
     """
+    if target_success is not None and (
+        ctx.get_parameter_source("behaviour") != click.core.ParameterSource.DEFAULT
+    ):
+        raise click.UsageError("--target-success chooses the behaviour mixture: leave out --behaviour")
     try:
         spec = parse_env(env_name, params)
         cfg = CollectConfig(
@@ -58,18 +94,24 @@ def collect(env_name, params, split, episodes, behaviour, noise, max_steps, seed
             max_steps=max_steps,
         )
         cfg.validate()
+        world = open_env(spec, step_limit=max_steps)
     except (EnvError, BehaviourError, ValueError) as e:
         raise click.UsageError(str(e)) from None
 
     from labeler.progress import progress as progress_bar
 
-    t0 = time.perf_counter()
     steps = successes = 0
     with (
+        world as env,
         TrajectoryWriter(out) as writer,
         progress_bar(episodes, enabled=progress, unit="ep", desc="collect") as bar,
     ):
-        for done, traj in enumerate(collect_episodes(cfg), start=1):
+        if target_success is not None:
+            pilot = pilot_mixture(cfg, target_success, pilot_episodes, env)
+            click.echo(pilot.line())
+            cfg = dataclasses.replace(cfg, behaviour=pilot.behaviour)
+        t0 = time.perf_counter()
+        for done, traj in enumerate(collect_episodes(cfg, env), start=1):
             writer.write(traj)
             steps += len(traj.steps)
             successes += traj.success

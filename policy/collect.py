@@ -9,6 +9,10 @@ Behaviours (chosen per episode from a weighted mixture, so the share of successf
   otherwise). Once the gold path is exhausted without success, random actions continue until the step limit.
 - ``random``: a uniformly random admissible action at every step.
 
+:func:`pilot_mixture` picks the mixture for a target success rate: a mixture's success rate is the weighted
+mean of its behaviours' rates, so a short pilot measures the two behaviours' rates and the mixture (in steps
+of 0.05) whose expected rate is closest to the target is chosen.
+
 The environment's own reward in the log is sparse: 1.0 on the last step of a successful episode, else 0.0.
 Ground truth that a real robot log would not have (score, score progress, gold-path membership) goes under
 each step's ``info`` and is used only to measure label quality. Each trajectory's ``meta`` records the
@@ -18,6 +22,7 @@ labeling and serving read back.
 
 from __future__ import annotations
 
+import dataclasses
 import random
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -168,3 +173,64 @@ def collect(cfg: CollectConfig, env: EnvAdapter | None = None) -> Iterator[Traje
     finally:
         if own:
             env.close()
+
+
+MIXTURE_STEP = 0.05
+"""The grid of gold-noise weights :func:`pilot_mixture` chooses from."""
+
+
+def mixture_text(gold_weight: float) -> str:
+    """The ``--behaviour`` text of the mixture with ``gold_weight`` of gold-noise, the rest random."""
+    w = round(gold_weight, 2)
+    if w >= 1:
+        return "gold-noise"
+    if w <= 0:
+        return "random"
+    return f"gold-noise={w:g},random={round(1 - w, 2):g}"
+
+
+@dataclass(frozen=True)
+class Pilot:
+    """What :func:`pilot_mixture` measured and chose."""
+
+    rates: dict[str, float]  # behaviour -> success rate over the pilot's episodes
+    episodes: int  # pilot episodes per behaviour
+    behaviour: str  # the chosen mixture, as --behaviour text
+    expected: float  # its expected success rate
+    target: float
+
+    def line(self) -> str:
+        measured = ", ".join(f"{b} {r:.0%}" for b, r in self.rates.items())
+        return (
+            f"pilot ({self.episodes} episodes per behaviour): {measured}; "
+            f"chosen --behaviour {self.behaviour} "
+            f"(expected success {self.expected:.0%}, target {self.target:.0%})"
+        )
+
+
+def pilot_mixture(cfg: CollectConfig, target: float, episodes: int, env: EnvAdapter) -> Pilot:
+    """Collect ``episodes`` pilot episodes with each behaviour (same seed, so the same worlds) and choose the
+    mixture whose expected success rate (the weighted mean of the behaviours' rates) is closest to
+    ``target``; among equally close ones, the one with the most gold-noise. A world without an expert path
+    pilots only ``random``."""
+    if not 0.0 <= target <= 1.0:
+        raise ValueError(f"target success rate must be in [0, 1], got {target}")
+    if episodes < 1:
+        raise ValueError(f"pilot episodes must be >= 1, got {episodes}")
+    rates: dict[str, float] = {}
+    for behaviour in BEHAVIOURS:
+        pilot = dataclasses.replace(cfg, behaviour=behaviour, episodes=episodes)
+        try:
+            trajs = list(collect(pilot, env))
+        except EnvError:
+            if behaviour == "gold-noise":
+                continue  # no expert path
+            raise
+        rates[behaviour] = sum(t.success for t in trajs) / len(trajs)
+    if "gold-noise" not in rates:
+        return Pilot(rates, episodes, "random", rates["random"], target)
+    g, r = rates["gold-noise"], rates["random"]
+    steps = round(1 / MIXTURE_STEP)
+    weights = [i / steps for i in range(steps, -1, -1)]  # most gold-noise first: min keeps the first of ties
+    w = min(weights, key=lambda w: abs(w * g + (1 - w) * r - target))
+    return Pilot(rates, episodes, mixture_text(w), w * g + (1 - w) * r, target)

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from edge.actions import parts_of
 from labeler.dataset import read_trajectories
 from policy import awr, bc, cql, iql
@@ -85,10 +87,25 @@ class TrainRun:
     result: TrainResult
     checkpoint: Path
     transitions: int
+    """Transitions the algorithm trained on (after its filters; steps without candidates are no decision)."""
     episodes: int
+    """Episodes those transitions come from."""
+    dataset_episodes: int
+    dataset_steps: int
+    selection: str | None
+    """What chose the trained transitions out of the dataset (e.g. ``filter=success``); None: all of them."""
     seconds: float
     embed_seconds: float
     texts_embedded: int
+
+    def trained_on(self) -> str:
+        """``"1203 transitions of 40 episodes (filter=success of 120 episodes, 3154 steps)"``: what the
+        algorithm trained on, and the dataset when that is not all of it."""
+        text = f"{self.transitions} transitions of {self.episodes} episodes"
+        if self.selection or (self.transitions, self.episodes) != (self.dataset_steps, self.dataset_episodes):
+            how = f"{self.selection} of " if self.selection else "of "
+            text += f" ({how}{self.dataset_episodes} episodes, {self.dataset_steps} steps in the dataset)"
+        return text
 
 
 def train_from_file(
@@ -126,9 +143,11 @@ def train_from_file(
     module = ALGOS[algo][0]
     dim = embedder.dim
     if algo == "bc":
+        table = bc.select(table, cfg.filter)  # what BC trains on (its own select keeps it as it is)
         result = module.train(table, cfg, dim=dim, progress=progress)
     else:
         result = module.train(table.to_torch(), cfg, dim=dim, progress=progress)
+    trained_episodes = len(np.unique(table.episode))
     judge = {
         m: p.get("judge_sha256") for t in trajs for m, p in t.provenance.items() if p.get("judge_sha256")
     }
@@ -136,6 +155,8 @@ def train_from_file(
         "dataset": str(data),
         "dataset_trajectories": len(all_trajs),
         "dataset_success_rate": sum(t.success for t in all_trajs) / len(all_trajs),
+        "trained_transitions": len(table),
+        "trained_episodes": trained_episodes,
         "reward": spec.name,
         "detour_penalty": spec.detour_penalty,
         "terminal_bonus": None if spec.is_sparse else spec.terminal_bonus,
@@ -159,7 +180,10 @@ def train_from_file(
         result=result,
         checkpoint=ckpt,
         transitions=len(table),
-        episodes=len(all_trajs),
+        episodes=trained_episodes,
+        dataset_episodes=len(all_trajs),
+        dataset_steps=sum(len(t.steps) for t in all_trajs),
+        selection=f"filter={cfg.filter}" if algo == "bc" and cfg.filter != "all" else None,
         seconds=time.perf_counter() - t0,
         embed_seconds=t_embed,
         texts_embedded=embedder.computed - before,

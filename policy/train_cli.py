@@ -120,6 +120,9 @@ def train(
         "reward": spec.name,
         "transitions": run.transitions,
         "episodes": run.episodes,
+        "selection": run.selection,
+        "dataset_episodes": run.dataset_episodes,
+        "dataset_steps": run.dataset_steps,
         "seconds": round(run.seconds, 2),
         "embed_seconds": round(run.embed_seconds, 2),
         "texts_embedded": run.texts_embedded,
@@ -131,7 +134,7 @@ def train(
         click.echo(json.dumps(summary, indent=2))
     else:
         click.echo(
-            f"wrote {out}: {algo} on {run.transitions} transitions ({run.episodes} episodes), reward "
+            f"wrote {out}: {algo} on {run.trained_on()}, reward "
             f"{spec.name}; {key} {first.get(key):.4g} -> {last.get(key):.4g}; {run.seconds:.1f} s "
             f"({run.texts_embedded} texts embedded)"
         )

@@ -4,11 +4,12 @@ bad input."""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
 from labeler.dataset import read_trajectories
-from policy.collect import BehaviourError, CollectConfig, collect, parse_behaviour
+from policy.collect import BehaviourError, CollectConfig, collect, mixture_text, parse_behaviour
 from policy.envs import EnvError, open_env, parse_env
 from policy.envs.twx import compose_state
 
@@ -92,6 +93,43 @@ def test_compose_state_is_the_one_state_text():
         [],
     )
     assert first.splitlines()[:2] == ["Inventory: empty", "Recent actions: none"]
+
+
+@pytest.mark.real
+def test_target_success_pilots_the_behaviour_mixture(tmp_path, cli):
+    out = tmp_path / "d.jsonl.gz"
+    args = ["--env", "twx:twc", "--episodes", "6", "--noise", "0", "--max-steps", "8", "--seed", "2"]
+    pilot = ["--target-success", "0.5", "--pilot-episodes", "4"]
+    proc = cli("collect", *args, *pilot, "--no-progress", "--out", str(out), check=True)
+    lines = [line for line in proc.stdout.splitlines() if line.startswith("pilot")]
+    assert len(lines) == 1, proc.stdout
+    m = re.fullmatch(
+        r"pilot \(4 episodes per behaviour\): gold-noise (\d+)%, random (\d+)%; chosen --behaviour (\S+) "
+        r"\(expected success (\d+)%, target 50%\)",
+        lines[0],
+    )
+    assert m, lines[0]
+    gold, rand, chosen, expected = int(m[1]) / 100, int(m[2]) / 100, m[3], int(m[4]) / 100
+    assert gold == 1.0  # noise 0: the gold path, which succeeds
+    weights = parse_behaviour(chosen)
+    w = weights.get("gold-noise", 0.0)
+    assert abs(w * gold + (1 - w) * rand - expected) <= 0.01 and abs(expected - 0.5) <= 0.05
+    trajs = read_trajectories(out)
+    assert len(trajs) == 6 and {t.meta["behaviour"] for t in trajs} <= set(weights)
+
+
+def test_target_success_rules(cli, tmp_path):
+    assert [mixture_text(w) for w in (1.0, 0.0, 0.35, 0.8)] == [
+        "gold-noise",
+        "random",
+        "gold-noise=0.35,random=0.65",
+        "gold-noise=0.8,random=0.2",
+    ]
+    out = tmp_path / "never.jsonl"
+    proc = cli("collect", "--target-success", "0.5", "--behaviour", "random", "--out", str(out))
+    assert proc.returncode == 2 and "--target-success chooses the behaviour mixture" in proc.stderr
+    proc = cli("collect", "--target-success", "1.5", "--out", str(out))
+    assert proc.returncode == 2 and not out.exists()
 
 
 @pytest.mark.parametrize("spec", ["gold-noise", "random", "gold-noise=1,random=3"])

@@ -96,8 +96,9 @@ def test_bc_paths_filter_trains_on_the_erased_successful_episodes(tmp_path):
         embedder=Embedder(),
         progress=False,
     )
-    assert run.episodes == len(DATA)  # provenance counts the dataset, not the filtered episodes
+    assert run.dataset_episodes == len(DATA) and run.episodes == sum(t.success for t in DATA)
     assert run.transitions == sum(len(loop_erase(t).steps) for t in DATA if t.success)
+    assert run.selection == "filter=paths" and "filter=paths of" in run.trained_on()
 
 
 def test_detour_penalty_replaces_the_reward_of_undone_steps():

@@ -55,7 +55,8 @@ class SkillLogAdapter(EnvAdapter):
 
     @classmethod
     def parameters(cls, task: str) -> Mapping[str, Param]:
-        return {"log": Param("examples/own_world/episodes.jsonl", "the skill log (JSON Lines)")}
+        # path=True: recorded relative to the current folder (or ~), resolved back by spec.path
+        return {"log": Param("examples/own_world/episodes.jsonl", "the skill log (JSON Lines)", path=True)}
 
     @classmethod
     def compose(cls, parts: Mapping[str, str], history: Sequence[str]) -> str:
@@ -71,9 +72,9 @@ class SkillLogAdapter(EnvAdapter):
 
     def __init__(self, spec: EnvSpec, step_limit: int = 50):
         super().__init__(spec, step_limit)
-        path = Path(spec.values["log"])
+        path = spec.path("log")
         if not path.is_file():
-            raise EnvError(f"skill log {path} does not exist")
+            raise EnvError(f"skill log {spec.values['log']} does not exist (looked for {path})")
         self._episodes = {e["id"]: e for e in self._read(path)}
         self._ep: dict[str, Any] | None = None
 

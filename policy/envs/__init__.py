@@ -6,7 +6,8 @@ Modules:
   (:class:`EnvSpec`, :class:`Param`), :class:`EnvError`.
 - ``registry``: ``parse_env`` / ``open_env`` and the registry of adapters (built-ins, entry points,
   ``EDGEJUDGE_ENVS``).
-- ``cli``: ``edgejudge envs`` (the adapters, tasks and parameters).
+- ``cli``: ``edgejudge envs`` (the adapters, tasks and parameters) and ``edgejudge envs check``.
+- ``contract``: the contract every adapter keeps, checked on tiny real episodes (``envs check``, the tests).
 - ``recorded``: the world a dataset, checkpoint or bundle records, and the state-format check.
 - ``twx``: TextWorldExpress (``twx:twc`` with levels easy/medium/hard, ``twx:cookingworld`` small/large).
 - ``twx_placement``: TextWorld's opt-in put-away strategy (``--strategy placement-search``).

@@ -22,9 +22,11 @@ whenever the composition changes, so that a policy trained on one format is neve
 
 from __future__ import annotations
 
+import os
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, ClassVar
 
 from models.state_layout import StateLayout
@@ -38,14 +40,34 @@ class EnvError(ValueError):
     """An unknown adapter, task, split or parameter, or a bad value (one line, listing the valid ones)."""
 
 
+def recorded_path(value: str) -> str:
+    """A file or folder parameter as it is recorded: relative to the current folder when it lies under it
+    (``data/log.jsonl``), else under the home folder as ``~/...``, else absolute; ``~`` in the given value is
+    expanded first. A relative value stays as given (normalised). :meth:`EnvSpec.path` reads it back."""
+    given = Path(value).expanduser()
+    if not given.is_absolute():
+        return Path(os.path.normpath(value)).as_posix()
+    paths = (Path(os.path.normpath(given)), given.resolve())
+    for base, prefix in ((Path.cwd(), ""), (Path.home(), "~/")):
+        for root in (base, base.resolve()):
+            for p in paths:
+                if p.is_relative_to(root):
+                    rel = p.relative_to(root).as_posix()
+                    return prefix + rel if rel != "." else (prefix.rstrip("/") or ".")
+    return paths[0].as_posix()
+
+
 @dataclass(frozen=True)
 class Param:
-    """One documented parameter of a task: its default (as text), its help, and its valid values."""
+    """One documented parameter of a task: its default (as text), its help, and its valid values. A ``path``
+    parameter (a file or folder) is recorded portably (:func:`recorded_path`) and read with
+    :meth:`EnvSpec.path`."""
 
     default: str
     help: str
     choices: tuple[str, ...] | None = None
     integer: bool = False
+    path: bool = False
 
     def check(self, key: str, value: str) -> str:
         value = value.strip()
@@ -53,6 +75,10 @@ class Param:
             raise EnvError(f"bad value {value!r} for {key}: expected one of {', '.join(self.choices)}")
         if self.integer and not value.lstrip("-").isdigit():
             raise EnvError(f"bad value {value!r} for {key}: expected an integer")
+        if self.path:
+            if "," in value or "=" in value:
+                raise EnvError(f"bad path {value!r} for {key}: a path parameter cannot hold ',' or '='")
+            return recorded_path(value)
         return value
 
 
@@ -71,6 +97,11 @@ class EnvSpec:
     @property
     def values(self) -> dict[str, str]:
         return dict(p.split("=", 1) for p in self.params.split(",") if p)
+
+    def path(self, key: str) -> Path:
+        """A path parameter as recorded (:func:`recorded_path`), resolved for use: ``~`` expanded, a relative
+        path against the current folder."""
+        return Path(self.values[key]).expanduser().absolute()
 
     def __str__(self) -> str:
         return f"{self.name}[{self.params}]" if self.params else self.name

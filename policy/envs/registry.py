@@ -24,7 +24,7 @@ BUILTIN: dict[str, str] = {
 def _entry_points() -> dict[str, str]:
     from importlib.metadata import entry_points
 
-    return {ep.name: ep.value for ep in entry_points(group="edgejudge.envs")}
+    return {ep.name: ep.value for ep in entry_points(group=ENTRY_POINT_GROUP)}
 
 
 def _from_environment() -> dict[str, str]:
@@ -37,6 +37,25 @@ def _from_environment() -> dict[str, str]:
     return out
 
 
+ENTRY_POINT_GROUP = "edgejudge.envs"
+
+HOW_TO_REGISTER = (
+    "register an adapter with EDGEJUDGE_ENVS=NAME=module:Class (comma-separated, the module's folder on "
+    f"PYTHONPATH) or an entry point in the {ENTRY_POINT_GROUP!r} group of an installed package "
+    "(docs/environments.md)"
+)
+"""The end of every error about a name the registry does not know or cannot load."""
+
+
+def _where(name: str) -> str:
+    """Where ``name``'s registration comes from (the last of these wins, as in :func:`adapters`)."""
+    if name in _from_environment():
+        return "EDGEJUDGE_ENVS"
+    if name in _entry_points():
+        return f"entry point {ENTRY_POINT_GROUP!r}"
+    return "built in"
+
+
 def adapters() -> dict[str, str]:
     """Adapter name -> ``module:Class``: built-ins, then entry points, then ``EDGEJUDGE_ENVS``."""
     return {**BUILTIN, **_entry_points(), **_from_environment()}
@@ -46,12 +65,34 @@ def adapter_class(name: str) -> type[EnvAdapter]:
     """The adapter class registered as ``name``; EnvError listing the registered ones."""
     known = adapters()
     if name not in known:
-        raise EnvError(f"unknown environment adapter {name!r}: expected one of {', '.join(sorted(known))}")
-    module, _, attr = known[name].partition(":")
+        raise EnvError(
+            f"unknown environment adapter {name!r}: expected one of {', '.join(sorted(known))}; "
+            + HOW_TO_REGISTER
+        )
+    target = known[name]
+    module, _, attr = target.partition(":")
+    where = _where(name)
     try:
-        cls = getattr(importlib.import_module(module), attr)
-    except (ImportError, AttributeError) as e:
-        raise EnvError(f"environment adapter {name!r} ({known[name]}) cannot be loaded: {e}") from None
+        loaded = importlib.import_module(module)
+    except ImportError as e:
+        missing = getattr(e, "name", None)
+        if missing and module.split(".")[0] == missing.split(".")[0]:
+            fix = (
+                f"put the folder that holds {module.replace('.', '/')}.py on PYTHONPATH, or install the "
+                f"package that provides it; {HOW_TO_REGISTER}"
+            )
+        else:  # the adapter's module was found; one of its own imports is missing
+            fix = f"install what {module} imports"
+        raise EnvError(
+            f"environment adapter {name!r} ({target}, {where}) cannot be loaded: {e}: {fix}"
+        ) from None
+    cls = getattr(loaded, attr, None)
+    if not (isinstance(cls, type) and issubclass(cls, EnvAdapter)):
+        what = "has no" if cls is None else "has a non-adapter"
+        raise EnvError(
+            f"environment adapter {name!r} ({target}, {where}) cannot be loaded: module {module} {what} "
+            f"attribute {attr!r} (an EnvAdapter subclass): name the class as module:Class"
+        )
     return cls
 
 
