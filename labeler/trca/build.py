@@ -142,15 +142,23 @@ def _generic_refusals(
 NAMED_IN = {"instruction": "the instruction names", "earlier": "an earlier response named"}
 
 
+NAMED_MIN_HITS = 3
+"""Hits in successful trajectories a named-argument item needs before the data can speak for it."""
+NAMED_OVER_VERB = 1.25
+"""... and how much more it must mark successes than the verb on any argument (else it adds nothing)."""
+
+
 def _named_arguments(
     templates: Sequence, episodes: list, report: BuildReport, new_id: Callable[[str], str]
 ) -> list[Item]:
     """Execution items for a verb whose object the instruction (or an earlier response) names, found from the
-    data alone: kept when such actions last in successes and are clearly more frequent there (no judge)."""
+    data alone (no judge): kept when such actions have hits in successes, last there (loop-erased path), are
+    clearly more frequent there than in failures, and more so than the verb on any object."""
     out = []
     verbs = sorted({tp.verb for tp in templates if tp.with_object and tp.verb})
     for verb in verbs:
         action = rf"^{re.escape(verb)} (?P<object>.+?)(?: (?:{'|'.join(PREPOSITIONS)}) .+)?$"
+        base = ground(Item(id="verb", category="execution", text="", action=action), episodes)
         for where, says in NAMED_IN.items():
             item = Item(
                 id="candidate",
@@ -160,14 +168,20 @@ def _named_arguments(
                 argument_in=where,
             )
             g = ground(item, episodes)
-            v = verdict("done", g)
-            strong = g.lift is not None and g.lift >= grounding.RESCUE_LIFT
-            if v.category != "execution" or not strong:
-                if g.hits:
-                    report.rejected.append(f"'{verb} X' where {says} X: {v.reason}; {g.summary()}")
+            if g.hits_success < NAMED_MIN_HITS:
+                continue
+            lift, over = g.lift or 0.0, (g.lift or 0.0) / max(base.lift or 0.0, 1e-9)
+            if (g.kept or 0.0) < grounding.KEPT_MIN or lift < grounding.RESCUE_LIFT or over < NAMED_OVER_VERB:
+                report.rejected.append(
+                    f"'{verb} X' where {says} X: does not mark successes beyond the verb "
+                    f"(lift {lift:.2f}, {over:.2f}x the verb's); {g.summary()}"
+                )
                 continue
             item.id = new_id(f"{_slug(verb)}-named-in-{where}")
-            item.note = f"found in the data, no judge: lasts and marks successes; {g.summary()}"
+            item.note = (
+                f"found in the data, no judge: lasts in successes and marks them {over:.2f}x more than "
+                f"'{verb}' on any object; {g.summary()}"
+            )
             out.append(item)
     return out
 

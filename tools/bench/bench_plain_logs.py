@@ -12,7 +12,8 @@ layout is inferred by the reader (the plain layout: no labelled lines are left).
 ``"state_format": "twx/1"``: the flattened text read with TextWorld's layout, as a log without a layout was
 read before layouts were inferred. For each, the label check without ground truth
 (:func:`labeler.label_check.check_channels`: the trajectories' mean reward against their success flags) gives
-its verdict on ``trca.total``.
+its verdict on ``trca.total``; a chance control (the plain file's rewards permuted over its steps) shows what
+the check says of labels that rank nothing.
 
 Every stage's file is kept under ``--work`` and reused, so a rerun resumes.
 
@@ -127,6 +128,20 @@ def _check(trajs) -> dict | None:
     return found[0].to_dict() if found else None
 
 
+def shuffled(trajs, seed: int = 0):
+    """A chance control: the same steps with their ``trca.total`` rewards permuted over the whole log."""
+    import copy
+    import random
+
+    out = copy.deepcopy(trajs)
+    steps = [s for t in out for s in t.steps]
+    values = [s.labels["trca"]["total"] for s in steps]
+    random.Random(seed).shuffle(values)
+    for s, v in zip(steps, values, strict=True):
+        s.labels["trca"]["total"] = v
+    return out
+
+
 def report(worlds: list[dict]) -> dict:
     rows = []
     pooled: dict[str, list] = {side: [] for side in SIDES}
@@ -138,12 +153,18 @@ def report(worlds: list[dict]) -> dict:
             row[f"{side}_check"] = _check(trajs)
             if w["world"] in SW_FAMILIES:
                 pooled[side] += trajs
+        control = shuffled(read_trajectories(w["plain"]))
+        row["shuffled"], _ = _auroc(control)
+        row["shuffled_check"] = _check(control)
         rows.append(row)
     if pooled["layout"]:
         row = {"world": f"pooled ScienceWorld, {sum(r['world'] in SW_FAMILIES for r in rows)} families"}
         for side in SIDES:
             row[side], row["counts"] = _auroc(pooled[side])
             row[f"{side}_check"] = _check(pooled[side])
+        control = shuffled(pooled["plain"])
+        row["shuffled"], _ = _auroc(control)
+        row["shuffled_check"] = _check(control)
         rows.append(row)
     return {"channel": CHANNEL, "rows": rows}
 
@@ -157,8 +178,8 @@ def markdown(rep: dict) -> str:
 
     lines = [
         "| log | episodes | steps (progress) | successes | env reward | TRCA, recorded layout "
-        "| TRCA, flattened plain text | difference | flattened, read as twx/1 |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| TRCA, flattened plain text | difference | flattened, read as twx/1 | plain labels shuffled (chance) |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rep["rows"]:
         c = r["counts"]
@@ -167,7 +188,8 @@ def markdown(rep: dict) -> str:
         lines.append(
             f"| {r['world']} | {c['trajectories']} | {c['steps']} ({c['progress_steps']}) "
             f"| {c['successes']} | {f(c['env_reward'])} | {f(r['layout'])}{v(r['layout_check'])} "
-            f"| {f(r['plain'])}{v(r['plain_check'])} | {d} | {f(r['twx1'])}{v(r['twx1_check'])} |"
+            f"| {f(r['plain'])}{v(r['plain_check'])} | {d} | {f(r['twx1'])}{v(r['twx1_check'])} "
+            f"| {f(r['shuffled'])}{v(r['shuffled_check'])} |"
         )
     return "\n".join(lines) + "\n"
 
