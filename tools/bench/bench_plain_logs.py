@@ -178,7 +178,8 @@ def markdown(rep: dict) -> str:
 
     lines = [
         "| log | episodes | steps (progress) | successes | env reward | TRCA, recorded layout "
-        "| TRCA, flattened plain text | difference | flattened, read as twx/1 | plain labels shuffled (chance) |",
+        "| TRCA, flattened plain text | difference | flattened, read as twx/1 "
+        "| plain labels shuffled (chance) |",
         "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rep["rows"]:
