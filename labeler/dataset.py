@@ -455,7 +455,7 @@ def dataset_stats(path: str | os.PathLike[str], *, skip_invalid: bool = False) -
     n = steps = successes = max_len = cands = 0
     task_types: dict[str, int] = {}
     label_channels: set[str] = set()
-    for t in iter_trajectories(path, skip_invalid=skip_invalid, report=report):
+    for t in iter_trajectories(path, skip_invalid=skip_invalid, report=report, layouts=False):
         n += 1
         steps += len(t.steps)
         successes += int(t.success)
