@@ -12,7 +12,10 @@ Only the success flag of each trajectory is used (a robot log has it; ``info`` i
   the labelers' own cross-fitted checks) says whether it generalises.
 * **verdict** — ``separates`` (AUROC >= 0.6 and the interval's low end above 0.5), ``weak`` (neither clearly
   better nor worse than chance), ``inverted`` (the interval's high end below 0.5: the labels rank failures
-  above successes and are likely to hurt), or ``n/a`` (one class only).
+  above successes and are likely to hurt), ``too few`` (fewer than :data:`MIN_PER_CLASS` successes or
+  failures: measured, a permutation of a log's rewards over its steps, labels that rank nothing, was
+  called ``separates`` in 9 of 20 permutations of a log with one success, against 0-3 of 20 with 5-10), or
+  ``n/a`` (one class only).
 
 :func:`format_checks` prints the table and a warning line for every channel whose labels are not likely to
 help, so the user sees it before training on them.
@@ -30,6 +33,9 @@ from labeler.dataset import Trajectory
 from labeler.quality import auroc
 
 SEPARATES_AUROC = 0.6
+MIN_PER_CLASS = 3
+"""Fewer successes (or failures) than this give no verdict: a bootstrap over one or two successes calls chance
+labels separating as often as not."""
 READS_FLAGS = ("return", "adv_episode", "adv_step", "advantage")
 """Channels computed from the success flag itself (returns with the terminal reward, advantages): not
 checked, they would separate successes trivially."""
@@ -96,9 +102,14 @@ def fitted_on_flags(trajectories: Sequence[Trajectory], channel: str) -> bool:
     return False
 
 
-def verdict(a: float | None, low: float | None, high: float | None) -> str:
+def verdict(
+    a: float | None, low: float | None, high: float | None, smaller_class: int = MIN_PER_CLASS
+) -> str:
+    """The verdict of an AUROC and its interval; ``smaller_class``: the episodes of the rarer outcome."""
     if a is None:
         return "n/a"
+    if smaller_class < MIN_PER_CLASS:
+        return "too few"
     if a >= SEPARATES_AUROC and low is not None and low > 0.5:
         return "separates"
     if high is not None and high < 0.5:
@@ -112,6 +123,7 @@ MESSAGES = {
     "inverted": "its mean reward ranks failures above successes: these labels are likely to make a policy "
     "worse than the sparse reward",
     "n/a": "only one class of episode (all successes or all failures): nothing to check against",
+    "too few": f"fewer than {MIN_PER_CLASS} successes or failures: too few to tell labels from chance",
 }
 
 
@@ -128,7 +140,7 @@ def check_channels(
         if m is None:
             continue
         a, lo, hi = bootstrap_auroc(m, y, boots, seed)
-        v = verdict(a, lo, hi)
+        v = verdict(a, lo, hi, min(sum(y), len(y) - sum(y)))
         fitted = fitted_on_flags(trajectories, ch)
         msg = MESSAGES[v]
         if fitted and v != "n/a":
@@ -156,7 +168,7 @@ def heldout_check(
     """The check of held-out mean rewards (each trajectory labeled by a labeler fit without it)."""
     y = [bool(x) for x in success]
     a, lo, hi = bootstrap_auroc(list(mean_reward), y, boots, seed)
-    v = verdict(a, lo, hi)
+    v = verdict(a, lo, hi, min(sum(y), len(y) - sum(y)))
     return ChannelCheck(channel, len(y), sum(y), a, lo, hi, False, v, MESSAGES[v] + " (held-out episodes)")
 
 
@@ -177,6 +189,6 @@ def format_checks(checks: Sequence[ChannelCheck], path: str = "") -> str:
             f"{c.channel:<28} {f(c.auroc):>29} {ci:>15} {('yes' if c.fitted else 'no'):>12}  {c.verdict}"
         )
     for c in checks:
-        if c.verdict in ("weak", "inverted"):
+        if c.verdict in ("weak", "inverted", "too few"):
             lines.append(f"warning: {c.channel}: {c.message}")
     return "\n".join(lines)

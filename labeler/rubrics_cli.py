@@ -229,7 +229,7 @@ def build(
                 f"{check.auroc:.3f} [{check.low:.2f}, {check.high:.2f}]: {check.verdict}",
                 err=True,
             )
-            if check.verdict in ("weak", "inverted"):
+            if check.verdict in ("weak", "inverted", "too few"):
                 click.echo(f"warning: {check.message}", err=True)
     write_rubric(out, report.rubric, build_header(report))
     sizes = report.rubric.category_sizes()

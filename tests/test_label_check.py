@@ -43,12 +43,14 @@ def _dataset() -> list[Trajectory]:
         _traj("s2", True, {"good": [0.5, 0.5, 0.5, 0.5], "bad": [0.0, -0.5, 0.0, -0.5], "return": [1.0] * 4}),
         _traj("f1", False, {"good": [0.0, 0.0, 0.0], "bad": [1.0, 1.0, 1.0], "return": [0.0] * 3}),
         _traj("f2", False, {"good": [0.2] * 10, "bad": [0.5] * 10, "return": [0.0] * 10}),
+        _traj("s3", True, {"good": [0.7], "bad": [0.1], "return": [1.0]}),
+        _traj("f3", False, {"good": [0.1, 0.3], "bad": [0.8, 0.8], "return": [0.0, 0.0]}),
     ]
 
 
 def test_mean_rewards_and_verdicts_by_hand():
     ds = _dataset()
-    assert mean_rewards(ds, "x.good") == pytest.approx([1.0, 0.5, 0.0, 0.2])  # f2's sum (2.0) would beat s2's
+    assert mean_rewards(ds, "x.good") == pytest.approx([1.0, 0.5, 0.0, 0.2, 0.7, 0.2])  # f2 by sum: 2.0
     assert mean_rewards(ds, "x.missing") is None
     a, lo, hi = bootstrap_auroc([1.0, 0.5, 0.0, 0.2], [True, True, False, False], n=50)
     assert a == 1.0 and lo <= a <= hi
@@ -57,6 +59,13 @@ def test_mean_rewards_and_verdicts_by_hand():
     assert verdict(0.55, 0.51, 0.6) == "weak"  # above chance but below 0.6
     assert verdict(0.2, 0.05, 0.4) == "inverted"
     assert verdict(None, None, None) == "n/a"
+    assert verdict(0.9, 0.7, 1.0, smaller_class=2) == "too few"  # two successes: no verdict
+
+
+def test_two_successes_get_no_verdict():
+    two = [t for t in _dataset() if t.id not in ("s3", "f3")]
+    (check,) = check_channels(two, ["x.good"], boots=50)
+    assert check.verdict == "too few" and "warning: x.good: fewer than 3" in format_checks([check])
 
 
 def test_check_channels_warns_and_skips_flag_channels():
