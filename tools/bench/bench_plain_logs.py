@@ -8,12 +8,11 @@ its bare value, and the layout, the state format and the environment are removed
 stays, for measuring only). Both files then go through the same user commands: ``rubrics build``
 (success-grounded, unreviewed, ``--check-folds 0``) → ``label trca`` → per-step AUROC of ``trca.total``
 against score progress (:func:`labeler.quality.measure`, the only reader of ``info``). The flattened file's
-layout is inferred by the reader (the plain layout: no labelled lines are left). A third copy says
-``"state_format": "twx/1"``: the flattened text read with TextWorld's layout, as a log without a layout was
-read before layouts were inferred. For each, the label check without ground truth
+layout is inferred by the reader (the plain layout: no labelled lines are left). For both, the label check
+without ground truth
 (:func:`labeler.label_check.check_channels`: the trajectories' mean reward against their success flags) gives
-its verdict on ``trca.total``; a chance control (the plain file's rewards permuted over its steps) shows what
-the check says of labels that rank nothing.
+its verdict on ``trca.total``; a chance control (the plain file's rewards permuted over its steps, 20
+permutations) shows how often the check calls labels that rank nothing separating.
 
 Every stage's file is kept under ``--work`` and reused, so a rerun resumes.
 
@@ -40,7 +39,7 @@ WORLDS = {
     "twc-medium": ("twx:twc", "dev", "level=medium", 50),
 }
 CHANNEL = "trca.total"
-SIDES = ("layout", "plain", "twx1")
+SIDES = ("layout", "plain")
 
 
 def flatten(text: str, labels: tuple[str, ...]) -> str:
@@ -56,9 +55,8 @@ def flatten(text: str, labels: tuple[str, ...]) -> str:
     return "\n".join(out)
 
 
-def flatten_file(src: Path, dst: Path, meta: dict | None = None) -> None:
-    """A copy of ``src`` as a log no adapter wrote: flattened states, no layout, format or environment (and
-    ``meta`` added)."""
+def flatten_file(src: Path, dst: Path) -> None:
+    """A copy of ``src`` as a log no adapter wrote: flattened states, no layout, format or environment."""
     trajs = []
     for t in iter_trajectories(src):
         labels = tuple(p.label for p in layout_of(t.meta).parts)
@@ -69,7 +67,6 @@ def flatten_file(src: Path, dst: Path, meta: dict | None = None) -> None:
             )
         for key in ("state_layout", "state_format", "env", "params"):
             t.meta.pop(key, None)
-        t.meta.update(meta or {})
         trajs.append(t)
     write_trajectories(dst, trajs)
 
@@ -102,17 +99,15 @@ def run_world(name: str, work: Path, episodes: int) -> dict:
                "gold-noise", "--noise", "0.4", "--seed", "1", "--max-steps", str(max_steps),
                "--out", str(raw), "--no-progress"] + (["--params", params] if params else [])  # fmt: skip
     _once(raw, timings, "collect_s", *collect)
-    plain, twx1 = work / f"{name}.plain.jsonl.gz", work / f"{name}.twx1.jsonl.gz"
+    plain = work / f"{name}.plain.jsonl.gz"
     if not plain.exists():
         flatten_file(raw, plain)
-    if not twx1.exists():
-        flatten_file(raw, twx1, {"state_format": "twx/1"})
     task = read_trajectories(raw)[0].task_type
     return {
         "world": name,
         "task_type": task,
         "timings": timings,
-        **{s: str(label(p, task, timings, s)) for s, p in zip(SIDES, (raw, plain, twx1), strict=True)},
+        **{s: str(label(p, task, timings, s)) for s, p in zip(SIDES, (raw, plain), strict=True)},
     }
 
 
@@ -126,6 +121,24 @@ def _auroc(trajs) -> tuple[float | None, dict]:
 def _check(trajs) -> dict | None:
     found = check_channels(trajs, [CHANNEL])
     return found[0].to_dict() if found else None
+
+
+PERMUTATIONS = 20
+
+
+def chance(trajs) -> dict:
+    """The label check's verdicts on :data:`PERMUTATIONS` permutations of the log's rewards (labels that rank
+    nothing): how often it would call chance labels separating."""
+    verdicts = [_check(shuffled(trajs, seed)) for seed in range(PERMUTATIONS)]
+    aurocs = [_auroc(shuffled(trajs, seed))[0] or 0.5 for seed in range(3)]
+    return {
+        "permutations": PERMUTATIONS,
+        "verdicts": {
+            v: sum(1 for c in verdicts if c and c["verdict"] == v)
+            for v in {c["verdict"] for c in verdicts if c}
+        },
+        "per_step_auroc": round(sum(aurocs) / len(aurocs), 3),
+    }
 
 
 def shuffled(trajs, seed: int = 0):
@@ -153,20 +166,21 @@ def report(worlds: list[dict]) -> dict:
             row[f"{side}_check"] = _check(trajs)
             if w["world"] in SW_FAMILIES:
                 pooled[side] += trajs
-        control = shuffled(read_trajectories(w["plain"]))
-        row["shuffled"], _ = _auroc(control)
-        row["shuffled_check"] = _check(control)
+        row["chance"] = chance(read_trajectories(w["plain"]))
         rows.append(row)
     if pooled["layout"]:
         row = {"world": f"pooled ScienceWorld, {sum(r['world'] in SW_FAMILIES for r in rows)} families"}
         for side in SIDES:
             row[side], row["counts"] = _auroc(pooled[side])
             row[f"{side}_check"] = _check(pooled[side])
-        control = shuffled(pooled["plain"])
-        row["shuffled"], _ = _auroc(control)
-        row["shuffled_check"] = _check(control)
+        row["chance"] = chance(pooled["plain"])
         rows.append(row)
     return {"channel": CHANNEL, "rows": rows}
+
+
+def chance_text(c: dict) -> str:
+    counts = ", ".join(f"{n} {v}" for v, n in sorted(c["verdicts"].items(), key=lambda x: (-x[1], x[0])))
+    return f"{counts} of {c['permutations']}"
 
 
 def markdown(rep: dict) -> str:
@@ -178,9 +192,9 @@ def markdown(rep: dict) -> str:
 
     lines = [
         "| log | episodes | steps (progress) | successes | env reward | TRCA, recorded layout "
-        "| TRCA, flattened plain text | difference | flattened, read as twx/1 "
-        "| plain labels shuffled (chance) |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "| TRCA, flattened plain text | difference "
+        "| plain labels permuted (chance): per-step AUROC, label check |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rep["rows"]:
         c = r["counts"]
@@ -189,8 +203,8 @@ def markdown(rep: dict) -> str:
         lines.append(
             f"| {r['world']} | {c['trajectories']} | {c['steps']} ({c['progress_steps']}) "
             f"| {c['successes']} | {f(c['env_reward'])} | {f(r['layout'])}{v(r['layout_check'])} "
-            f"| {f(r['plain'])}{v(r['plain_check'])} | {d} | {f(r['twx1'])}{v(r['twx1_check'])} "
-            f"| {f(r['shuffled'])}{v(r['shuffled_check'])} |"
+            f"| {f(r['plain'])}{v(r['plain_check'])} | {d} "
+            f"| {f(r['chance']['per_step_auroc'])}, {chance_text(r['chance'])} |"
         )
     return "\n".join(lines) + "\n"
 
