@@ -124,7 +124,7 @@ def eval_cmd(
     defaults to the one the policy was trained in; a policy trained on another state format is refused.
     --threads sets the bundle's onnxruntime threads, in process or in the daemon --serve starts.
     """
-    from models.state_layout import state_format_of
+    from models.state_layout import policy_world, state_format_of
     from policy.envs import adapter_class, episode_policy
     from policy.envs.recorded import recorded_world
 
@@ -221,7 +221,9 @@ def eval_cmd(
         "searches": getattr(policy, "searches", 0),
         # the format the policy was trained on; a baseline reads the adapter's own texts
         "state_format": (
-            state_format_of(world) if kind == "policy" else adapter_class(spec.adapter).state_format
+            state_format_of(policy_world(world))
+            if kind == "policy"
+            else adapter_class(spec.adapter).state_format
         ),
     }
     if daemon is not None:

@@ -38,9 +38,14 @@ def judge():
         yield j
 
 
+TOKEN_TOL = 0.1
+"""Per token of a multi-token choice: batched and one-at-a-time decodes round differently (llama.cpp's CPU
+kernels depend on the batch shape; measured up to 0.41 over 5 tokens on an AVX2 build)."""
+
+
 def _close(a: ChoiceScores, b: ChoiceScores) -> None:
-    for x, y in zip(a.logprobs, b.logprobs, strict=True):
-        assert abs(x - y) <= TOL, (a.logprobs, b.logprobs)
+    for x, y, n in zip(a.logprobs, b.logprobs, a.ntokens, strict=True):
+        assert abs(x - y) <= max(TOL, TOKEN_TOL * n), (a.logprobs, b.logprobs)
     for x, y in zip(a.probs, b.probs, strict=True):
         assert abs(x - y) <= PTOL, (a.probs, b.probs)
 

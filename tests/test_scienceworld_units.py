@@ -149,7 +149,7 @@ def test_listing_order_does_not_change_the_state_text():
 
 
 def test_focus_is_a_world_part_of_the_state():
-    from labeler.paths import world_key
+    world_key = LAYOUT.world_key
 
     assert focused_on("You focus on the baby wolf.") == "the baby wolf"
     assert focused_on("You move to the kitchen.") is None
@@ -164,9 +164,9 @@ def test_focus_is_a_world_part_of_the_state():
         "Feedback", "Inventory", "Focus", "Recent actions", "Room",
     ]  # fmt: skip
     # focusing changes the world key (it commits the agent), the recent actions do not
-    assert world_key(before, LAYOUT) != world_key(after, LAYOUT)
+    assert world_key(before) != world_key(after)
     again = compose_state("", LOOK, inv, ["focus on orange", "look around"], "the orange")
-    assert world_key(again, LAYOUT) == world_key(after, LAYOUT)
+    assert world_key(again) == world_key(after)
     assert ScienceWorldAdapter.compose({"look": LOOK, "inventory": inv, "focus": "the orange"}, []) == (
         compose_state("", LOOK, inv, [], "the orange")
     )
