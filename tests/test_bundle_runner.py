@@ -33,7 +33,7 @@ def test_bundle_policy_is_the_daemon_runtime(tmp_path):
     """The in-process agent runs edge.runtime (no second runner), torch-free."""
     import subprocess
 
-    from tests.edge_support import build_tiny_bundle
+    from tests.support.serving import build_tiny_bundle
 
     bundle = build_tiny_bundle(tmp_path / "b", skills=["look around", "open fridge"])
     code = (
@@ -59,7 +59,7 @@ def test_eval_and_edge_serve_give_identical_scores(tmp_path, precision):
     from policy.envs import parse_env
     from policy.evaluate import evaluate, open_policy
     from policy.export import export_random_bundle
-    from tests.edge_support import Daemon
+    from tests.support.serving import Daemon
 
     bundle = tmp_path / precision
     export_random_bundle(bundle, seed=1, encoder_precision=precision, candidate_features="action+arguments")
@@ -83,7 +83,7 @@ def test_a_bundle_from_before_encoder_kinds_still_loads(tmp_path):
 
     from edge.bundle_policy import BundlePolicy
     from models.bundle import load_manifest
-    from tests.edge_support import build_tiny_bundle
+    from tests.support.serving import build_tiny_bundle
 
     bundle = build_tiny_bundle(tmp_path / "old")
     path = bundle / "manifest.json"

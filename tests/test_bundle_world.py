@@ -12,7 +12,7 @@ from models.bundle import BundleError, load_manifest
 from models.state_layout import LEGACY_LAYOUT, Part, StateLayout
 from policy.envs import EnvError, parse_env
 from policy.envs.recorded import check_world, dataset_world, default_env, recorded_world
-from tests.edge_support import build_tiny_bundle
+from tests.support.serving import build_tiny_bundle
 
 OTHER = {"env": "scienceworld:boil", "params": "", "state_format": "scienceworld/1"}
 

@@ -13,8 +13,7 @@ import time
 import pytest
 
 from labeler.cache import SCHEMA_VERSION, CacheError, LabelCache, make_key
-
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from tests.support.paths import ROOT
 
 
 def _put(c: LabelCache, key: str, payload: dict) -> None:

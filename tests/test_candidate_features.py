@@ -23,9 +23,7 @@ from edge.state_inputs import embed_state, pad_batch, state_texts
 from policy.buffer import build_table, scorer_config
 from policy.model import ScorerConfig, StateInputs, build_scorer
 from policy.rewards import parse_reward
-from tests.test_policy_units import DATA, HashEmbedder
-
-D = HashEmbedder.dim
+from tests.test_policy_units import DATA, D, HashEmbedder
 
 # ------------------------------------------------------------------------------------------------ parsing
 

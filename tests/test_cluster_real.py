@@ -26,11 +26,11 @@ import numpy as np
 import pytest
 
 from labeler.dataset import read_trajectories, write_trajectories
+from tests.support.paths import ROOT
 
 pytestmark = pytest.mark.real
 ray = pytest.importorskip("ray", reason="the cluster extra is not installed")
 
-ROOT = Path(__file__).resolve().parent.parent
 N_PROMPTS = 2
 
 

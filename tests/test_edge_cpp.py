@@ -13,7 +13,7 @@ import threading
 import pytest
 
 from edge.client import EdgeClient
-from tests.edge_support import ROOT, Daemon, exported_bundle
+from tests.support.serving import ROOT, Daemon, exported_bundle
 
 pytestmark = pytest.mark.real
 BUILD = ROOT / ".pytest_cache" / "edge-cpp-build"
@@ -242,7 +242,7 @@ def test_cpp_embedding_input_with_argument_features(cpp_build, tmp_path):
 
 
 def test_cpp_client_with_curve(cpp_build, tmp_path):
-    from tests.edge_support import build_tiny_bundle
+    from tests.support.serving import build_tiny_bundle
 
     keys, allowed = tmp_path / "keys", tmp_path / "allowed"
     allowed.mkdir()

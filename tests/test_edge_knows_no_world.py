@@ -8,7 +8,8 @@ import ast
 import re
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests.support.paths import ROOT
+
 EDGE = ROOT / "edge"
 
 # Marks of code that reads a world's text: TextWorld's state layout and room sentences, ScienceWorld's.

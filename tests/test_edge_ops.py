@@ -16,7 +16,7 @@ import pytest
 
 from edge.client import EdgeClient, EdgeError, EdgeTimeout
 from models.bundle import load_manifest
-from tests.edge_support import ROOT, Daemon, build_tiny_bundle, exported_bundle
+from tests.support.serving import ROOT, Daemon, build_tiny_bundle, exported_bundle
 
 pytestmark = pytest.mark.real
 INSTR, OBS, CANDS = "put the apple in the fridge", "Room: kitchen", ["take apple", "open fridge", "look"]

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from edge.client import EdgeClient, EdgeError, EdgeTimeout
 from edge.protocol import Code, act_text, make_request, pack, unpack_reply
-from tests.edge_support import Daemon, exported_bundle
+from tests.support.serving import Daemon, exported_bundle
 
 pytestmark = pytest.mark.real
 CODES = {c.value for c in Code}

@@ -14,7 +14,7 @@ from edge.logs import JsonLogger, sd_notify
 from edge.metrics import Metrics
 from edge.runtime import LRU, Item, RuntimeConfig, load_runtime
 from models.bundle import BundleError
-from tests.edge_support import build_tiny_bundle
+from tests.support.serving import build_tiny_bundle
 
 
 @pytest.fixture(scope="module")
@@ -118,7 +118,7 @@ def test_edge_never_imports_heavy_libraries(tmp_path):
     import subprocess
     import sys
 
-    from tests.edge_support import ROOT
+    from tests.support.serving import ROOT
 
     bundle = build_tiny_bundle(tmp_path / "b")
     code = (

@@ -158,7 +158,7 @@ def test_edge_serve_answers_text_requests_with_an_int8_bundle(tmp_path, real_tex
     scores stay close to the fp32 bundle's (same scorer, nearby embeddings)."""
     from edge.client import EdgeClient
     from policy.export import export_random_bundle
-    from tests.edge_support import Daemon
+    from tests.support.serving import Daemon
 
     states = [t for t in real_texts if "Room:" in t or "Inventory:" in t][:6]
     cands = [t for t in real_texts if len(t) < 40 and "\n" not in t][:6]

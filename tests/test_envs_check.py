@@ -10,7 +10,7 @@ import pytest
 from policy.envs import EnvError, EnvState, adapter_class
 from policy.envs.contract import numbers_near_score, score_leaks
 
-LEAKY = {"EDGEJUDGE_ENVS": "leaky=tests.leaky_adapter:LeakyAdapter"}
+LEAKY = {"EDGEJUDGE_ENVS": "leaky=tests.support.leaky_adapter:LeakyAdapter"}
 
 
 def _episode(texts: list[str], scores: list[float], **info_series: list[float]) -> list[EnvState]:

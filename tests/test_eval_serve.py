@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from tests.edge_support import Daemon, build_tiny_bundle
+from tests.support.serving import Daemon, build_tiny_bundle
 
 pytestmark = pytest.mark.real
 

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from labeler.dataset import Step, Trajectory, write_trajectories
+from tests.support.paths import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = ROOT / "tools" / "setup" / "gpu_check.sh"
 
 

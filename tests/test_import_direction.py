@@ -19,7 +19,8 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests.support.paths import ROOT
+
 LAYERS = ("models", "edge", "labeler", "policy")
 HEAVY = (
     "torch",

@@ -13,9 +13,9 @@ import pytest
 from labeler.dataset import read_trajectories, write_trajectories
 from labeler.quality import measure
 from models.state_layout import PLAIN_LAYOUT, layout_of
+from tests.support.paths import ROOT
 
 pytestmark = pytest.mark.real
-ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "robot_log" / "events.jsonl.gz"
 
 

@@ -50,7 +50,7 @@ def test_checkpoint_bundle_and_daemon_choose_the_same_actions(tmp_path, world, p
     from policy.export import export_bundle
     from policy.torch_policy import TorchPolicy
     from policy.train import train_from_file
-    from tests.edge_support import Daemon
+    from tests.support.serving import Daemon
 
     spec = parse_env(world, params)
     with open_env(spec, step_limit=12) as env:

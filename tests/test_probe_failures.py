@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from tests.edge_support import ROOT, build_tiny_bundle
+from tests.support.serving import ROOT, build_tiny_bundle
 from tools.probes.probe_policy_failures import episode_stats, placements
 
 

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from tests.edge_support import ROOT, build_tiny_bundle
+from tests.support.serving import ROOT, build_tiny_bundle
 
 pytestmark = pytest.mark.real
 

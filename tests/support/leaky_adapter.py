@@ -1,7 +1,7 @@
 """A deliberately broken adapter for the contract tests: TextWorldExpress with the score in its state text.
 
-Registered as ``EDGEJUDGE_ENVS=leaky=tests.leaky_adapter:LeakyAdapter``; ``edgejudge envs check leaky:twc``
-must fail its ``no-score-in-state`` check.
+Registered as ``EDGEJUDGE_ENVS=leaky=tests.support.leaky_adapter:LeakyAdapter``;
+``edgejudge envs check leaky:twc`` must fail its ``no-score-in-state`` check.
 """
 
 from __future__ import annotations
