@@ -1,3 +1,6 @@
+"""One bundle runner: ``edgejudge eval BUNDLE`` (policy.evaluate.open_policy -> edge.bundle_policy) and
+edge-serve score real TextWorldExpress states identically, for an fp32 and an int8 MiniLM bundle."""
+
 from __future__ import annotations
 
 import numpy as np

@@ -1,5 +1,4 @@
-"""Candidate features (edge.actions), the affinity scorer, the loop guard, and their agreement across
-training, export, the bundle runner and the daemon's runtime."""
+"""Candidate features (edge.actions): action splitting, the candidate matrix, the retired location kind."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""One bundle runner: ``edgejudge eval BUNDLE`` (policy.evaluate.open_policy -> edge.bundle_policy) and
-edge-serve score real TextWorldExpress states identically, for an fp32 and an int8 MiniLM bundle."""
+"""edge.bundle_policy: the bundle runner is the daemon's runtime, and a bundle from before encoder kinds
+still loads."""
 
 from __future__ import annotations
 

@@ -5,7 +5,7 @@ def test_edge_policy_guard_picks_from_the_reply_scores():
     from edge.edge_policy import EdgePolicy
     from edge.policies import Guarded, Policy
 
-    class StubClient:  # the reply fields EdgePolicy reads; the real daemon is driven in test_eval_serve.py
+    class StubClient:  # the reply fields EdgePolicy reads; the real daemon: policy/test_eval_cli.py
         def act(self, instruction, observation, candidates, memory=()):
             return {"index": 0, "scores": [0.9, 0.5], "model": "m", "timing": {"server_ms": 0.1}}
 

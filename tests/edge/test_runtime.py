@@ -1,5 +1,5 @@
-"""Unit tests of the edge runtime pieces: batched scoring equals one-by-one scoring, the bounded LRU, the
-metrics text, the JSON log, client argument checks. Runs the real onnxruntime on a tiny bundle."""
+"""The edge runtime: batched scoring equals one-by-one scoring, text and embedding items agree, the bounded
+LRU, bad bundles. Runs the real onnxruntime on a tiny bundle."""
 
 from __future__ import annotations
 

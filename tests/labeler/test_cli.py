@@ -5,7 +5,7 @@ import json
 
 def test_data_validate_and_stats_cli(tmp_path, cli):
     from labeler.dataset import write_trajectories
-    from tests.test_dataset import make_traj
+    from tests.support.trajectories import make_traj
 
     good = tmp_path / "good.jsonl"
     write_trajectories(good, [make_traj(0), make_traj(1, success=False)])

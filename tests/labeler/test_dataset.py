@@ -20,23 +20,7 @@ from labeler.dataset import (
     read_trajectories,
     write_trajectories,
 )
-
-
-def make_traj(i: int = 0, n_steps: int = 2, success: bool = True) -> Trajectory:
-    steps = [
-        Step(
-            observation=f"obs {i}.{t}",
-            action="take apple",
-            candidates=["take apple", "look around"],
-            next_observation=f"obs {i}.{t + 1}",
-            env_reward=float(success and t == n_steps - 1),
-            info={"progress": 0.25},
-        )
-        for t in range(n_steps)
-    ]
-    return Trajectory(
-        id=f"t{i}", instruction="tidy up", task_type="twc", success=success, steps=steps, meta={"seed": i}
-    )
+from tests.support.trajectories import make_traj
 
 
 def write_lines(path: Path, lines: list[str]) -> Path:

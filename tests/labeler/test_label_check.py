@@ -1,5 +1,5 @@
-"""The label check without ground truth (success flags only): hand-computed cases, the TRCA cross-fit check,
-and ``label quality`` on a file without ``info``."""
+"""The label check without ground truth (success flags only): hand-computed cases and ``label quality`` on a
+file without ``info``."""
 
 from __future__ import annotations
 

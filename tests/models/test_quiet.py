@@ -1,4 +1,4 @@
-"""Quiet output: known-harmless third-party noise is silenced or goes to a log file; real warnings show."""
+"""Quiet output (models.quiet): known-harmless third-party noise is silenced; real warnings show."""
 
 from __future__ import annotations
 

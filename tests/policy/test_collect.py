@@ -1,5 +1,5 @@
-"""Real collection through the TextWorldExpress adapter (both games), determinism, state composition, and CLI
-bad input."""
+"""Real collection through the TextWorldExpress adapter (both games), determinism, the behaviour mixture and
+CLI bad input."""
 
 from __future__ import annotations
 

@@ -71,7 +71,7 @@ def test_loop_erase_trajectory():
 def test_bc_paths_filter_trains_on_the_erased_successful_episodes(tmp_path):
     from labeler.dataset import write_trajectories
     from policy.train import train_from_file
-    from tests.test_policy_units import DATA, HashEmbedder
+    from tests.support.toy_task import DATA, HashEmbedder
 
     class Embedder(HashEmbedder):  # train_from_file records the encoder's identity
         encoder = SimpleNamespace(name="hash", sha256="0" * 64)

@@ -1,4 +1,5 @@
-"""Unit tests of the policy pieces on hand-made data (embeddings here are a deterministic test double)."""
+"""Training (policy.train) on hand-made data: every algorithm learns a toy task, deterministically, config
+errors, and the summary of what it trained on (embeddings here are a deterministic test double)."""
 
 from __future__ import annotations
 

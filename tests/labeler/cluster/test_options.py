@@ -1,4 +1,5 @@
-"""The cluster options, units and priming without a Ray cluster (the real-Ray tests: test_cluster_real.py)."""
+"""The cluster options without a Ray cluster: joining or starting Ray, and the commands' errors and help
+(the real-Ray tests: tests/e2e/test_cluster_real.py)."""
 
 from __future__ import annotations
 

@@ -7,7 +7,7 @@ torch.set_num_threads(1)
 
 def test_examples_built_from_the_data():
     from labeler.coren.examples import data_examples, data_preamble
-    from tests.test_trca_grounding import episode
+    from tests.support.trca_tags import episode
 
     trajs = [
         episode("s1", ["push wall", "take apple", "put apple in box", "take apple", "put apple in fridge"]),

@@ -1,9 +1,5 @@
-"""COREN unit tests: voting, calibration, filtering and ties; QA set and retrieval; temporal check;
-truncation;
-the orchestrator's loss against hand-computed cases and its learning on a synthetic dataset.
-
-Test doubles (a scripted judge, a bag-of-words encoder) live here only; tests/test_coren_real.py runs the real
-Gemma judge and sentence encoder."""
+"""The COREN orchestrator: its loss against hand-computed cases, its learning on a synthetic dataset, the
+held-out check and its checkpoints."""
 
 from __future__ import annotations
 

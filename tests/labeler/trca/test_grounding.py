@@ -1,8 +1,7 @@
-"""Success-grounded rubric statistics and verdicts against hand-computed cases, and the grounded builder.
+"""Success-grounded rubric statistics and verdicts against hand-computed cases.
 
 A tiny world (an apple, a box that opens, a fridge; success = the apple ends in the fridge) generates the
-transitions, so every number below can be counted by hand. The judge is a test double.
-"""
+transitions (tests/support/trca_tags.py), so every number below can be counted by hand."""
 
 from __future__ import annotations
 

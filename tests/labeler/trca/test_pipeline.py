@@ -1,7 +1,7 @@
-"""``label trca`` end to end on a hand-made dataset (hand-computed labels), CLI bad input, builder logic.
+"""The TRCA labeling pipeline on a hand-made dataset (hand-computed labels): step groups, the lambda mix, the
+item judge, summaries and task types.
 
-The judge here is a test double (unit tests); tests/test_trca_real.py runs the real GGUF judge.
-"""
+The judge here is a test double (unit tests); tests/e2e/test_trca_real.py runs the real GGUF judge."""
 
 from __future__ import annotations
 

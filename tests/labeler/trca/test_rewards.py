@@ -1,4 +1,4 @@
-"""TRCA rewards, returns and advantages against hand-computed examples."""
+"""TRCA rewards against hand-computed examples."""
 
 from __future__ import annotations
 

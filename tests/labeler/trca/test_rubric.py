@@ -1,4 +1,4 @@
-"""Rubric files (parse, file:line errors, round trip), deterministic transition checks, template mining."""
+"""Rubric files (parse, file:line errors, round trip, ``rubrics validate``) and the embedded rubrics."""
 
 from __future__ import annotations
 

@@ -1,5 +1,8 @@
-"""``edgejudge envs check NAME``: the adapter contract on any registered adapter (policy.envs.contract), the
-check that no state text carries the score, and registration errors that say how to register an adapter."""
+"""The contract every environment adapter keeps (policy.envs.contract), on tiny real episodes of each shipped
+world, and the check that no state text carries the score.
+
+A shipped adapter joins by adding its cases to ``CASES`` (name, parameters, step limit). Every built-in
+adapter must have at least one case."""
 
 from __future__ import annotations
 

@@ -1,9 +1,5 @@
-"""The contract every environment adapter keeps (policy.envs.contract), on tiny real episodes of each shipped
-world; ``edgejudge envs check NAME`` runs the same checks on any registered adapter.
-
-A shipped adapter joins by adding its cases to ``CASES`` (name, parameters, step limit). Every built-in
-adapter must have at least one case.
-"""
+"""The adapter registry (policy.envs.registry): names and their one-line errors, levels resolved to game
+parameters, adapters registered through the environment variable."""
 
 from __future__ import annotations
 

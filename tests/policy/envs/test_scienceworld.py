@@ -1,5 +1,4 @@
-"""ScienceWorld adapter pieces that need no JVM: the candidate cap, gold-action matching, the state text and
-the parameters."""
+"""ScienceWorld adapter pieces that need no JVM: the state text, the focus part and the parameters."""
 
 from __future__ import annotations
 

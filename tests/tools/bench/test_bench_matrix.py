@@ -1,6 +1,5 @@
 """tools.bench.bench_matrix: a tiny real matrix on TWC (collect, label, train, export, edge-serve, random
-and the LLM-as-agent), its JSON / Markdown / PNG, and a second run that recomputes nothing; plus the row
-store."""
+and the LLM-as-agent), its JSON / Markdown / PNG, and a second run that recomputes nothing."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""tools/setup/gpu_check.sh without a GPU (syntax, arguments, the dry run's plan) and
-tools.probes.compare_labels."""
+"""tools/setup/gpu_check.sh without a GPU (syntax, arguments, the dry run's plan)."""
 
 from __future__ import annotations
 
