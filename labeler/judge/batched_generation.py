@@ -7,7 +7,7 @@ end-of-generation token, at the first stop string (cut there) or after ``max_tok
 Sampling is grammar-first-checked: the best token is tested against the sequence's grammar alone and the whole
 vocabulary is filtered only when it is rejected, which picks the same token as filtering first. Logits differ
 from one-prompt-at-a-time generation only by llama.cpp's batch-shape rounding, so a near-tie between two
-tokens can resolve differently (see the tolerance in tests/test_judge_batched.py).
+tokens can resolve differently (see the tolerance in tests/labeler/judge/test_batched_generation.py).
 """
 
 from __future__ import annotations

@@ -1,0 +1,18 @@
+from __future__ import annotations
+
+from edge.metrics import Metrics
+
+
+def test_metrics_text_format():
+    m = Metrics()
+    m.request("act", 0.0003)
+    m.request("act", 0.002)
+    m.error("bad_msgpack")
+    m.batch_size(3)
+    m.set_model("abc")
+    text = m.render()
+    assert 'edge_requests_total{op="act"} 2' in text
+    assert 'edge_request_latency_seconds_bucket{le="0.00025"} 0' in text
+    assert 'edge_request_latency_seconds_bucket{le="0.0005"} 1' in text
+    assert 'edge_request_latency_seconds_bucket{le="+Inf"} 2' in text
+    assert 'edge_errors_total{code="bad_msgpack"} 1' in text and 'edge_model_info{sha256="abc"} 1' in text

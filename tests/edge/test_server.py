@@ -1,0 +1,310 @@
+"""edge-serve operations with a real daemon: hot reload (op and SIGHUP), CURVE authentication, graceful
+SIGTERM (also mid-load), ipc:// endpoints, skill lists, CLI errors."""
+
+from __future__ import annotations
+
+import io
+import json
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from edge.client import EdgeClient, EdgeError, EdgeTimeout
+from edge.logs import JsonLogger
+from models.bundle import load_manifest
+from tests.support.serving import ROOT, Daemon, build_tiny_bundle, exported_bundle
+
+INSTR, OBS, CANDS = "put the apple in the fridge", "Room: kitchen", ["take apple", "open fridge", "look"]
+
+
+def corrupt(bundle: Path) -> None:
+    p = bundle / "policy.onnx"
+    data = bytearray(p.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    p.write_bytes(bytes(data))
+
+
+@pytest.mark.real
+def test_reload_success_and_failure_keep_the_right_model(tmp_path):
+    a = build_tiny_bundle(tmp_path / "a", seed=0)
+    b = build_tiny_bundle(tmp_path / "b", seed=1)
+    bad = build_tiny_bundle(tmp_path / "bad", seed=2)
+    corrupt(bad)  # checksum no longer matches the manifest
+    broken = tmp_path / "broken"  # checksums fine, but the graph does not load
+    shutil.copytree(a, broken)
+    (broken / "policy.onnx").write_bytes(b"not an onnx graph")
+    from models.bundle import write_manifest
+
+    write_manifest(broken, embedding_dim=16, max_length=64)
+    sha_a, sha_b = load_manifest(a).model_sha256, load_manifest(b).model_sha256
+    with Daemon(a, "--allow-reload-path") as d, EdgeClient(d.endpoint, timeout=10) as c:
+        before = c.act(INSTR, OBS, CANDS)
+        assert before["model"] == sha_a
+        for target, fragment in (
+            (bad, "sha256 does not match"),
+            (broken, "onnxruntime cannot load"),
+            (tmp_path / "missing", "not a bundle directory"),
+        ):
+            with pytest.raises(EdgeError) as e:
+                c.reload(target)
+            assert e.value.code == "reload_failed" and fragment in e.value.message
+            again = c.act(INSTR, OBS, CANDS)  # the old model still serves, same answers
+            assert again["model"] == sha_a and again["scores"] == pytest.approx(before["scores"], abs=1e-6)
+        r = c.reload(b)
+        assert r["model"] == sha_b
+        after = c.act(INSTR, OBS, CANDS)
+        assert after["model"] == sha_b and c.info()["model"] == sha_b
+        assert after["scores"] != pytest.approx(before["scores"], abs=1e-6)
+        assert c.health()["model"] == sha_b
+    events = [ln["event"] for ln in d.log_lines]
+    assert events.count("reload_failed") == 3 and events.count("reload_done") == 1
+
+
+@pytest.mark.real
+def test_reload_path_needs_permission_and_sighup_reloads_in_place(tmp_path):
+    served = build_tiny_bundle(tmp_path / "served", seed=0)
+    other = build_tiny_bundle(tmp_path / "other", seed=1)
+    with Daemon(served) as d, EdgeClient(d.endpoint, timeout=10) as c:
+        with pytest.raises(EdgeError) as e:
+            c.reload(other)
+        assert e.value.code == "forbidden"
+        sha0 = c.info()["model"]
+        # replace the served bundle's files by another model and send SIGHUP
+        for f in other.iterdir():
+            shutil.copy(f, served / f.name)
+        d.signal(signal.SIGHUP)
+        done = d.wait_event("reload_done", 60)
+        assert done["model"] == load_manifest(other).model_sha256 != sha0
+        assert c.act(INSTR, OBS, CANDS)["model"] == done["model"]
+        corrupt(served)
+        d.signal(signal.SIGHUP)
+        failed = d.wait_event("reload_failed", 60)
+        assert "sha256" in failed["error"]
+        assert c.act(INSTR, OBS, CANDS)["model"] == done["model"]  # kept serving the last good model
+    assert d.proc.returncode == 0
+
+
+@pytest.mark.real
+def test_curve_unknown_key_refused_known_key_served(tmp_path, cli):
+    keys, allowed = tmp_path / "keys", tmp_path / "allowed"
+    allowed.mkdir()
+    for name in ("server", "robot", "intruder"):
+        cli_run = subprocess.run(
+            [sys.executable, "-m", "edge.serve", "keygen", "--out", str(keys), "--name", name],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert cli_run.returncode == 0, cli_run.stderr
+    assert (keys / "server.key_secret").stat().st_mode & 0o077 == 0
+    again = subprocess.run(
+        [sys.executable, "-m", "edge.serve", "keygen", "--out", str(keys), "--name", "robot"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert again.returncode == 1 and "--force" in again.stderr
+    shutil.copy(keys / "robot.key", allowed / "robot.key")
+    bundle = build_tiny_bundle(tmp_path / "b")
+    with Daemon(
+        bundle, "--curve-secret", str(keys / "server.key_secret"), "--curve-allowed", str(allowed)
+    ) as d:
+        with EdgeClient(
+            d.endpoint,
+            timeout=10,
+            curve_server_key=keys / "server.key",
+            curve_client_cert=keys / "robot.key_secret",
+        ) as c:
+            assert c.act(INSTR, OBS, CANDS)["action"] in CANDS
+        with (
+            EdgeClient(
+                d.endpoint,
+                timeout=1,
+                retries=0,
+                curve_server_key=keys / "server.key",
+                curve_client_cert=keys / "intruder.key_secret",
+            ) as c,
+            pytest.raises(EdgeTimeout),
+        ):
+            c.health()
+        with EdgeClient(d.endpoint, timeout=1, retries=0) as c, pytest.raises(EdgeTimeout):
+            c.health()  # no CURVE at all
+        d.wait_event("auth_denied", 10)
+        # allow the intruder's key and send SIGHUP: the allowed-keys directory is read again
+        shutil.copy(keys / "intruder.key", allowed / "intruder.key")
+        d.signal(signal.SIGHUP)
+        d.wait_event("reload_done", 60)
+        with EdgeClient(
+            d.endpoint,
+            timeout=10,
+            curve_server_key=keys / "server.key",
+            curve_client_cert=keys / "intruder.key_secret",
+        ) as c:
+            assert c.health()["status"] == "serving"
+        proc = cli(
+            "query",
+            "--connect",
+            d.endpoint,
+            "--op",
+            "health",
+            "--curve-server-key",
+            str(keys / "server.key"),
+            "--curve-client-cert",
+            str(keys / "robot.key_secret"),
+            timeout=60,
+            check=True,
+        )
+        assert json.loads(proc.stdout)["status"] == "serving"
+
+
+@pytest.mark.real
+def test_sigterm_mid_load_exits_cleanly():
+    d = Daemon(exported_bundle(), wait_ready=False)
+    d.wait_event("loading", 120)
+    d.signal(signal.SIGTERM)
+    assert d.stop(timeout=60) == 0
+    events = [ln["event"] for ln in d.log_lines]
+    assert "shutdown" in events and "ready" not in events, events
+    assert not any(ln.get("event") == "text" and "Traceback" in ln.get("text", "") for ln in d.log_lines)
+
+
+@pytest.mark.real
+def test_sigterm_answers_queued_requests_then_exits_zero(tmp_path):
+    import zmq
+
+    from edge.protocol import act_text, pack, unpack_reply
+
+    bundle = build_tiny_bundle(tmp_path / "b")
+    d = Daemon(bundle)
+    s = zmq.Context.instance().socket(zmq.DEALER)
+    s.setsockopt(zmq.LINGER, 0)
+    s.connect(d.endpoint)
+    try:
+        s.send(pack(act_text(INSTR, OBS, CANDS, req_id="warm-up")))  # connected before the burst
+        assert s.poll(10000) and unpack_reply(s.recv())["id"] == "warm-up"
+        for i in range(50):
+            s.send(pack(act_text(INSTR, f"{OBS} {i}", CANDS, req_id=i)))
+        d.signal(signal.SIGTERM)
+        got = set()
+        deadline = time.monotonic() + 20
+        while len(got) < 50 and time.monotonic() < deadline and s.poll(2000):
+            got.add(unpack_reply(s.recv())["id"])
+        assert d.stop(timeout=30) == 0
+        assert got == set(range(50))
+    finally:
+        s.close(linger=0)
+    assert d.log_lines[-1]["event"] == "shutdown"
+
+
+@pytest.mark.real
+def test_sigint_and_ipc_endpoint(tmp_path):
+    bundle = build_tiny_bundle(tmp_path / "b")
+    sock = tmp_path / "edge.sock"
+    d = Daemon(bundle, bind=f"ipc://{sock}")
+    try:
+        assert d.endpoint == f"ipc://{sock}"
+        with EdgeClient(d.endpoint, timeout=10) as c:
+            assert c.act(INSTR, OBS, CANDS)["action"] in CANDS
+        d.signal(signal.SIGINT)
+        assert d.proc.wait(timeout=30) == 0
+    finally:
+        d.stop()
+
+
+@pytest.mark.real
+def test_skill_list_bundle_scores_all_skills(tmp_path):
+    skills = ["go north", "go south", "take apple", "open fridge"]
+    bundle = build_tiny_bundle(tmp_path / "s", skills=skills)
+    with Daemon(bundle) as d, EdgeClient(d.endpoint, timeout=10) as c:
+        r = c.act(INSTR, OBS)
+        assert r["action"] in skills and len(r["scores"]) == len(skills)
+        assert c.info()["skills"] == skills
+        explicit = c.act(INSTR, OBS, skills)  # the same texts as candidates: the same scores
+        np.testing.assert_allclose(explicit["scores"], r["scores"], atol=1e-5)
+
+
+@pytest.mark.real
+def test_bad_bundle_and_bad_options_fail_with_one_line(tmp_path):
+    def serve(*args):
+        return subprocess.run(
+            [sys.executable, "-m", "edge.serve", *args], cwd=ROOT, capture_output=True, text=True, timeout=60
+        )
+
+    bad = build_tiny_bundle(tmp_path / "bad")
+    corrupt(bad)
+    p = serve("--bundle", str(bad), "--bind", "tcp://127.0.0.1:*")
+    assert p.returncode == 1 and "sha256 does not match" in p.stderr and "Traceback" not in p.stderr
+    p = serve("--bind", "tcp://127.0.0.1:*")
+    assert p.returncode == 2 and "--bundle is required" in p.stderr
+    p = serve("--bundle", str(bad), "--bogus")
+    assert p.returncode == 2 and "No such option" in p.stderr
+    p = serve("--bundle", str(bad), "--bind", "127.0.0.1:5555")
+    assert p.returncode == 2 and "expected tcp://" in p.stderr
+    good = build_tiny_bundle(tmp_path / "good")
+    p = serve("--bundle", str(good), "--bind", "tcp://256.1.1.1:1")
+    assert p.returncode == 2 and "startup_failed" in p.stderr
+
+
+@pytest.mark.real
+def test_sd_notify_ready_reloading_stopping(tmp_path):
+    import socket
+
+    addr = str(tmp_path / "notify.sock")
+    with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as s:
+        s.bind(addr)
+        s.settimeout(30)
+        d = Daemon(build_tiny_bundle(tmp_path / "b"), env={"NOTIFY_SOCKET": addr})
+        try:
+            assert s.recv(64) == b"READY=1"
+            d.signal(signal.SIGHUP)
+            assert s.recv(64) == b"RELOADING=1"
+            assert s.recv(64) == b"READY=1"
+        finally:
+            assert d.stop() == 0
+        assert s.recv(64) == b"STOPPING=1"
+
+
+def test_inference_failure_is_an_internal_error_reply_and_serving_goes_on(tmp_path):
+    """A runtime that fails once (test double for a broken session) costs one error reply, not the daemon."""
+    import threading
+
+    from edge.server import ServeConfig, Server
+
+    server = Server(
+        ServeConfig(bundle=build_tiny_bundle(tmp_path / "b"), binds=["tcp://127.0.0.1:*"]),
+        JsonLogger("error", io.StringIO()),
+    )
+    server.load()
+    server._loading = False
+    server.open()
+    assert server.rt is not None
+    real_score, calls = server.rt.score, []
+
+    def flaky(items):
+        calls.append(len(items))
+        if len(calls) == 1:
+            raise RuntimeError("simulated onnxruntime failure")
+        return real_score(items)
+
+    server.rt.score = flaky  # type: ignore[method-assign]
+    t = threading.Thread(target=server._serve, daemon=True)
+    t.start()
+    try:
+        with EdgeClient(server.endpoints[0], timeout=10) as c:
+            with pytest.raises(Exception) as e:
+                c.act("i", "o", ["a", "b"])
+            assert getattr(e.value, "code", None) == "internal"
+            assert c.act("i", "o", ["a", "b"])["action"] in ("a", "b")
+    finally:
+        server.stop_requested = True
+        t.join(timeout=10)
+        server.close()
+    assert server.metrics.snapshot()["errors"] == {"internal": 1}

@@ -1,0 +1,103 @@
+"""The label check without ground truth (success flags only): hand-computed cases and ``label quality`` on a
+file without ``info``."""
+
+from __future__ import annotations
+
+import pytest
+
+from labeler.dataset import Step, Trajectory, write_trajectories
+from labeler.label_check import (
+    bootstrap_auroc,
+    check_channels,
+    fitted_on_flags,
+    folds_of,
+    format_checks,
+    mean_rewards,
+    verdict,
+)
+
+
+def _traj(tid: str, success: bool, values: dict[str, list[float]]) -> Trajectory:
+    n = len(next(iter(values.values())))
+    steps = [
+        Step(
+            observation=f"o{i}",
+            action="a",
+            candidates=[],
+            next_observation=f"o{i + 1}",
+            labels={"x": {k: v[i] for k, v in values.items()}},
+        )
+        for i in range(n)
+    ]
+    return Trajectory(id=tid, instruction="i", task_type="t", success=success, steps=steps)
+
+
+def _dataset() -> list[Trajectory]:
+    # "good": successes average 1.0 and 0.5, failures 0.0 and -0.5; "bad" the other way round; a success
+    # with a long run of small rewards must not win by length: means, not sums
+    return [
+        _traj("s1", True, {"good": [2.0, 0.0], "bad": [-1.0, -1.0], "return": [1.0, 1.0]}),
+        _traj("s2", True, {"good": [0.5, 0.5, 0.5, 0.5], "bad": [0.0, -0.5, 0.0, -0.5], "return": [1.0] * 4}),
+        _traj("f1", False, {"good": [0.0, 0.0, 0.0], "bad": [1.0, 1.0, 1.0], "return": [0.0] * 3}),
+        _traj("f2", False, {"good": [0.2] * 10, "bad": [0.5] * 10, "return": [0.0] * 10}),
+        _traj("s3", True, {"good": [0.7], "bad": [0.1], "return": [1.0]}),
+        _traj("f3", False, {"good": [0.1, 0.3], "bad": [0.8, 0.8], "return": [0.0, 0.0]}),
+    ]
+
+
+def test_mean_rewards_and_verdicts_by_hand():
+    ds = _dataset()
+    assert mean_rewards(ds, "x.good") == pytest.approx([1.0, 0.5, 0.0, 0.2, 0.7, 0.2])  # f2 by sum: 2.0
+    assert mean_rewards(ds, "x.missing") is None
+    a, lo, hi = bootstrap_auroc([1.0, 0.5, 0.0, 0.2], [True, True, False, False], n=50)
+    assert a == 1.0 and lo <= a <= hi
+    assert verdict(0.8, 0.6, 0.95) == "separates"
+    assert verdict(0.8, 0.45, 0.95) == "weak"  # interval reaches chance
+    assert verdict(0.55, 0.51, 0.6) == "weak"  # above chance but below 0.6
+    assert verdict(0.2, 0.05, 0.4) == "inverted"
+    assert verdict(None, None, None) == "n/a"
+    assert verdict(0.9, 0.7, 1.0, smaller_class=2) == "too few"  # two successes: no verdict
+
+
+def test_two_successes_get_no_verdict():
+    two = [t for t in _dataset() if t.id not in ("s3", "f3")]
+    (check,) = check_channels(two, ["x.good"], boots=50)
+    assert check.verdict == "too few" and "warning: x.good: fewer than 3" in format_checks([check])
+
+
+def test_check_channels_warns_and_skips_flag_channels():
+    checks = {c.channel: c for c in check_channels(_dataset(), ["x.good", "x.bad", "x.return"], boots=50)}
+    assert "x.return" not in checks  # computed from the success flag: not a label to check
+    assert checks["x.good"].auroc == 1.0 and checks["x.bad"].auroc == 0.0
+    text = format_checks(list(checks.values()), "d.jsonl")
+    assert "warning: x.bad" in text and "worse than the sparse reward" in text
+    assert "warning: x.good" not in text
+
+
+def test_fitted_on_flags_reads_provenance():
+    t = _traj("s", True, {"v": [1.0]})
+    t.provenance = {
+        "coren": {"orchestrator": "trained on this dataset's success flags", "qa_source": "file"},
+        "trca": {"rubric_grounded": True, "rubric_dataset": "d.jsonl", "labeled_from": "d.jsonl"},
+    }
+    assert fitted_on_flags([t], "coren.ensemble") and not fitted_on_flags([t], "coren.structural")
+    assert not fitted_on_flags([t], "coren.contextual")
+    assert fitted_on_flags([t], "trca.total")
+    t.provenance["trca"]["labeled_from"] = "other.jsonl"  # a rubric built elsewhere: held-out
+    assert not fitted_on_flags([t], "trca.total")
+
+
+def test_folds_are_stratified():
+    folds = folds_of([True] * 4 + [False] * 6, 2, seed=1)
+    assert sorted(folds[0] + folds[1]) == list(range(10))
+    assert [sum(i < 4 for i in f) for f in folds] == [2, 2]
+
+
+def test_label_quality_without_ground_truth_prints_the_check(tmp_path, cli):
+    p = tmp_path / "robot.jsonl"
+    write_trajectories(p, _dataset())
+    out = cli("label", "quality", str(p)).stdout
+    assert "label check from the success flags alone" in out and "warning: x.bad" in out
+    assert "AUROC progress" not in out  # no ground truth: no ground-truth table
+    js = cli("label", "quality", str(p), "--json").stdout
+    assert '"label_check"' in js

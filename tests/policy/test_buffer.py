@@ -1,0 +1,53 @@
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from policy.buffer import build_table, scorer_config
+from policy.rewards import parse_reward
+from tests.support.toy_task import DATA, D, HashEmbedder
+
+torch.set_num_threads(1)
+
+
+def test_table_with_argument_features_and_config_mismatch():
+    table = build_table(DATA, HashEmbedder(), parse_reward("sparse"), candidate_features="action+arguments")
+    assert table.cand.ndim == 3 and table.cand.shape[2] == 3
+    b = table.to_torch().batch(torch.arange(4))
+    assert b.cands.shape == (4, table.cand.shape[1], 3 * D)
+    assert b.mask.shape == (4, table.cand.shape[1])
+
+    class Cfg:
+        hidden = 8
+        candidate_features = "action"
+
+    with pytest.raises(ValueError, match="candidate features"):
+        scorer_config(table, Cfg(), D)
+
+
+def test_table_layout():
+    table = build_table(
+        DATA,
+        HashEmbedder(),
+        parse_reward("sparse"),
+        weight_channel=("trca", "advantage"),
+        candidate_features="action",
+    )
+    assert len(table) == 24 and table.cand.shape == (24, 3, 1)
+    assert table.cand[1, 2, 0] == -1  # second step has 2 candidates: padded
+    assert table.done.tolist()[:2] == [0.0, 1.0]  # successful episode ends in a true terminal
+    assert table.done[3] == 0.0  # a failed episode's end is a timeout: bootstrap
+    assert (table.next_cand[0] >= 0).sum() == 2 and (table.next_cand[1] < 0).all()
+    assert table.weight[0] == 1.0 and table.weight[2] == -1.0
+    # every text is one embedding row: the instruction, the state items, memory actions and the candidates
+    rows = [table.instr, table.rec_items, table.rec_mem_action, table.rec_mem_response, table.cand]
+    assert table.info["texts"] == len(np.unique(np.concatenate([r[r >= 0].ravel() for r in rows])))
+    # a state record per step plus the last next state, per trajectory; the next state is the next record
+    assert len(table.rec_items) == 12 * 3 and (table.next_state == table.state + 1).all()
+    # the memory is the episode so far, most recent first: none at the start, then the first action
+    first, second = table.state[0], table.state[1]
+    assert (table.rec_mem_action[first] < 0).all()
+    assert table.rec_mem_action[second, 0] >= 0 and (table.rec_mem_action[second, 1:] < 0).all()
+    # a plain text (no layout part) is one item of the "other lines" kind
+    assert (table.rec_kinds[first] > 0).sum() == 1

@@ -1,0 +1,112 @@
+"""Hindsight loop erasure (policy.paths): hand-computed cases, properties, and BC's 'paths' filter."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from labeler.dataset import Step, Trajectory
+from policy.envs.twx import compose_state
+from policy.paths import loop_erase, loop_erased_steps
+
+
+def _step(obs: str, action: str, nxt: str) -> Step:
+    return Step(observation=obs, action=action, candidates=[action, "wait"], next_observation=nxt)
+
+
+def test_hand_computed_paths():
+    # states before each step, then the final state
+    assert loop_erased_steps(["A", "B", "C"]) == [0, 1]  # no loop
+    assert loop_erased_steps(["A", "A", "B"]) == [1]  # a no-op at A: the action that left A is kept
+    assert loop_erased_steps(["A", "B", "A", "C"]) == [2]  # A->B->A is a detour
+    assert loop_erased_steps(["A", "B", "C", "B", "D"]) == [0, 3]
+    assert loop_erased_steps(["A", "B", "C", "A"]) == []  # the episode ends where it began
+    assert loop_erased_steps(["A"]) == []
+
+
+@given(st.lists(st.sampled_from("ABCDE"), min_size=1, max_size=40))
+def test_erased_path_is_a_loop_free_walk_from_start_to_end(keys):
+    kept = loop_erased_steps(keys)
+    assert kept == sorted(kept)
+    visited = [keys[t] for t in kept]
+    assert len(set(visited)) == len(visited)  # no world state twice
+    assert keys[-1] not in visited  # and never the final one
+    if kept:
+        assert keys[kept[0]] == keys[0]
+        # each kept action leads to the world state the next kept step starts from (or to the end)
+        nexts = [keys[t + 1] for t in kept]
+        assert nexts == [*visited[1:], keys[-1]]
+
+
+def test_loop_erase_trajectory():
+    room = "You are in the kitchen. {}"
+    s = [
+        compose_state("", room.format(x), "Inventory: " + inv, [])
+        for x, inv in [
+            ("The fridge is closed.", "empty"),
+            ("The fridge is open.", "empty"),
+            ("The fridge is closed.", "empty"),
+            ("The fridge is closed.", "a cup"),
+        ]
+    ]
+    t = Trajectory(
+        id="t",
+        instruction="tidy up",
+        task_type="twc",
+        success=True,
+        steps=[
+            _step(s[0], "open fridge", s[1]),
+            _step(s[1], "close fridge", s[2]),
+            _step(s[2], "take cup", s[3]),
+        ],
+    )
+    out = loop_erase(t)
+    assert [x.action for x in out.steps] == ["take cup"]
+    assert out.meta["loop_erased_from"] == 3 and len(t.steps) == 3  # a copy; the input is unchanged
+
+
+def test_bc_paths_filter_trains_on_the_erased_successful_episodes(tmp_path):
+    from labeler.dataset import write_trajectories
+    from policy.train import train_from_file
+    from tests.support.toy_task import DATA, HashEmbedder
+
+    class Embedder(HashEmbedder):  # train_from_file records the encoder's identity
+        encoder = SimpleNamespace(name="hash", sha256="0" * 64)
+
+    write_trajectories(tmp_path / "d.jsonl", DATA)
+    run = train_from_file(
+        tmp_path / "d.jsonl",
+        algo="bc",
+        reward="sparse",
+        out=tmp_path / "ck",
+        overrides={"filter": "paths", "steps": 20, "hidden": 8, "log_every": 10},
+        embedder=Embedder(),
+        progress=False,
+    )
+    assert run.dataset_episodes == len(DATA) and run.episodes == sum(t.success for t in DATA)
+    assert run.transitions == sum(len(loop_erase(t).steps) for t in DATA if t.success)
+    assert run.selection == "filter=paths" and "filter=paths of" in run.trained_on()
+
+
+def test_detour_penalty_replaces_the_reward_of_undone_steps():
+    from policy.paths import detour_steps
+    from policy.rewards import RewardError, parse_reward, step_rewards
+
+    room = "You are in the kitchen. The cup is {}."
+    inv = ["empty", "a cup", "empty", "empty"]
+    where = ["on the floor", "held", "on the floor", "in the cupboard"]
+    s = [compose_state("", room.format(w), "Inventory: " + i, []) for w, i in zip(where, inv, strict=True)]
+    steps = [_step(s[0], "take cup", s[1]), _step(s[1], "drop cup", s[2]), _step(s[2], "take cup", s[1])]
+    steps.append(_step(s[1], "put cup in cupboard", s[3]))
+    for step, r in zip(steps, [0.5, 0.0, 0.5, 1.0], strict=True):
+        step.labels = {"trca": {"total": r}}
+    t = Trajectory(id="t", instruction="tidy up", task_type="twc", success=True, steps=steps)
+    assert detour_steps(t) == [0, 1]  # take + drop returned to the start: a loop
+    assert step_rewards(t, parse_reward("trca")) == [0.5, 0.0, 0.5, 2.0]
+    assert step_rewards(t, parse_reward("trca", detour_penalty=0.1)) == [-0.1, -0.1, 0.5, 2.0]
+    assert step_rewards(t, parse_reward("sparse", detour_penalty=0.1)) == [-0.1, -0.1, 0.0, 1.0]
+    with pytest.raises(RewardError, match=">= 0"):
+        parse_reward("trca", detour_penalty=-1)

@@ -1,0 +1,66 @@
+"""tools.bench.bench_matrix: a tiny real matrix on TWC (collect, label, train, export, edge-serve, random
+and the LLM-as-agent), its JSON / Markdown / PNG, and a second run that recomputes nothing."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from tests.support.paths import ROOT
+
+
+@pytest.mark.real
+def test_tiny_matrix_writes_json_md_png_and_resumes(tmp_path):
+    out = tmp_path / "res" / "m"
+    cmd = [
+        sys.executable, "-m", "tools.bench.bench_matrix", "--world", "twc-easy=twx:twc@5", "--sizes", "6",
+        "--seeds", "0", "--sources", "trca,trca-built", "--algos", "iql", "--clients", "guard",
+        "--test-episodes", "2", "--llm-episodes", "1", "--steps", "20", "--work-dir", str(tmp_path / "work"),
+        "--out", str(out),
+    ]  # fmt: skip
+
+    def run():
+        p = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=600)
+        assert p.returncode == 0, p.stderr[-3000:]
+        return p.stdout
+
+    first = run()
+    assert "5 rows computed, 0 reused, 0 unfinished" in first
+    payload = json.loads((tmp_path / "res" / "m.json").read_text())
+    rows = {(r["algo"], r["source"], r["runner"]): r for r in payload["rows"]}
+    assert set(rows) == {("iql", "trca", "edge-serve"), ("iql", "trca", "in-process"),
+                         ("iql", "trca-built", "edge-serve"), ("random", "-", "in-process"),
+                         ("llm-agent", "-", "in-process")}  # fmt: skip
+    for r in rows.values():
+        assert r["status"] == "ok" and r["world"] == "twc-easy" and r["episodes"] in (1, 2)
+        assert 0 <= r["ci95"][0] <= r["success_rate"] <= r["ci95"][1] <= 1 and r["mean_score"] is not None
+        assert {"source", "algo", "train_episodes", "seed", "client", "config"} <= set(r)
+    served = rows[("iql", "trca", "edge-serve")]
+    assert served["train_episodes"] == 6 and served["source"] == "trca" and served["client"] == "guard"
+    assert served["train_success_rate"] <= 0.3 and served["detour_penalty"] == 0.05
+    check = rows[("iql", "trca", "in-process")]["agrees_with_edge_serve"]
+    assert check == {"episodes_equal": 2, "of": 2}  # the in-process runner acts exactly as edge-serve
+    md = (tmp_path / "res" / "m.md").read_text()
+    assert (
+        "| twc-easy | IQL, TRCA (shipped rubric) |" in md
+        and "| twc-easy | IQL, TRCA (rubric built from the data, unreviewed) |" in md
+        and "| twc-easy | LLM-as-agent | " in md
+        and "2 of 2 episodes identical" in md
+    )
+    assert (tmp_path / "res" / "m.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    ckpts = list((tmp_path / "work").glob("*/ckpt/*/checkpoint.json"))
+    built = rows[("iql", "trca-built", "edge-serve")]
+    assert built["detour_penalty"] == 0.05 and built["train_episodes"] == 6
+    rubrics = list((tmp_path / "work").glob("*/rubric-n6.*.toml"))  # built from the 6-episode file alone
+    assert [r.name for r in rubrics] == ["rubric-n6.twc.toml"]
+    assert len(ckpts) == 2 and not list((tmp_path / "work").glob("*/bundle/*"))  # bundles removed after use
+    mtime = ckpts[0].stat().st_mtime
+
+    second = run()
+    assert "0 rows computed, 5 reused, 0 unfinished" in second
+    again = json.loads((tmp_path / "res" / "m.json").read_text())
+    assert again["rows"] == payload["rows"] and ckpts[0].stat().st_mtime == mtime
+    assert len(again["meta"]["runs"]) == 2

@@ -1,0 +1,25 @@
+from __future__ import annotations
+
+import pytest
+
+from tools.bench.matrix_plan import QUICK, parse_world, units, with_overrides
+
+
+def test_world_names_and_the_headline_unit():
+    w = parse_world("cw=twx:cookingworld[level=small]@30")
+    assert (w.label, w.env, w.params, w.max_steps) == ("cw", "twx:cookingworld", "level=small", 30)
+    assert parse_world("twc-easy").target == 0.9
+    with pytest.raises(ValueError, match="bad world"):
+        parse_world("twx twc")
+    us = units(parse_world("twc-easy"), with_overrides(QUICK, sizes=(10, 20), seeds=(0, 1)))
+    checks = [r for u in us for r in u.rows if r["runner"] == "in-process"]
+    assert len(checks) == 1 and checks[0]["source"] == "trca" and checks[0]["train_episodes"] == 20
+    sparse = next(u for u in us if u.source == "sparse" and u.algo == "iql")
+    assert sparse.rows[0]["detour_penalty"] == 0.0 and all(r["runner"] == "edge-serve" for r in sparse.rows)
+    # the imitation ceiling: BC on pure expert episodes, at its own sizes, served like every trained row
+    expert = [u for u in us if u.source == "expert"]
+    assert [(u.algo, u.episodes) for u in expert] == [("bc", 50), ("bc", 50)]  # two seeds
+    assert expert[0].rows[0]["bc_filter"] == "all" and expert[0].rows[0]["noise"] == 0.0
+    assert not [
+        u for u in units(parse_world("twc-easy"), with_overrides(QUICK, algos=("iql",))) if u.algo == "bc"
+    ]
