@@ -38,7 +38,7 @@ from typing import Any
 
 from models.layout_inference import infer_layout
 from models.settings import AtomicFile
-from models.state_layout import LEGACY_STATE_FORMAT, StateLayout
+from models.state_layout import LEGACY_LAYOUT, LEGACY_STATE_FORMAT, StateLayout
 
 FORMAT_VERSION = 1
 
@@ -301,7 +301,8 @@ def layout_summary(path: str | os.PathLike[str]) -> str:
             return f"inferred when an earlier stage read it: {meta[INFERRED_KEY]}"
         return f"recorded by its writer (parts: {names})"
     if meta.get("state_format") == LEGACY_STATE_FORMAT:
-        return f"{LEGACY_STATE_FORMAT}, the state format it names (Feedback, Inventory, Recent actions, Room)"
+        parts = ", ".join(p.label for p in LEGACY_LAYOUT.parts)
+        return f"{LEGACY_STATE_FORMAT}, the state format it names ({parts})"
     inferred = file_layout(path)
     assert inferred is not None
     return f"none recorded; inferred: {inferred[1]}"

@@ -49,7 +49,7 @@ def _default_ckpt(out: str) -> str:
     type=int,
     help="Prompt variants (first N in file order; shipped: four questions after one shared example "
     "preamble, then chain-of-thought). 2 is the default: with the mean vote its channels rank progress best "
-    "on the TextWorld dev sets at half the judge time of 4 (BENCHMARKS.md).",
+    "on the benchmarks' held-out dev sets at half the judge time of 4 (BENCHMARKS.md).",
 )
 @click.option(
     "--prompt-dir",
