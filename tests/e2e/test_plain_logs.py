@@ -6,6 +6,7 @@ labels -> quality -> train -> export."""
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import pytest
@@ -82,6 +83,16 @@ def test_the_robot_event_log_how_to(tmp_path, cli):
     assert q.returncode == 0, q.stderr
     channels = {c["channel"]: c for c in json.loads(q.stdout)["channels"]}
     assert channels["trca.total"]["auroc_progress"] > channels["env.reward"]["auroc_progress"]
+    # COREN on the same plain-text log, unchanged in method: the judge rates its steps
+    coren = tmp_path / "events.coren.jsonl.gz"
+    c = cli("label", "coren", str(labeled), "--out", str(coren), "--limit", "1", "--prompts", "1",
+            "--no-progress", timeout=600)  # fmt: skip
+    assert c.returncode == 0, c.stderr
+    first = read_trajectories(coren)[0]
+    for s in first.steps:
+        lab = s.labels["coren"]
+        assert {"contextual", "structural", "temporal", "ensemble"} <= set(lab)
+        assert all(math.isfinite(lab[k]) for k in ("contextual", "structural", "temporal", "ensemble"))
     ckpt, bundle = tmp_path / "ckpt", tmp_path / "bundle"
     t = cli("train", str(labeled), "--algo", "iql", "--reward", "trca", "--steps", "60",
             "--encoder", "static",
