@@ -13,7 +13,8 @@ Packages:
 
 Modules:
 
-* ``dataset`` — the JSON Lines trajectory format, validated reads, atomic writes
+* ``dataset`` — the JSON Lines trajectory format, validated reads (inferring a missing layout), atomic writes
+* ``dataset_summary`` — a dataset file's numbers and the layout it is read with, for ``edgejudge data``
 * ``cache`` — the crash-safe SQLite answer cache
 * ``quality`` — label quality against ground truth (``edgejudge label quality``)
 * ``label_check`` — label quality from the success flags alone

@@ -11,11 +11,10 @@ from labeler.dataset import (
     DatasetError,
     ReadReport,
     TrajectoryWriter,
-    dataset_stats,
     file_layout,
     iter_trajectories,
-    layout_summary,
 )
+from labeler.dataset_summary import dataset_stats, layout_summary
 from models.state_layout import PLAIN_LAYOUT, StateLayout, layout_of
 
 

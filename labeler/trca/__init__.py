@@ -14,6 +14,7 @@ Modules, one job each:
 * :mod:`labeler.trca.tagging`    — the judge's tag prompt, its examples and calibration for the builder
 * :mod:`labeler.trca.grounding`  — success-grounded statistics and verdicts of candidate checks
 * :mod:`labeler.trca.build`      — the offline rubric builder (the judge chooses among the mined checks)
+* :mod:`labeler.trca.found`      — the items the builder finds in the data alone (no judge)
 * :mod:`labeler.trca.crossfit`   — the builder's held-out check over folds of the log
 * :mod:`labeler.trca.pipeline`   — labels a dataset file (two streaming passes, atomic output)
 * :mod:`labeler.trca.cli`        — ``edgejudge label trca``

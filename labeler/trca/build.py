@@ -21,8 +21,10 @@ the judge tags them, the success flags check the tags.
    path); objects no success placed get the judge's choice among the places seen with them (calibrated over
    objects). This becomes one Execution item with an object → place table, and an Invalidity item for
    placing a grounded object anywhere else.
-5. Two items need no judge: an Evidence item "a carryable object not visible before appears" over the mined
-   objects, and an Invalidity item "repeated a recent action that changed nothing".
+5. Items need no judge: an Evidence item "a carryable object not visible before appears" over the mined
+   objects, an Invalidity item "repeated a recent action that changed nothing", and those found in the data
+   alone (:mod:`labeler.trca.found`: the world's generic refusals, actions on what the instruction or an
+   earlier response names).
 
 No ground truth (``info``) is read. The result is a TOML file to review and edit (format:
 :mod:`labeler.trca.rubric`); :func:`extend_rubric` adds a fresh build's places to a reviewed file.
@@ -38,8 +40,9 @@ from dataclasses import dataclass, field
 
 from labeler.dataset import Trajectory
 from labeler.trca import grounding
+from labeler.trca.found import generic_refusals, layout_notes, named_arguments, slug
 from labeler.trca.grounding import TAG_CATEGORY, ground, kept_bindings, verdict
-from labeler.trca.mine import PREPOSITIONS, Mined, mine, template_display, template_regex
+from labeler.trca.mine import Mined, mine
 from labeler.trca.rubric import Item, Rubric
 from labeler.trca.tagging import (
     BUILD_TEMPLATE,
@@ -58,7 +61,7 @@ from labeler.trca.tagging import (
     tag_prompt,
     tag_queries,
 )
-from models.state_layout import StateLayout, layout_of
+from models.state_layout import layout_of
 
 __all__ = ["TAG_HEAD", "TAG_PROMPT", "TAG_SHOTS", "TAGS", "BuildConfig", "build_rubric", "tag_prompt"]
 
@@ -94,10 +97,6 @@ class BuildReport:
     notes: list[str] = field(default_factory=list)  # lines for the header: how the log's layout was read
 
 
-def _slug(text: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:40] or "item"
-
-
 def placement_verbs(cfg: BuildConfig, mined: Mined) -> list[str]:
     if cfg.placement == "none":
         return []
@@ -106,84 +105,6 @@ def placement_verbs(cfg: BuildConfig, mined: Mined) -> list[str]:
     if not PLACEMENT_WORDS.search(mined.instruction):
         return []
     return [v for v in PLACEMENT_VERBS if v in mined.places_for]
-
-
-def _generic_refusals(
-    mined: Mined, episodes: list, report: BuildReport, new_id: Callable[[str], str]
-) -> list[Item]:
-    """Invalidity items for responses that change nothing and follow several verbs alike (a world's "nothing
-    happens" or "no known action"), found from the data: no judge, no world-specific text."""
-    verbs_of: dict[str, set[str]] = {}
-    for tp in mined.templates:
-        verbs_of.setdefault(tp.template, set()).add(tp.verb)
-    out = []
-    for tmpl, verbs in sorted(verbs_of.items()):
-        if len(verbs) < grounding.GENERIC_VERBS:
-            continue
-        item = Item(
-            id="candidate",
-            category="invalidity",
-            text=f'The environment gives its generic answer "{template_display(tmpl)}"',
-            feedback=template_regex(tmpl),
-        )
-        g = ground(item, episodes)
-        v = verdict("nothing", g)
-        if v.category != "invalidity":
-            report.rejected.append(
-                f'response "{template_display(tmpl)}" after {len(verbs)} verbs: {v.reason}'
-            )
-            continue
-        item.id = new_id(f"generic-{_slug(template_display(tmpl))}")
-        item.note = f"{v.reason} (found in the data, no judge); {g.summary()}"
-        out.append(item)
-    return out
-
-
-NAMED_IN = {"instruction": "the instruction names", "earlier": "an earlier response named"}
-
-
-NAMED_MIN_HITS = 3
-"""Hits in successful trajectories a named-argument item needs before the data can speak for it."""
-NAMED_OVER_VERB = 1.25
-"""... and how much more it must mark successes than the verb on any argument (else it adds nothing)."""
-
-
-def _named_arguments(
-    templates: Sequence, episodes: list, report: BuildReport, new_id: Callable[[str], str]
-) -> list[Item]:
-    """Execution items for a verb whose object the instruction (or an earlier response) names, found from the
-    data alone (no judge): kept when such actions have hits in successes, last there (loop-erased path), are
-    clearly more frequent there than in failures, and more so than the verb on any object."""
-    out = []
-    verbs = sorted({tp.verb for tp in templates if tp.with_object and tp.verb})
-    for verb in verbs:
-        action = rf"^{re.escape(verb)} (?P<object>.+?)(?: (?:{'|'.join(PREPOSITIONS)}) .+)?$"
-        base = ground(Item(id="verb", category="execution", text="", action=action), episodes)
-        for where, says in NAMED_IN.items():
-            item = Item(
-                id="candidate",
-                category="execution",
-                text=f"'{verb} X' where {says} X",
-                action=action,
-                argument_in=where,
-            )
-            g = ground(item, episodes)
-            if g.hits_success < NAMED_MIN_HITS:
-                continue
-            lift, over = g.lift or 0.0, (g.lift or 0.0) / max(base.lift or 0.0, 1e-9)
-            if (g.kept or 0.0) < grounding.KEPT_MIN or lift < grounding.RESCUE_LIFT or over < NAMED_OVER_VERB:
-                report.rejected.append(
-                    f"'{verb} X' where {says} X: does not mark successes beyond the verb "
-                    f"(lift {lift:.2f}, {over:.2f}x the verb's); {g.summary()}"
-                )
-                continue
-            item.id = new_id(f"{_slug(verb)}-named-in-{where}")
-            item.note = (
-                f"found in the data, no judge: lasts in successes and marks them {over:.2f}x more than "
-                f"'{verb}' on any object; {g.summary()}"
-            )
-            out.append(item)
-    return out
 
 
 def build_rubric(
@@ -282,7 +203,7 @@ def build_rubric(
         )
         items.append(
             Item(
-                id=f"{_slug(verb)}-where-it-belongs",
+                id=f"{slug(verb)}-where-it-belongs",
                 category="execution",
                 text=f"An object was {verb} where it usually belongs",
                 action=action,
@@ -294,7 +215,7 @@ def build_rubric(
         if grounded:
             items.append(
                 Item(
-                    id=f"{_slug(verb)}-elsewhere",
+                    id=f"{slug(verb)}-elsewhere",
                     category="invalidity",
                     text=f"An object was {verb} somewhere successful trajectories never left it",
                     action=action,
@@ -334,12 +255,12 @@ def build_rubric(
         if category is None:
             report.rejected.append(f"{head}: {reason}")
             continue
-        base = f"{_slug(tp.verb)}-{_slug(tp.display.replace('{object}', '').replace('{place}', ''))}"
+        base = f"{slug(tp.verb)}-{slug(tp.display.replace('{object}', '').replace('{place}', ''))}"
         item.id, item.category = new_id(base), category
         item.note = f"{reason}; {tp.count} transitions; {example}"
         items.append(item)
     if cfg.grounded and cfg.tag_templates:  # the world's generic refusals, found in the data alone
-        items += _generic_refusals(mined, episodes, report, new_id)
+        items += generic_refusals(mined, episodes, report.rejected, new_id)
     for cid, rx, _action, response in INVALIDITY_CANDIDATES if cfg.tag_templates else ():
         tag, why = tag_of("candidate", cid)
         item = Item(
@@ -363,7 +284,7 @@ def build_rubric(
         items.append(item)
 
     if cfg.grounded and cfg.tag_templates:  # actions on what the instruction or an earlier response names
-        items += _named_arguments(templates, episodes, report, new_id)
+        items += named_arguments(templates, episodes, report.rejected, new_id)
 
     # --- 4. items without the judge
     carryable = sorted({o for v in mined.places_for.values() for o in v})
@@ -409,21 +330,6 @@ def build_rubric(
         },
     )
     return report
-
-
-def layout_notes(layout: StateLayout) -> list[str]:
-    """What the checks do on a log whose layout lacks a part they would read (said in the rubric's header)."""
-    names = set(layout.names)
-    out = []
-    if layout.plain:
-        out.append("plain text (no 'Label: value' parts): the world state is the whole text")
-    if "feedback" not in names:
-        out.append("no response part: a step's response is what its next state adds to its state")
-    if "history" not in names:
-        out.append("no recent-actions part: 'repeat' checks compare the episode's own last actions")
-    if "inventory" not in names:
-        out.append("no inventory part: no inventory-change item (such a check never holds on this log)")
-    return out
 
 
 def build_header(report: BuildReport) -> str:

@@ -16,7 +16,6 @@ from labeler.dataset import (
     Step,
     Trajectory,
     TrajectoryWriter,
-    dataset_stats,
     read_trajectories,
     write_trajectories,
 )
@@ -66,15 +65,6 @@ def test_round_trip(tmp_path, suffix):
     assert read_trajectories(path, layouts=False) == trajs
     if suffix.endswith(".gz"):
         assert path.read_bytes()[:2] == b"\x1f\x8b"
-
-
-def test_stats(tmp_path):
-    path = tmp_path / "d.jsonl"
-    write_trajectories(path, [make_traj(0, 2, True), make_traj(1, 4, False)])
-    s = dataset_stats(path)
-    assert s["trajectories"] == 2 and s["steps"] == 6 and s["success_rate"] == 0.5
-    assert s["mean_length"] == 3 and s["max_length"] == 4 and s["mean_candidates"] == 2
-    assert s["task_types"] == {"twc": 2}
 
 
 @pytest.mark.parametrize("line, field, problem", BAD_LINES)
