@@ -134,8 +134,10 @@ class StateLayout:
         text); otherwise the pieces (lines, sentences) of the next text that the one before did not show, in
         order, joined by spaces -- without pieces that only list ``actions`` (an echo of the episode's
         actions is not the world's answer)."""
-        if "feedback" in self.names and self.is_structured(next_observation):
-            return self.parse(next_observation).get("feedback", "")
+        if "feedback" in self.names:
+            found = self.parse(next_observation)
+            if any(p.world and p.name in found for p in self.parts):
+                return found.get("feedback", "")
         before = set(text_pieces(observation))
         known = {" ".join(a.lower().split()) for a in actions}
         return " ".join(

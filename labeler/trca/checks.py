@@ -42,7 +42,6 @@ class StateView:
     feedback: str
     inventory: str | None
     recent: tuple[str, ...]
-    world: str  # what "the state changed" compares: the layout's world key
     context: str  # the text without the recent-actions line (decision context, and where terms appear)
 
     @classmethod
@@ -53,10 +52,9 @@ class StateView:
     @classmethod
     def _parse(cls, text: str, layout: StateLayout) -> StateView:
         parts = layout.parse(text)
-        world = layout.world_key(text)
         if not any(p.world and p.name in parts for p in layout.parts):
             t = _norm(text)
-            return cls(text=text, feedback=t, inventory=None, recent=(), world=world, context=t)
+            return cls(text=text, feedback=t, inventory=None, recent=(), context=t)
         recent_raw = parts.get("history", "")
         recent = (
             tuple(a.strip() for a in recent_raw.split(",")) if recent_raw and recent_raw != "none" else ()
@@ -70,7 +68,6 @@ class StateView:
             feedback=parts.get("feedback", ""),
             inventory=parts.get("inventory"),
             recent=recent,
-            world=world,
             context=_norm(context),
         )
 
