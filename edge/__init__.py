@@ -18,8 +18,6 @@ Modules:
 * ``launch`` — start a daemon and read its endpoint
 * ``protocol`` — msgpack messages and errors (both ends)
 * ``protocol_vectors`` — byte-level test vectors shared with the C++ client
-* ``actions`` — candidate features (both ends)
-* ``state_inputs`` — a state and its memory as a format-2 bundle's arrays
 * ``client`` — ``EdgeClient``
 * ``query_cli`` — ``edgejudge query``
 * ``policies`` — the one policy interface and base, the episode memory and the wrappers

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from edge.policies import Memory, ScoringPolicy
-from edge.runtime import Item, Runtime, RuntimeConfig, load_runtime
+from edge.runtime import Item, Runtime, RuntimeConfig, TextRequest, load_runtime
 from models import settings
 from models.bundle import BundleError
 
@@ -53,7 +53,7 @@ class BundlePolicy(ScoringPolicy):
 
     def candidate_features(self, candidates: Sequence[str], state: str = "") -> np.ndarray:
         """float32 [K, C]: the scorer's per-candidate input (the bundle's ``candidate_features``)."""
-        (item,) = self.runtime.items_from_text([("", state, list(candidates))])
+        (item,) = self.runtime.items_from_text([TextRequest("", state, list(candidates))])
         return item.candidates
 
     def scores_from_embeddings(
@@ -81,7 +81,7 @@ class BundlePolicy(ScoringPolicy):
             raise ValueError("no candidate actions to choose from")
         cands = None if candidates is None else list(candidates)
         rt = self.runtime
-        return rt.score(rt.items_from_text([(instruction, state, cands, memory)]))[0]
+        return rt.score(rt.items_from_text([TextRequest(instruction, state, cands, memory)]))[0]
 
     def on_close(self) -> None:
         self.runtime.close()

@@ -16,7 +16,8 @@ Request (a msgpack map)::
 
 ``C`` is the bundle's candidate feature size (``info`` reports it as ``candidate_dim``, and the kind as
 ``candidate_features``): ``D`` for ``action``, ``3D`` for ``action+arguments`` (action, object and target
-embeddings side by side, zeros for an absent argument; :mod:`edge.actions` builds them from the candidate
+embeddings side by side, zeros for an absent argument; :mod:`models.inputs.candidates` builds them from the
+candidate
 texts alone).
 
 ``memory`` is the episode so far, oldest first: one ``[action, observation]`` pair per earlier step, the

@@ -1,6 +1,6 @@
 """The policy runtime: a bundle's encoder and scorer in onnxruntime, with a bounded embedding cache.
 
-Format-2 bundles score a structured state with the episode memory (:mod:`edge.state_inputs`): the state
+Format-2 bundles score a structured state with the episode memory (:mod:`models.inputs.arrays`): the state
 text is read as items through the bundle's recorded layout, the memory as (action, response) steps, and
 every such text goes through the cache (most of them repeat from one step to the next). Format-1 bundles
 score one vector of the whole state text, as they always did, and ignore the memory.
@@ -23,10 +23,13 @@ from typing import Any
 
 import numpy as np
 
-from edge.actions import assemble, candidate_texts
-from edge.state_inputs import Memory, StateArrays, StateTexts, pad_batch, state_arrays, state_texts
 from edge.text_encoder import TextEncoder, ort_session
-from models.bundle import POLICY_OUTPUT, BundleError, load_manifest
+from models.bundle import BundleError, load_manifest
+from models.inputs.arrays import StateArrays, StateTexts, pad_batch, state_arrays, state_texts
+from models.inputs.candidates import assemble, candidate_texts
+from models.inputs.schema import POLICY_OUTPUT
+from models.inputs.state import Memory, StateEncoding
+from models.state_layout import StateLayout
 
 
 @dataclass(frozen=True)
@@ -80,13 +83,61 @@ class Item:
     """One act request ready to score: embeddings, candidate texts (may be None), and the candidate count."""
 
     instruction: np.ndarray  # [D]
-    state: np.ndarray | StateArrays  # format 1: [D]; format 2: the state's items and memory
+    state: np.ndarray | StateArrays  # format 1: [D]; format 2: the state's items and memory window
     candidates: np.ndarray  # [K, C]
     texts: list[str] | None
 
 
-TextRequest = tuple[str, str, "list[str] | None"] | tuple[str, str, "list[str] | None", Memory]
-"""(instruction, observation, candidates or None for the skill list[, memory])."""
+@dataclass(frozen=True)
+class TextRequest:
+    """One text ``act`` request: what the runtime reads of it."""
+
+    instruction: str
+    observation: str
+    candidates: list[str] | None
+    """The candidate actions; None: the bundle's skill list."""
+    memory: Memory = ()
+    """The episode so far (read by format-2 bundles: only its last ``encoding.horizon`` pairs)."""
+
+
+class FlatStates:
+    """Format-1 bundles: one vector of the whole state text, not cached (new every step); no memory."""
+
+    def __init__(self, dim: int):
+        self.dim = dim
+
+    def prepare(self, req: TextRequest) -> str:
+        return req.observation
+
+    def texts(self, prepared: str) -> tuple[list[str], list[str]]:
+        """The texts to encode: through the cache, and not."""
+        return [], [prepared]
+
+    def build(self, prepared: str, cached: np.ndarray, uncached: np.ndarray) -> np.ndarray:
+        return uncached[0]
+
+    def feeds(self, states: list[np.ndarray]) -> dict[str, np.ndarray]:
+        return {"state": np.stack(states).astype(np.float32, copy=False)}
+
+
+class StructuredStates:
+    """Format-2 bundles: the state's items and the memory window (:mod:`models.inputs.arrays`), every text
+    through the cache (most of them repeat from one step to the next)."""
+
+    def __init__(self, dim: int, layout: StateLayout, encoding: StateEncoding):
+        self.dim, self.layout, self.encoding = dim, layout, encoding
+
+    def prepare(self, req: TextRequest) -> StateTexts:
+        return state_texts(self.layout, self.encoding, req.observation, req.memory)
+
+    def texts(self, prepared: StateTexts) -> tuple[list[str], list[str]]:
+        return prepared.texts(), []
+
+    def build(self, prepared: StateTexts, cached: np.ndarray, uncached: np.ndarray) -> StateArrays:
+        return state_arrays(prepared, cached, self.dim)
+
+    def feeds(self, states: list[StateArrays]) -> dict[str, np.ndarray]:
+        return pad_batch(states, self.dim)
 
 
 class Runtime:
@@ -107,6 +158,11 @@ class Runtime:
         self.structured = self.format_version >= 2
         self.layout = self.manifest.state_layout
         self.encoding = self.manifest.encoding if self.structured else None
+        self.states: FlatStates | StructuredStates = (
+            StructuredStates(self.dim, self.layout, self.manifest.encoding)
+            if self.structured
+            else FlatStates(self.dim)
+        )
         pin = {i.name for i in self.policy.get_inputs()}
         expected = set(self.manifest.policy_inputs)
         if expected - pin:
@@ -127,7 +183,6 @@ class Runtime:
         )
         self.tokenizer = self.text_encoder.tokenizer
         self.cache = LRU(self.cfg.cache_size)
-        self._ones: dict[int, np.ndarray] = {}
         self.skills = list(self.manifest.skills)
         self.skill_embs: np.ndarray | None = None
         if self.skills:
@@ -155,7 +210,7 @@ class Runtime:
             "encoder_kind": self.encoder_kind,
             "candidate_features": self.manifest.candidate_features,
             "bundle_format": self.format_version,
-            "memory": self.encoding.memory if self.encoding else 0,
+            "memory": self.encoding.horizon if self.encoding else 0,
             "max_length": self.manifest.max_length,
             "skills": self.skills,
             "provenance": self.manifest.provenance,
@@ -200,50 +255,45 @@ class Runtime:
     def items_from_text(self, reqs: list[TextRequest]) -> list[Item]:
         """Encode the texts of several requests together (one encoder pass for everything not cached).
 
-        Instructions and candidates (their texts per ``edge.actions``) go through the cache; so do a format-2
-        bundle's state items and memory texts. A format-1 bundle's observation (one whole text, new every
-        step) does not, and the memory is not read."""
+        Instructions and candidates (their texts per ``models.inputs.candidates``) go through the cache; so do
+        a format-2 bundle's state items and memory texts (of the memory window only: older pairs cost
+        nothing). A format-1 bundle's observation (one whole text, new every step) does not, and the memory is
+        not read."""
         kind = self.manifest.candidate_features
         cached: list[str] = []
-        parts: list[list[str]] = []
-        structured: list[StateTexts] = []
+        uncached: list[str] = []
+        cand_texts: list[list[str] | None] = []
+        prepared: list[Any] = []
         for req in reqs:
-            instruction, obs, cands = req[0], req[1], req[2]
-            cached.append(instruction)
-            if cands is not None:
-                parts.append(candidate_texts(kind, cands))
-                cached.extend(t for t in parts[-1] if t)
-            if self.structured:
-                assert self.encoding is not None
-                memory = req[3] if len(req) > 3 else ()  # type: ignore[misc]
-                structured.append(state_texts(self.layout, self.encoding, obs, memory))
-                cached.extend(structured[-1].texts())
+            cached.append(req.instruction)
+            part_texts = None if req.candidates is None else candidate_texts(kind, req.candidates)
+            cand_texts.append(part_texts)
+            cached.extend(t for t in part_texts or () if t)
+            prepared.append(self.states.prepare(req))
+            c, u = self.states.texts(prepared[-1])
+            cached.extend(c)
+            uncached.extend(u)
         cached_embs = self.encode(cached, cache=True)
-        obs_embs = None if self.structured else self.encode([r[1] for r in reqs], cache=False)
-        items, pos, pi = [], 0, 0
-        for n, req in enumerate(reqs):
-            cands = req[2]
+        uncached_embs = self.encode(uncached, cache=False) if uncached else cached_embs[:0]
+        items, pos, upos = [], 0, 0
+        for req, part_texts, prep in zip(reqs, cand_texts, prepared, strict=True):
             instr = cached_embs[pos]
             pos += 1
-            if cands is None:
+            if part_texts is None:
                 assert self.skill_embs is not None
                 c_embs, texts = self.skill_embs, self.skills
             else:
-                texts, part_texts = cands, parts[pi]
-                pi += 1
+                texts = req.candidates
                 n_present = sum(1 for t in part_texts if t)
                 c_embs = assemble(
                     part_texts, cached_embs[pos : pos + n_present], self.cand_dim // self.dim, self.dim
                 )
                 pos += n_present
-            if self.structured:
-                st = structured[n]
-                n_texts = len(st.texts())
-                state: np.ndarray | StateArrays = state_arrays(st, cached_embs[pos : pos + n_texts], self.dim)
-                pos += n_texts
-            else:
-                assert obs_embs is not None
-                state = obs_embs[n]
+            c, u = self.states.texts(prep)
+            state = self.states.build(
+                prep, cached_embs[pos : pos + len(c)], uncached_embs[upos : upos + len(u)]
+            )
+            pos, upos = pos + len(c), upos + len(u)
             items.append(Item(instr, state, c_embs, texts))
         return items
 
@@ -251,29 +301,20 @@ class Runtime:
         """One policy call for all items (candidates padded and masked); returns each item's scores [K_i]."""
         if not items:
             return []
-        if self.structured:
-            return self._score_structured(items)
-        if len(items) == 1:  # the common robot case: no padding, no copies
-            it = items[0]
-            k = len(it.candidates)
-            if k not in self._ones:
-                self._ones[k] = np.ones((1, k), dtype=bool)
-            (scores,) = self.policy.run(
-                [POLICY_OUTPUT],
-                {
-                    "instruction": it.instruction.reshape(1, -1),
-                    "state": it.state.reshape(1, -1),
-                    "candidates": it.candidates.reshape(1, k, -1),
-                    "mask": self._ones[k],
-                },
+        states = [it.state for it in items]
+        if self.structured != all(isinstance(st, StateArrays) for st in states):
+            raise BundleError(
+                f"{self.bundle_dir}: a format-{self.format_version} bundle scores "
+                + ("structured states (send text)" if self.structured else "one state vector per request")
             )
-            return [scores[0]]
-        instr = np.stack([it.instruction for it in items]).astype(np.float32, copy=False)
-        state = np.stack([it.state for it in items]).astype(np.float32, copy=False)
         cands, mask = self._pad_candidates(items)
-        (scores,) = self.policy.run(
-            [POLICY_OUTPUT], {"instruction": instr, "state": state, "candidates": cands, "mask": mask}
-        )
+        feeds = {
+            "instruction": np.stack([it.instruction for it in items]).astype(np.float32, copy=False),
+            **self.states.feeds(states),  # type: ignore[arg-type]
+            "candidates": cands,
+            "mask": mask,
+        }
+        (scores,) = self.policy.run([POLICY_OUTPUT.name], feeds)
         return [np.asarray(scores[i, : len(it.candidates)], dtype=np.float32) for i, it in enumerate(items)]
 
     def _pad_candidates(self, items: list[Item]) -> tuple[np.ndarray, np.ndarray]:
@@ -287,24 +328,12 @@ class Runtime:
             mask[i, :k] = True
         return cands, mask
 
-    def _score_structured(self, items: list[Item]) -> list[np.ndarray]:
-        states = [it.state for it in items]
-        if not all(isinstance(s, StateArrays) for s in states):
-            raise BundleError(f"{self.bundle_dir}: a format-2 bundle scores structured states (send text)")
-        feeds = pad_batch(states, self.dim)  # type: ignore[arg-type]
-        cands, mask = self._pad_candidates(items)
-        instr = np.stack([it.instruction for it in items]).astype(np.float32, copy=False)
-        (scores,) = self.policy.run(
-            [POLICY_OUTPUT], {"instruction": instr, **feeds, "candidates": cands, "mask": mask}
-        )
-        return [np.asarray(scores[i, : len(it.candidates)], dtype=np.float32) for i, it in enumerate(items)]
-
     def self_test(self) -> None:
         """A text and an embedding inference; raises :class:`BundleError` when the bundle cannot serve."""
         try:
             items = self.items_from_text(
                 [
-                    (
+                    TextRequest(
                         "self test instruction",
                         "self test observation",
                         None if self.skills else ["look around", "put self test cup in box"],

@@ -75,7 +75,7 @@ def answer_acts(
             assert r.instruction is not None and r.observation is not None
             text_pos.append(len(items))
             items.append(None)
-            texts.append((r.instruction, r.observation, r.candidates, r.memory or ()))
+            texts.append(TextRequest(r.instruction, r.observation, r.candidates, r.memory or ()))
         ready.append(p)
     if not ready:
         return

@@ -39,7 +39,7 @@ from typing import Any
 
 from models.layout_inference import infer_layout
 from models.settings import AtomicFile
-from models.state_layout import LEGACY_STATE_FORMAT, StateLayout
+from models.state_layout import LEGACY_STATE_FORMAT, StateLayout, layout_of
 
 FORMAT_VERSION = 1
 
@@ -105,6 +105,14 @@ class Trajectory:
         if self.provenance:
             d["provenance"] = self.provenance
         return d
+
+    def responses(self) -> list[str]:
+        """The world's response to each step, read through the layout the trajectory records
+        (:meth:`models.state_layout.StateLayout.responses`: the one definition the policy shares)."""
+        if not self.steps:
+            return []
+        steps = [(s.action, s.next_observation) for s in self.steps]
+        return layout_of(self.meta).responses(steps, before=self.steps[0].observation)
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), ensure_ascii=False, allow_nan=False, separators=(",", ":"))

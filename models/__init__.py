@@ -1,5 +1,10 @@
 """What every layer shares, importing nothing from ``edge``, ``labeler`` or ``policy``.
 
+Packages:
+
+* ``inputs`` — the policy's inputs, the one contract of training and serving: a state and its episode
+  memory as items, candidate features, the arrays and their schema per bundle format
+
 Modules:
 
 * ``settings`` — the ``EDGEJUDGE_*`` environment settings and the atomic file write
@@ -7,11 +12,9 @@ Modules:
 * ``gguf`` — the GGUF header reader
 * ``encoder`` — the sentence encoder reference
 * ``bundle`` — the bundle manifest schema and its checks
-* ``candidates`` — candidate feature kinds and their sizes
 * ``state_layout`` — state texts as labelled parts, as recorded with datasets and bundles; the one world key
 * ``layout_inference`` — a layout for a log that records none, inferred from its texts
 * ``world_paths`` — loop erasure over world states
-* ``state_items`` — a state and its episode memory as the structured policy's items, by the layout alone
 * ``cli_options`` — the command-line options every layer shares
 * ``lazy_group`` — the click group whose subcommands load only when run
 * ``cli`` — the ``edgejudge`` command (its subcommands named as strings, never imported here)

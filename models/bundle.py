@@ -4,16 +4,10 @@ Layout::
 
     bundle/
       manifest.json     this schema (format "edgejudge.bundle", format_version 2, or 1 for older bundles)
-      policy.onnx       format 2, the structured scorer (policy.model):
-                          instruction [B,D], items [B,T,D], item_kinds [B,T] i64, memory_actions [B,M,D],
-                          memory_responses [B,M,D], memory_mask [B,M] bool, candidates [B,K,C],
-                          mask [B,K] bool -> scores [B,K]
-                        the state's items and the episode memory come from the state text and the memory
-                        through the recorded layout (models.state_items; ``state_encoding`` says how many)
-                        format 1, the flat scorer: instruction [B,D], state [B,D], candidates [B,K,C],
-                          mask [B,K] -> scores [B,K]
-                        (C = D for candidate_features "action", 3D for "action+arguments": see
-                        edge.actions)
+      policy.onnx       the scorer; its inputs per format are the table in models.inputs.schema (format 2:
+                        the state's items and the episode's memory window, read from the state text and the
+                        memory through the recorded layout, models.inputs.state, ``state_encoding`` says
+                        how many; format 1: one vector of the whole state text)
       encoder.onnx      input_ids, attention_mask, token_type_ids [N,L] int64 -> embeddings [N,D]
                         (mean pooling and L2 normalisation are inside the graph); ``encoder_kind``
                         "transformer" (MiniLM, the default and what older manifests mean) or "static"
@@ -36,9 +30,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from models.candidates import DEFAULT_CANDIDATE_FEATURES, parts_of
+from models.inputs.candidates import DEFAULT_CANDIDATE_FEATURES, parts_of
+from models.inputs.schema import input_names, io_dims
+from models.inputs.state import StateEncoding, check_kinds
 from models.settings import atomic_write
-from models.state_items import StateEncoding
 from models.state_layout import StateLayout, layout_of, policy_world, state_format_of
 
 BUNDLE_FORMAT = "edgejudge.bundle"
@@ -47,20 +42,6 @@ BUNDLE_FORMAT_VERSIONS = (1, 2)
 """What this edgejudge reads: 2 (structured state and episode memory) and 1 (one state vector)."""
 MANIFEST = "manifest.json"
 
-# The scorer's graph interface, fixed by the format version.
-POLICY_INPUTS_V1 = ("instruction", "state", "candidates", "mask")
-POLICY_INPUTS_V2 = (
-    "instruction",
-    "items",
-    "item_kinds",
-    "memory_actions",
-    "memory_responses",
-    "memory_mask",
-    "candidates",
-    "mask",
-)
-POLICY_INPUTS = {1: POLICY_INPUTS_V1, 2: POLICY_INPUTS_V2}
-POLICY_OUTPUT = "scores"
 ENCODER_INPUTS = ("input_ids", "attention_mask", "token_type_ids")
 ENCODER_OUTPUT = "embeddings"
 ENCODER_KINDS = ("transformer", "static")
@@ -94,13 +75,13 @@ class Manifest:
     ``state_layout`` (:mod:`models.state_layout`); empty in bundles written before it was recorded, which were
     all trained on the ``twx/1`` state format."""
     state_encoding: dict[str, int] = field(default_factory=dict)
-    """Format 2: ``max_items``, ``memory`` and ``facts`` (:class:`models.state_items.StateEncoding`)."""
+    """Format 2: ``max_items``, ``memory`` and ``facts`` (:class:`models.inputs.state.StateEncoding`)."""
     format: str = BUNDLE_FORMAT
     format_version: int = BUNDLE_FORMAT_VERSION
 
     @property
     def policy_inputs(self) -> tuple[str, ...]:
-        return POLICY_INPUTS[self.format_version]
+        return input_names(self.format_version)
 
     @property
     def encoding(self) -> StateEncoding:
@@ -126,31 +107,22 @@ class Manifest:
         """Identity of what is served: the policy graph's sha256."""
         return str(self.files["policy.onnx"]["sha256"])
 
-    def _policy_io(self) -> dict[str, list[Any]]:
-        d, c = self.embedding_dim, self.candidate_dim
-        if self.format_version == 1:
-            state = {"state": ["batch", d]}
-        else:
-            state = {
-                "items": ["batch", "items", d],
-                "item_kinds": ["batch", "items"],
-                "memory_actions": ["batch", "memory", d],
-                "memory_responses": ["batch", "memory", d],
-                "memory_mask": ["batch", "memory"],
-            }
-        return {
-            "instruction": ["batch", d],
-            **state,
-            "candidates": ["batch", "candidates", c],
-            "mask": ["batch", "candidates"],
-        }
+    def _policy_io(self) -> dict[str, dict[str, list[str | int]]]:
+        dims = io_dims(self.format_version, self.embedding_dim, self.candidate_dim)
+        return {"inputs": {n: dims[n] for n in self.policy_inputs}, "output": {"scores": dims["scores"]}}
+
+    def check_kinds(self) -> None:
+        """ValueError when a format-2 policy has fewer item kinds than its recorded layout gives (the
+        scorer's ``kinds``, recorded under ``policy``; bundles that record none are not checked)."""
+        if self.format_version >= 2 and "kinds" in self.policy:
+            check_kinds(self.state_layout, int(self.policy["kinds"]), "bundle")
 
     def to_dict(self) -> dict[str, Any]:
         out = {
             "format": self.format,
             "format_version": self.format_version,
             "files": self.files,
-            "policy_io": {"inputs": self._policy_io(), "output": {POLICY_OUTPUT: ["batch", "candidates"]}},
+            "policy_io": self._policy_io(),
             "encoder_io": {
                 "inputs": {name: ["texts", "tokens"] for name in ENCODER_INPUTS},
                 "output": {ENCODER_OUTPUT: ["texts", self.embedding_dim]},
@@ -217,6 +189,7 @@ def write_manifest(
         raise BundleError(f"unknown bundle format version {format_version}")
     if format_version >= 2:
         m.encoding  # noqa: B018 - ValueError on a bad state encoding, before anything is written
+    m.check_kinds()
     parts_of(candidate_features)  # ValueError on an unknown kind, before anything is written
     m.state_layout  # noqa: B018 - ValueError on a malformed layout, before anything is written
     if encoder_kind not in ENCODER_KINDS:
@@ -281,6 +254,7 @@ def load_manifest(bundle_dir: str | os.PathLike[str], *, verify: bool = True) ->
         )
         if m.format_version >= 2:
             m.encoding  # noqa: B018 - ValueError on a bad state encoding
+        m.check_kinds()
         parts_of(m.candidate_features)
         m.state_layout  # noqa: B018 - ValueError on a malformed recorded layout
         if m.encoder_kind not in ENCODER_KINDS:

@@ -25,9 +25,12 @@ import statistics
 from collections import Counter, defaultdict
 from collections.abc import Iterable
 
-from models.state_layout import PLAIN_LAYOUT, Part, StateLayout
+from models.state_layout import PLAIN_LAYOUT, Part, StateLayout, labelled_line
 
-_LABEL_LINE = re.compile(r"^(?P<label>[A-Z][A-Za-z0-9 '()/_-]{0,39}):(?:\s|$)")
+_LABEL = re.compile(r"[A-Z][A-Za-z0-9 '()/_-]{0,39}")
+"""What a label looks like to inference (on lines of the one labelled-line shape,
+:func:`models.state_layout.labelled_line`): a capitalised short name, not the start of a sentence with a
+colon."""
 _ROLES = (
     ("feedback", re.compile(r"^(feedback|response|result|message|outcome|event)s?\b", re.IGNORECASE)),
     ("history", re.compile(r"^(recent actions|history|previous actions|last actions)\b", re.IGNORECASE)),
@@ -71,16 +74,15 @@ def infer_layout(texts: Iterable[str]) -> tuple[StateLayout, str]:
         lines_total += len(lines)
         here: Counter[str] = Counter()
         for i, ln in enumerate(lines):
-            m = _LABEL_LINE.match(ln)
-            if m:
-                here[m["label"]] += 1
-                positions[m["label"]].append(i)
-                values[m["label"]].append(ln[m.end() :].strip())
+            found = labelled_line(ln)
+            if found and _LABEL.fullmatch(found[0]):
+                label, value = found
+                here[label] += 1
+                positions[label].append(i)
+                values[label].append(value)
         seen.update(here.keys())
         repeated.update(k for k, v in here.items() if v > 1)
-    labels = [
-        lb for lb, n in seen.items() if n >= MIN_SHARE * len(states) and repeated[lb] <= 0.05 * n
-    ]
+    labels = [lb for lb, n in seen.items() if n >= MIN_SHARE * len(states) and repeated[lb] <= 0.05 * n]
     covered = sum(len(values[lb]) for lb in labels)
     if not labels or covered < MIN_COVER * lines_total:
         why = (

@@ -27,6 +27,7 @@ text is the world state, and the response to an action is what the next state ad
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -36,7 +37,9 @@ _WORDS = re.compile(r"[\s,]+")
 """What separates the words of an unordered part (a comma-separated list reads as the same bag)."""
 ARTICLES = frozenset({"a", "an", "some", "the"})
 """Words an unordered part's bag leaves out ("a cup" and "the cup" are the same item)."""
-_PIECE_END = re.compile(r"(?<=[.!?])\s+|\s*[\r\n]+\s*")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+_LABELLED = re.compile(r"^(?P<label>[^:\r\n]+):(?:[ \t]+(?P<value>.*)|[ \t]*)$")
+"""The one shape of a labelled line: ``Label:`` then white space and the value, or nothing."""
 
 
 @dataclass(frozen=True)
@@ -47,10 +50,11 @@ class Part:
     unordered: bool = False
     items: bool = False
     """Its value is a comma-separated list (an inventory, the recent actions): the structured policy reads
-    each entry as an item of its own (:mod:`models.state_items`)."""
+    each entry as an item of its own (:mod:`models.inputs.state`)."""
 
     @property
     def prefix(self) -> str:
+        """How :meth:`StateLayout.compose` starts its line."""
         return f"{self.label}: "
 
 
@@ -64,6 +68,9 @@ class StateLayout:
         names = [p.name for p in self.parts]
         if len(set(names)) != len(names) or len({p.label for p in self.parts}) != len(names):
             raise ValueError(f"state layout with repeated part names or labels: {names}")
+        bad = [p.label for p in self.parts if labelled_line(p.prefix) != (p.label, "")]
+        if bad:
+            raise ValueError(f"state layout labels must be one line without ':' and not blank, got {bad}")
         if self.parts and not any(p.world for p in self.parts):
             raise ValueError("a state layout needs at least one world part (or no parts: the plain layout)")
 
@@ -75,6 +82,20 @@ class StateLayout:
     @property
     def names(self) -> tuple[str, ...]:
         return tuple(p.name for p in self.parts)
+
+    def part_of(self, line: str) -> tuple[Part, str] | None:
+        """The part a line of a state text belongs to and its value (white space trimmed), or None: the one
+        rule every reader applies (a line ``Label:`` followed by white space or by nothing, see
+        :func:`labelled_line`)."""
+        found = labelled_line(line)
+        if found is None:
+            return None
+        part = self._by_label.get(found[0])
+        return None if part is None else (part, found[1])
+
+    @functools.cached_property
+    def _by_label(self) -> dict[str, Part]:
+        return {p.label: p for p in self.parts}
 
     def compose(self, values: Mapping[str, str | None]) -> str:
         """The state text: one ``Label: value`` line per part in order; parts whose value is None are left
@@ -96,10 +117,9 @@ class StateLayout:
         """The parts found in ``text`` (the first line of each label); empty for a plain text."""
         out: dict[str, str] = {}
         for line in text.splitlines():
-            for p in self.parts:
-                if line.startswith(p.prefix) or line == p.label + ":":
-                    out.setdefault(p.name, line[len(p.prefix) :].strip())
-                    break
+            found = self.part_of(line)
+            if found is not None:
+                out.setdefault(found[0].name, found[1])
         return out
 
     def is_structured(self, text: str) -> bool:
@@ -115,12 +135,11 @@ class StateLayout:
         state exactly when their keys are equal."""
         lines = []
         for ln in text.splitlines():
-            for p in self.parts:
-                if not p.world or not ln.startswith(p.label + ":"):
-                    continue
-                value = ln[len(p.label) + 1 :]
-                lines.append(p.prefix + (bag_of_words(value) if p.unordered else " ".join(value.split())))
-                break
+            found = self.part_of(ln)
+            if found is None or not found[0].world:
+                continue
+            p, value = found
+            lines.append(p.prefix + (bag_of_words(value) if p.unordered else " ".join(value.split())))
         if lines:
             return "\n".join(lines)
         if not actions:
@@ -128,21 +147,32 @@ class StateLayout:
         known = {" ".join(a.lower().split()) for a in actions}
         return " ".join(p for p in text_pieces(text) if not _lists_only(p, known))
 
-    def response(self, observation: str, next_observation: str, actions: Iterable[str] = ()) -> str:
-        """The world's response to the action taken between two state texts: the ``feedback`` part of the next
-        one when the layout has that part ("" when a structured text does not show it: the action drew no new
-        text); otherwise the pieces (lines, sentences) of the next text that the one before did not show, in
-        order, joined by spaces -- without pieces that only list ``actions`` (an echo of the episode's
-        actions is not the world's answer)."""
-        if "feedback" in self.names:
-            found = self.parse(next_observation)
-            if any(p.world and p.name in found for p in self.parts):
-                return found.get("feedback", "")
-        before = set(text_pieces(observation))
+    def response(self, observation: str | None, next_observation: str, actions: Iterable[str] = ()) -> str:
+        """The world's response to the action taken between two state texts -- the one definition (TRCA's
+        checks, COREN's "result", the policy's memory):
+
+        - the ``feedback`` part of the next text, when the layout has that part and the next text shows a
+          world part ("" when it does not show a feedback line: the action drew no new text);
+        - otherwise the pieces (lines, sentences) of the next text that ``observation`` did not show, in
+          order, joined by spaces (all of them when ``observation`` is None: the state before is not
+          known), without pieces that only list ``actions`` (the episode's actions: an echo of them is not
+          the world's answer)."""
+        found = _new_pieces(self, observation, next_observation)
+        if isinstance(found, str):
+            return found
         known = {" ".join(a.lower().split()) for a in actions}
-        return " ".join(
-            p for p in text_pieces(next_observation) if p not in before and not _lists_only(p, known)
-        )
+        return " ".join(p for p in found if not _lists_only(p, known))
+
+    def responses(self, steps: Iterable[tuple[str, str]], before: str | None = None) -> list[str]:
+        """:meth:`response` to each of ``steps`` (``(action, state text it led to)``, oldest first), each with
+        the actions up to it; ``before`` is the state text before the first step (None: not known)."""
+        out: list[str] = []
+        actions: list[str] = []
+        for action, observation in steps:
+            actions.append(action)
+            out.append(self.response(before, observation, actions))
+            before = observation
+        return out
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -178,6 +208,18 @@ class StateLayout:
         return cls(parts)
 
 
+@functools.lru_cache(maxsize=8192)
+def _new_pieces(layout: StateLayout, observation: str | None, next_observation: str) -> str | tuple[str, ...]:
+    """:meth:`StateLayout.response` before the echo filter: the feedback value (a str), or the new pieces.
+    Cached: a policy's episode memory reads the same transitions again at every later step."""
+    if "feedback" in layout.names:
+        found = layout.parse(next_observation)
+        if any(p.world and p.name in found for p in layout.parts):
+            return found.get("feedback", "")
+    before = set(text_pieces(observation)) if observation is not None else set()
+    return tuple(p for p in text_pieces(next_observation) if p not in before)
+
+
 def bag_of_words(value: str) -> str:
     """An unordered part's value as a bag: lower-case words, commas and articles dropped, sorted."""
     return " ".join(sorted(w for w in _WORDS.split(value.lower()) if w and w not in ARTICLES))
@@ -191,9 +233,26 @@ def _lists_only(piece: str, actions: set[str]) -> bool:
     return all(e in actions or e == "none" for e in entries if e) and any(entries)
 
 
+def labelled_line(line: str) -> tuple[str, str] | None:
+    """``(label, value)`` of a line shaped ``Label: value`` (or ``Label:`` alone, value ""), white space
+    around the line and the value trimmed; None for any other line. The one rule for "this line is part P"
+    (every layout reader) and for the lines layout inference considers."""
+    m = _LABELLED.match(line.strip())
+    if m is None:
+        return None
+    return m["label"], (m["value"] or "").strip()
+
+
+def sentences(text: str) -> list[str]:
+    """``text`` cut after every ``.``, ``!`` or ``?`` followed by white space, each piece white-space
+    collapsed; empty pieces dropped. The one sentence splitter (the policy's items, TRCA's and the world
+    key's pieces)."""
+    return [" ".join(p.split()) for p in _SENTENCE_END.split(text) if p and not p.isspace()]
+
+
 def text_pieces(text: str) -> list[str]:
-    """``text`` cut into lines and sentences, each white-space collapsed; empty pieces dropped."""
-    return [" ".join(p.split()) for p in _PIECE_END.split(text) if p and p.strip()]
+    """``text`` cut into lines, and the lines into :func:`sentences`."""
+    return [piece for line in text.splitlines() for piece in sentences(line)]
 
 
 PLAIN_LAYOUT = StateLayout(())

@@ -2,10 +2,11 @@
 
 Every distinct text (instructions, state items, memory actions and responses, candidate parts) is one row
 of the embedding table ``emb`` [U,D]. A *state record* is one state as the structured scorer reads it
-(:mod:`models.state_items`): the rows of its items and their kinds (``rec_items``/``rec_kinds`` [S,T]) and
+(:mod:`models.inputs.state`): the rows of its items and their kinds (``rec_items``/``rec_kinds`` [S,T]) and
 of its memory, the episode so far, most recent first (``rec_mem_action``/``rec_mem_response`` [S,M]). Each
 step i holds its instruction row, the record of its state and of its next state, its candidate rows padded to
-``K`` (``cand`` [N,K,P], P parts per candidate, see ``edge.actions``), the index of the taken action, reward,
+``K`` (``cand`` [N,K,P], P parts per candidate, see ``models.inputs.candidates``), the index of the taken
+action, reward,
 done and the next step's candidates (for CQL's max over next actions; empty on the last step). ``-1`` is
 padding or an absent text (a zero vector) throughout. A batch gathers rows from ``emb`` into the scorer's
 inputs (:class:`policy.model.StateInputs`).
@@ -15,17 +16,17 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import torch
 
-from edge.actions import DEFAULT_CANDIDATE_FEATURES, candidate_texts, parts_of
-from edge.state_inputs import state_texts
 from labeler.dataset import Trajectory
-from models.state_items import StateEncoding
-from models.state_layout import layout_of
+from models.inputs.arrays import state_texts
+from models.inputs.candidates import DEFAULT_CANDIDATE_FEATURES, candidate_texts, parts_of
+from models.inputs.state import StateEncoding, check_kinds
+from models.state_layout import StateLayout, layout_of
 from policy.features import TextEmbedder
 from policy.model import Rows, ScorerConfig, StateInputs
 from policy.rewards import RewardSpec, step_channel, step_rewards
@@ -43,15 +44,15 @@ class ScorerOptions:
     on a CPU, at the same imitation accuracy on CookingWorld)."""
     layers: int = 1
     """Self-attention blocks over the state's items and memory."""
-    memory: int = 32
+    memory: int = StateEncoding.memory
     """Earlier steps of the episode the scorer reads (0: none)."""
-    max_items: int = 48
-    """Items of the current state the scorer reads (models.state_items)."""
-    facts: int = 32
-    """Distinct pieces of earlier responses the scorer reads as items (0: none)."""
+    max_items: int = StateEncoding.max_items
+    """Items of the current state the scorer reads (models.inputs.state)."""
+    facts: int = StateEncoding.facts
+    """Distinct pieces of the memory window's responses the scorer reads as items (0: none)."""
     candidate_features: str = TRAIN_CANDIDATE_FEATURES
     """Per-candidate input: 'action' (its sentence embedding) or 'action+arguments' (also its object and
-    target, see edge.actions)."""
+    target, see models.inputs.candidates)."""
 
     @property
     def encoding(self) -> StateEncoding:
@@ -113,6 +114,8 @@ class TransitionTable:
     episode: np.ndarray  # [N] trajectory index
     info: dict[str, Any] = field(default_factory=dict)
     candidate_features: str = DEFAULT_CANDIDATE_FEATURES
+    layouts: list[StateLayout] = field(default_factory=list)
+    """The layouts its states were read with (their item kinds must fit the scorer)."""
 
     def __len__(self) -> int:
         return len(self.action)
@@ -137,6 +140,7 @@ class TransitionTable:
             episode=self.episode[rows],
             info=dict(self.info),
             candidate_features=self.candidate_features,
+            layouts=self.layouts,
         )
 
     def to_torch(self) -> TorchTable:
@@ -149,6 +153,7 @@ class TorchTable:
     def __init__(self, t: TransitionTable):
         self.n = len(t)
         self.candidate_features = t.candidate_features
+        self.layouts = t.layouts
         d = t.emb.shape[1]
         # Row U is an all-zero embedding used for padding.
         self.emb = torch.from_numpy(np.concatenate([t.emb, np.zeros((1, d), np.float32)]))
@@ -226,9 +231,12 @@ def build_table(
     rec_items: list[list[tuple[int, int]]] = []
     rec_memory: list[list[tuple[int, int]]] = []
 
+    layouts: dict[StateLayout, None] = {}
+
     def records(t: Trajectory) -> int:
         """Add the records of ``t``'s states (each step's, then the last next state); the first's index."""
         layout = layout_of(t.meta)
+        layouts[layout] = None
         first = len(rec_items)
         observations = [s.observation for s in t.steps]
         observations.append(t.steps[-1].next_observation if t.steps else "")
@@ -310,6 +318,7 @@ def build_table(
             "max_memory": m_max,
         },
         candidate_features=candidate_features,
+        layouts=list(layouts),
     )
 
 
@@ -322,10 +331,15 @@ def scorer_config(table: TransitionTable | TorchTable, cfg: Any, dim: int) -> Sc
             f"{cfg.candidate_features!r}: build the table with candidate_features={cfg.candidate_features!r}"
         )
     kinds = ScorerConfig.kinds
+    for layout in table.layouts:
+        check_kinds(layout, kinds, "training data")
     top = int(table.rec_kinds.max()) if len(table.rec_kinds) else 0
-    if top >= kinds:
-        raise ValueError(
-            f"the states have {top} item kinds, the scorer has room for {kinds - 1}: a layout of "
-            f"at most {kinds - 2} parts"
-        )
-    return ScorerConfig(embedding_dim=dim, **{f.name: getattr(cfg, f.name) for f in fields(ScorerOptions)})
+    if top >= kinds:  # a table built without its layouts: the kinds it holds
+        raise ValueError(f"the states have {top} item kinds, the scorer has room for {kinds - 1}")
+    return ScorerConfig(
+        embedding_dim=dim,
+        hidden=cfg.hidden,
+        layers=cfg.layers,
+        candidate_features=cfg.candidate_features,
+        encoding=cfg.encoding,
+    )

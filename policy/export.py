@@ -36,9 +36,9 @@ from typing import Any
 import numpy as np
 import torch
 
-from edge.actions import candidate_matrix
 from models.bundle import write_manifest
 from models.encoder import DEFAULT_ENCODER
+from models.inputs.candidates import candidate_matrix
 from policy.common import atomic_dir, load_checkpoint
 from policy.encoder_graph import (  # noqa: F401 - the exporter's public names
     ENCODER_MIN_COSINE,

@@ -1,16 +1,8 @@
 """The structured, memoryful candidate scorer: each candidate attends over the state's items and the episode.
 
-Inputs (the bundle-format-2 ``policy.onnx`` interface, see ``models.bundle``)::
-
-    instruction      [B,D]    f32   the task
-    items            [B,T,D]  f32   the state's items (models.state_items: parts, list entries, sentences)
-    item_kinds       [B,T]    i64   each item's kind (its part in the layout; 0 = padding)
-    memory_actions   [B,M,D]  f32   the episode so far, most recent first: the action taken ...
-    memory_responses [B,M,D]  f32   ... and the response it got (a zero vector for none)
-    memory_mask      [B,M]    bool  False on padding
-    candidates       [B,K,C]  f32   per-candidate features (edge.actions)
-    mask             [B,K]    bool  False on padding
-    -> scores        [B,K]    f32   padded candidates get MASKED_SCORE
+Inputs: the bundle-format-2 ``policy.onnx`` interface, the table in ``models.inputs.schema`` (the
+instruction, the state's items and their kinds, the memory window's actions, responses and mask, the
+candidates and their mask; scores out, padded candidates get ``MASKED_SCORE``).
 
 How it scores: the instruction, every item (its vector plus a learned embedding of its kind) and every memory
 step (action and response vectors plus a learned embedding of its age) become tokens of width H; a small
@@ -20,7 +12,7 @@ what it finds enters added to and multiplied with the candidate, so that "grill 
 recipe can favour "cook chicken in toaster"), is modulated FiLM-style by the instruction token, and a small
 MLP gives its score. Match features (the best cosine of each candidate part to the items of each kind and to
 the memory's actions and responses) say directly whether an object is held, in view, in the recipe or
-already acted on. Items include the *facts* of earlier responses (models.state_items). With
+already acted on. Items include the *facts* of earlier responses (models.inputs.state). With
 ``action+arguments`` features a gated bilinear object-target affinity is added (the cosine of the two
 argument embeddings plus a low-rank learned correction), which applies to objects never seen in training.
 
@@ -32,16 +24,16 @@ checked at export (``policy.policy_graph``).
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, field
 from typing import Any, NamedTuple
 
 import torch
 from torch import nn
 
-from edge.actions import DEFAULT_CANDIDATE_FEATURES, parts_of
-from models.state_items import StateEncoding
+from models.inputs.candidates import DEFAULT_CANDIDATE_FEATURES, parts_of
+from models.inputs.schema import MASKED_SCORE
+from models.inputs.state import StateEncoding, config_from_dict
 
-MASKED_SCORE = -1.0e9
 _NEG = -1.0e9
 
 
@@ -55,7 +47,7 @@ class ScorerConfig:
     """Dropout in attention and hidden layers during training (off at eval and export)."""
     candidate_features: str = DEFAULT_CANDIDATE_FEATURES
     """``action`` (candidates [B,K,D]) or ``action+arguments`` ([B,K,3D]: action, object, target; see
-    ``edge.actions``)."""
+    ``models.inputs.candidates``)."""
     affinity_rank: int = 8
     """Rank of the learned object-target affinity (``action+arguments`` only)."""
     heads: int = 4
@@ -63,21 +55,19 @@ class ScorerConfig:
     layers: int = 1
     """Self-attention blocks over the state's tokens."""
     kinds: int = 16
-    """Rows of the item-kind embedding: a layout may have up to ``kinds - 2`` parts."""
-    max_items: int = StateEncoding.max_items
-    """Items of the current state read (models.state_items)."""
-    memory: int = StateEncoding.memory
-    """Earlier steps of the episode read (rows of the age embedding)."""
-    facts: int = StateEncoding.facts
-    """Distinct pieces of earlier responses read as items (models.state_items)."""
+    """Rows of the item-kind embedding: a layout may have up to ``kinds - 3`` parts
+    (``models.inputs.state.kinds_of``)."""
+    encoding: StateEncoding = field(default_factory=StateEncoding)
+    """Items, memory steps (rows of the age embedding) and facts read (models.inputs.state)."""
 
     @classmethod
     def from_dict(cls, raw: dict[str, Any]) -> ScorerConfig:
-        known = {f.name for f in fields(cls)}
-        unknown = sorted(set(raw) - known)
-        if unknown:
-            raise ValueError(f"unknown scorer config key(s): {', '.join(unknown)}")
-        cfg = cls(**raw)
+        """The config :meth:`to_dict` wrote; checkpoints written before the encoding was one entry hold
+        ``max_items``, ``memory`` and ``facts`` at the top level."""
+        raw = dict(raw)
+        flat = {k: raw.pop(k) for k in ("max_items", "memory", "facts") if k in raw}
+        raw["encoding"] = StateEncoding.from_dict({**flat, **dict(raw.get("encoding") or {})})
+        cfg = config_from_dict(cls, raw, "scorer config")
         parts_of(cfg.candidate_features)  # ValueError on an unknown kind
         if cfg.hidden % cfg.heads:
             raise ValueError(f"hidden ({cfg.hidden}) must be a multiple of heads ({cfg.heads})")
@@ -86,10 +76,6 @@ class ScorerConfig:
     @property
     def candidate_dim(self) -> int:
         return parts_of(self.candidate_features) * self.embedding_dim
-
-    @property
-    def encoding(self) -> StateEncoding:
-        return StateEncoding(max_items=self.max_items, memory=self.memory, facts=self.facts)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -210,7 +196,7 @@ class StateEncoder(nn.Module):
         self.kind = nn.Embedding(cfg.kinds, h)
         self.mem_action = nn.Linear(d, h)
         self.mem_response = nn.Linear(d, h, bias=False)
-        self.age = nn.Embedding(max(1, cfg.memory), h)
+        self.age = nn.Embedding(max(1, cfg.encoding.memory), h)
         self.blocks = nn.ModuleList(Block(h, cfg.heads, cfg.dropout) for _ in range(cfg.layers))
         self.ln = nn.LayerNorm(h)
 
@@ -303,7 +289,8 @@ class CandidateScorer(nn.Module):
 
 
 class PolicyGraph(nn.Module):
-    """:class:`CandidateScorer` with the flat inputs of ``policy.onnx`` (``models.bundle``'s format 2)."""
+    """:class:`CandidateScorer` with the flat inputs of ``policy.onnx``: its parameters are named and ordered
+    as ``models.inputs.schema``'s format-2 row (a tree test checks it)."""
 
     def __init__(self, scorer: CandidateScorer):
         super().__init__()
@@ -320,7 +307,13 @@ class PolicyGraph(nn.Module):
         candidates: torch.Tensor,
         mask: torch.Tensor,
     ) -> torch.Tensor:
-        state = StateInputs(items, item_kinds, memory_actions, memory_responses, memory_mask)
+        state = StateInputs(
+            items=items,
+            item_kinds=item_kinds,
+            memory_actions=memory_actions,
+            memory_responses=memory_responses,
+            memory_mask=memory_mask,
+        )
         return self.scorer(instruction, state, candidates, mask)
 
 

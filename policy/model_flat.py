@@ -16,15 +16,15 @@ MLPs (a context encoder over instruction and state, and a per-candidate head mod
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass
 from typing import Any
 
 import torch
 from torch import nn
 
-from edge.actions import DEFAULT_CANDIDATE_FEATURES, parts_of
-
-MASKED_SCORE = -1.0e9
+from models.inputs.candidates import DEFAULT_CANDIDATE_FEATURES, parts_of
+from models.inputs.schema import MASKED_SCORE
+from models.inputs.state import config_from_dict
 
 
 @dataclass(frozen=True)
@@ -37,17 +37,13 @@ class FlatScorerConfig:
     """Dropout in the hidden layers during training (off at eval and export)."""
     candidate_features: str = DEFAULT_CANDIDATE_FEATURES
     """``action`` (candidates [B,K,D]) or ``action+arguments`` ([B,K,3D]: action, object, target; see
-    ``edge.actions``)."""
+    ``models.inputs.candidates``)."""
     affinity_rank: int = 8
     """Rank of the learned object-target affinity (``action+arguments`` only)."""
 
     @classmethod
     def from_dict(cls, raw: dict[str, Any]) -> FlatScorerConfig:
-        known = {f.name for f in fields(cls)}
-        unknown = sorted(set(raw) - known)
-        if unknown:
-            raise ValueError(f"unknown scorer config key(s): {', '.join(unknown)}")
-        cfg = cls(**raw)
+        cfg = config_from_dict(cls, dict(raw), "scorer config")
         parts_of(cfg.candidate_features)  # ValueError on an unknown kind
         return cfg
 

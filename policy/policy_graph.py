@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from models.bundle import POLICY_INPUTS_V1, POLICY_INPUTS_V2
+from models.inputs.schema import dynamic_axes, example_inputs, input_names, state_names
 from policy.export_common import OPSET, ExportError, ort_session
 from policy.model import CandidateScorer, PolicyGraph, StateInputs
 from policy.model_flat import FlatScorer
@@ -25,75 +25,49 @@ POLICY_TOL = 1e-4
 Scorer = CandidateScorer | FlatScorer
 
 
+Inputs = dict[str, np.ndarray]
+"""``policy.onnx``'s inputs by name (``models.inputs.schema``)."""
+
+
 def format_of(model: Scorer) -> int:
     """The bundle format a scorer is exported in."""
     return 1 if isinstance(model, FlatScorer) else 2
 
 
-def input_names(model: Scorer) -> tuple[str, ...]:
-    return POLICY_INPUTS_V1 if isinstance(model, FlatScorer) else POLICY_INPUTS_V2
-
-
 def export_policy_onnx(model: Scorer, path: Path) -> None:
     model = model.eval()
-    d, c = model.cfg.embedding_dim, model.cfg.candidate_dim
-    cands, mask = torch.zeros(2, 3, c), torch.ones(2, 3, dtype=torch.bool)
-    if isinstance(model, FlatScorer):
-        graph: torch.nn.Module = model
-        example: tuple[torch.Tensor, ...] = (torch.zeros(2, d), torch.zeros(2, d), cands, mask)
-        axes = {"instruction": {0: "batch"}, "state": {0: "batch"}}
-    else:
-        graph = PolicyGraph(model).eval()
-        example = (
-            torch.zeros(2, d),
-            torch.zeros(2, 4, d),
-            torch.ones(2, 4, dtype=torch.int64),
-            torch.zeros(2, 5, d),
-            torch.zeros(2, 5, d),
-            torch.ones(2, 5, dtype=torch.bool),
-            cands,
-            mask,
-        )
-        axes = {
-            "instruction": {0: "batch"},
-            "items": {0: "batch", 1: "items"},
-            "item_kinds": {0: "batch", 1: "items"},
-            "memory_actions": {0: "batch", 1: "memory"},
-            "memory_responses": {0: "batch", 1: "memory"},
-            "memory_mask": {0: "batch", 1: "memory"},
-        }
-    axes.update(
-        {
-            "candidates": {0: "batch", 1: "candidates"},
-            "mask": {0: "batch", 1: "candidates"},
-            "scores": {0: "batch", 1: "candidates"},
-        }
-    )
+    version = format_of(model)
+    sizes = {"batch": 2, "items": 4, "memory": 5, "candidates": 3}
+    sizes.update(D=model.cfg.embedding_dim, C=model.cfg.candidate_dim)
+    example = example_inputs(version, sizes)
+    graph: torch.nn.Module = model if version == 1 else PolicyGraph(model).eval()
     with torch.no_grad():
         torch.onnx.export(
             graph,
-            example,
+            tuple(torch.from_numpy(example[name]) for name in input_names(version)),
             str(path),
             dynamo=False,
             opset_version=OPSET,
-            input_names=list(input_names(model)),
+            input_names=list(input_names(version)),
             output_names=["scores"],
-            dynamic_axes=axes,
+            dynamic_axes=dynamic_axes(version),
         )
 
 
-def torch_scores(model: Scorer, inputs: tuple[np.ndarray, ...]) -> np.ndarray:
-    """The torch scorer on ``policy.onnx``'s inputs (in :func:`input_names` order)."""
-    t = [torch.from_numpy(x) for x in inputs]
+def torch_scores(model: Scorer, inputs: Inputs) -> np.ndarray:
+    """The torch scorer on ``policy.onnx``'s inputs."""
+    t = {name: torch.from_numpy(a) for name, a in inputs.items()}
+    version = format_of(model)
     with torch.no_grad():
-        if isinstance(model, FlatScorer):
-            return model(*t).numpy()
-        return model(t[0], StateInputs(*t[1:6]), t[6], t[7]).numpy()
+        if version == 1:
+            return model(*(t[name] for name in input_names(version))).numpy()
+        state = StateInputs(**{name: t[name] for name in state_names(version)})
+        return model(t["instruction"], state, t["candidates"], t["mask"]).numpy()
 
 
-def _policy_diff(model: Scorer, sess, inputs: tuple[np.ndarray, ...]) -> float:
+def _policy_diff(model: Scorer, sess, inputs: Inputs) -> float:
     ref = torch_scores(model, inputs)
-    got = sess.run(["scores"], dict(zip(input_names(model), inputs, strict=True)))[0]
+    got = sess.run(["scores"], inputs)[0]
     if got.shape != ref.shape:
         raise ExportError(f"policy.onnx returned shape {got.shape}, torch {ref.shape}")
     return float(np.max(np.abs(got - ref)))
@@ -113,7 +87,7 @@ def _lengths_mask(rng: np.random.Generator, b: int, n: int, low: int = 1) -> np.
 
 def random_policy_inputs(
     rng: np.random.Generator, b: int, k: int, d: int, parts: int = 1, t: int = 0, m: int = 0, kinds: int = 0
-) -> tuple[np.ndarray, ...]:
+) -> Inputs:
     """Unit-vector inputs; candidates have ``parts`` unit parts, the last one zero at random (no target).
     With ``kinds`` > 0, format-2 inputs with ``t`` items and ``m`` memory steps (padding at random, kinds
     below ``kinds``); else format-1 inputs."""
@@ -122,24 +96,24 @@ def random_policy_inputs(
         cands[..., (parts - 1) * d :] *= rng.integers(0, 2, size=(b, k, 1)).astype(np.float32)
     mask = _lengths_mask(rng, b, k)
     if not kinds:
-        return _unit(rng, b, d), _unit(rng, b, d), cands, mask
+        return {"instruction": _unit(rng, b, d), "state": _unit(rng, b, d), "candidates": cands, "mask": mask}
     item_mask = _lengths_mask(rng, b, t, low=0)
     item_kinds = np.where(item_mask, rng.integers(1, kinds, size=(b, t)), 0).astype(np.int64)
     mem_mask = _lengths_mask(rng, b, m, low=0)
     responses = _unit(rng, b, m, d) * rng.integers(0, 2, size=(b, m, 1)).astype(np.float32)
-    return (
-        _unit(rng, b, d),
-        _unit(rng, b, t, d),
-        item_kinds,
-        _unit(rng, b, m, d),
-        responses,
-        mem_mask,
-        cands,
-        mask,
-    )
+    return {
+        "instruction": _unit(rng, b, d),
+        "items": _unit(rng, b, t, d),
+        "item_kinds": item_kinds,
+        "memory_actions": _unit(rng, b, m, d),
+        "memory_responses": responses,
+        "memory_mask": mem_mask,
+        "candidates": cands,
+        "mask": mask,
+    }
 
 
-def _real_inputs(model: Scorer, real: np.ndarray, real_cands: np.ndarray) -> tuple[np.ndarray, ...]:
+def _real_inputs(model: Scorer, real: np.ndarray, real_cands: np.ndarray) -> Inputs:
     """Three states of real vectors: rotations of ``real`` as instruction, state items and memory."""
     n = len(real_cands)
     cands = np.stack([real_cands[(np.arange(n - 2) + i) % n] for i in range(3)], axis=0)  # [3, n-2, C]
@@ -148,7 +122,12 @@ def _real_inputs(model: Scorer, real: np.ndarray, real_cands: np.ndarray) -> tup
     n = len(real)
     instr = real[:3].copy()
     if isinstance(model, FlatScorer):
-        return instr, real[np.arange(1, 4) % n].copy(), cands, mask
+        return {
+            "instruction": instr,
+            "state": real[np.arange(1, 4) % n].copy(),
+            "candidates": cands,
+            "mask": mask,
+        }
     t, m = min(n, 6), min(n, 4)
     items = np.stack([real[(np.arange(t) + i) % n] for i in range(3)])
     kinds = np.tile((np.arange(t) % (model.cfg.kinds - 1) + 1).astype(np.int64), (3, 1))
@@ -158,7 +137,16 @@ def _real_inputs(model: Scorer, real: np.ndarray, real_cands: np.ndarray) -> tup
     mem_r[0, 0] = 0.0
     mem_mask = np.ones((3, m), dtype=bool)
     mem_mask[2, 1:] = False
-    return instr, items, kinds, mem_a, mem_r, mem_mask, cands, mask
+    return {
+        "instruction": instr,
+        "items": items,
+        "item_kinds": kinds,
+        "memory_actions": mem_a,
+        "memory_responses": mem_r,
+        "memory_mask": mem_mask,
+        "candidates": cands,
+        "mask": mask,
+    }
 
 
 def check_policy_parity(

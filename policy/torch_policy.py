@@ -1,6 +1,6 @@
 """Run a training checkpoint: the features of the encoder it was trained on (cached) + the torch scorer.
 
-The state and the memory become the scorer's inputs exactly as in the runtime (:mod:`edge.state_inputs`,
+The state and the memory become the scorer's inputs exactly as in the runtime (:mod:`models.inputs.arrays`,
 through the layout the checkpoint's training data recorded)."""
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ from collections.abc import Sequence
 import numpy as np
 import torch
 
-from edge.actions import candidate_matrix
 from edge.policies import Memory, ScoringPolicy
-from edge.state_inputs import embed_state, pad_batch, state_texts
+from models.inputs.arrays import embed_state, pad_batch, state_texts
+from models.inputs.candidates import candidate_matrix
 from models.state_layout import layout_of
 from policy.common import load_checkpoint, set_threads
 from policy.features import TextEmbedder

@@ -16,8 +16,8 @@ from typing import Any
 
 import numpy as np
 
-from edge.actions import parts_of
 from labeler.dataset import read_trajectories
+from models.inputs.candidates import parts_of
 from policy import awr, bc, cql, iql
 from policy.buffer import build_table
 from policy.common import TrainResult, save_checkpoint, set_threads

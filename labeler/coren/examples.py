@@ -11,7 +11,7 @@ household examples; on another world they show the wrong task. :func:`data_examp
 Verbs are taken in turn so the examples are varied, and the choice is seeded. :func:`data_preamble` writes
 them in the shipped layout (``Task:``, ``Action:``, ``Result:``, then the rating question and the answer),
 after the shipped preamble's first line. The result is the same transition text the queries show
-(:func:`labeler.coren.texts.transition_text`). The examples go into the provenance (``examples``), and a
+(:meth:`labeler.dataset.Trajectory.responses`). The examples go into the provenance (``examples``), and a
 hand-written file stays the default.
 """
 
@@ -23,7 +23,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
-from labeler.coren.texts import transition_text
+from labeler.coren.texts import NOTHING_NEW
 from labeler.dataset import Trajectory
 from labeler.paths import changed, path_steps
 from models.state_layout import layout_of
@@ -73,8 +73,8 @@ def data_examples(trajectories: Sequence[Trajectory], per_type: int = 8, seed: i
         def key(text: str, layout=layout, actions=actions) -> str:
             return layout.world_key(text, actions)
 
-        for i, s in enumerate(t.steps):
-            row = (t.instruction, s.action, transition_text(s.observation, s.next_observation))
+        for i, (s, response) in enumerate(zip(t.steps, t.responses(), strict=True)):
+            row = (t.instruction, s.action, response or NOTHING_NEW)
             if not changed(s.observation, s.next_observation, key):
                 no[t.task_type].append(row)
             elif i in kept:

@@ -22,7 +22,7 @@ from typing import Any
 from labeler.coren import structural
 from labeler.coren.config import CorenConfig, CorenInputError, check_candidates
 from labeler.coren.prompts import CorenPrompt, Templates
-from labeler.coren.texts import TruncationStats, fit_head, fit_plan, transition_text
+from labeler.coren.texts import NOTHING_NEW, TruncationStats, fit_head, fit_plan
 from labeler.dataset import Trajectory
 
 ACTION_TOKENS = 32
@@ -114,8 +114,8 @@ class QueryBuilder:
         instruction = self.fit(traj.instruction, b.instruction, "instruction")
         left = b.avail - self._count(instruction)
         out = []
-        for s in traj.steps:
-            result = self.fit(transition_text(s.observation, s.next_observation), b.result, "result")
+        for s, response in zip(traj.steps, traj.responses(), strict=True):
+            result = self.fit(response or NOTHING_NEW, b.result, "result")
             action = self.fit(s.action, b.action, "action")
             cands = [self.fit(c, b.action, "candidate") for c in s.candidates]
             options = sum(self._count(c) + 2 for c in cands[: len(self.t.letters)])

@@ -1,4 +1,8 @@
-"""Text fitting for the judge's context window, and the transition ("result") text shown to the judge.
+"""Text fitting for the judge's context window.
+
+The transition ("result") text shown to the judge is the world's response to the action
+(:meth:`labeler.dataset.Trajectory.responses`, read through the trajectory's layout), or :data:`NOTHING_NEW`
+when the action drew none.
 
 **Truncation rule** (documented in the README): every field has a token budget; a field over its budget keeps
 its *head* (the composed state puts feedback, inventory and recent actions first, the long room description
@@ -16,6 +20,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 ELLIPSIS = " ..."
+NOTHING_NEW = "(nothing new)"
+"""The result shown for an action that drew no response."""
 
 
 @dataclass
@@ -66,13 +72,3 @@ def fit_plan(
         if count(text) <= max_tokens:
             return text, True
     return fit_head(sep.join(actions), max_tokens, count)[0], True
-
-
-def transition_text(observation: str, next_observation: str) -> str:
-    """The environment's response to the action: the first line of the next observation that is not in the
-    observation (the composed state puts the feedback first), or the next observation's first line when no
-    line is new. Measured: more changed lines (inventory, room) made the 270M judge worse, not better."""
-    before = {line.strip() for line in observation.splitlines()}
-    lines = [line.strip() for line in next_observation.splitlines() if line.strip()]
-    changed = [line for line in lines if line not in before]
-    return changed[0] if changed else (lines[0] if lines else "")

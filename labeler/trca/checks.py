@@ -59,9 +59,10 @@ class StateView:
         recent = (
             tuple(a.strip() for a in recent_raw.split(",")) if recent_raw and recent_raw != "none" else ()
         )
-        history = next((p.prefix for p in layout.parts if p.name == "history"), None)
         context = "\n".join(
-            line for line in text.splitlines() if history is None or not line.startswith(history)
+            line
+            for line in text.splitlines()
+            if (found := layout.part_of(line)) is None or found[0].name != "history"
         )
         return cls(
             text=text,

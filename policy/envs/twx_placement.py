@@ -37,9 +37,9 @@ import heapq
 import math
 from collections.abc import Callable, Sequence
 
-from edge.actions import split_action
 from edge.loop_guard import LoopGuard
 from edge.policies import Memory, Policy, PolicyWrapper
+from models.inputs.candidates import split_action
 
 Scorer = Callable[[str, str, Sequence[str]], Sequence[float]]
 """``score(instruction, observation, candidates) -> one score per candidate`` (any candidate texts)."""

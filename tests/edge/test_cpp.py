@@ -83,31 +83,55 @@ def assert_same_reply(cpp: dict, py: dict) -> None:
     assert cpp["scores"] == pytest.approx(py["scores"], abs=1e-6) and cpp["model"] == py["model"]
 
 
-def _guard_episodes(path, episodes: int = 60, seed: int = 0) -> int:
-    """Random episodes through the Python LoopGuard(world_key), written for edge_loop_guard_test: small pools
-    of rooms, inventories and actions so that world states (and, without history, whole observations) repeat,
-    scores with ties, and world_key cases. Returns how often the guard overrode the argmax."""
-    import random
+def _hx(text: str) -> str:
+    """A text as one token of the episodes file: its UTF-8 bytes in hex, "-" for the empty text."""
+    return text.encode().hex() or "-"
 
+
+class _Watched:
+    """A world key called as the loop guard calls it, remembering the last key it gave."""
+
+    def __init__(self, key) -> None:
+        self.key, self.last = key, ""
+
+    def __call__(self, text: str, actions) -> str:
+        self.last = self.key(text, actions)
+        return self.last
+
+
+def _step_line(obs: str, pick: int, cands: list[str], scores: list[float], world: str) -> str:
+    return (
+        f"step {_hx(obs)} {pick} {len(cands)} "
+        + " ".join(_hx(c) for c in cands)
+        + " "
+        + " ".join(repr(x) for x in scores)
+        + f" {_hx(world)}"
+    )
+
+
+def _twx_episodes(lines: list[str], rng, episodes: int) -> int:
+    """TextWorld-shaped states (a layout with world parts): small pools of rooms, inventories and actions so
+    that world states (and, without history, whole observations) repeat, scores with ties, and key cases."""
     from edge.loop_guard import LoopGuard
-    from policy.envs.twx import compose_state, world_key
+    from policy.envs.twx import TWXAdapter, compose_state
 
-    rng = random.Random(seed)
+    layout = TWXAdapter.layout
     rooms = ["You are in the kitchen. A fridge.", "You are in the kitchen. A fridge that contains an apple."]
     items = ["apple", "dirty mug", "pen"]
     actions = ["take apple", "put apple in fridge", "open fridge", "look around", "take pen", "inventory"]
     feedback = ["", "You take the apple.", "That is already open."]
-    from policy.envs.twx import TWXAdapter
-
-    hx = str.encode
     # the layout's world parts, as a client reads them from its adapter or the daemon's info reply
-    lines = [f"part {hx(p.label).hex()} {int(p.unordered)}" for p in TWXAdapter.layout.parts if p.world]
+    lines.append("layout")
+    lines += [f"part {_hx(p.label)} {int(p.unordered)}" for p in layout.parts if p.world]
     key_cases = ["Inventory: pen apple\nRoom: x", "no world lines", "Inventory:\r\nRoom: y\r\nFeedback: z"]
     key_cases.append("Inventory: a pen, an apple,b\nRoom: x")  # twx/2 lists: commas separate words
-    key_cases.append("")
+    key_cases += ["", "  Room:\tx  y \nInventory:pen\nRoom : z\n:Room: w\x0bInventory: \xa0Pen\u2028"]
     for obs in key_cases:
-        lines.append(f"key {hx(obs).hex()} {hx(world_key(obs)).hex()}")
-    guard = LoopGuard(world_key)
+        for taken in ([], ["look around", "take pen"]):
+            want = layout.world_key(obs, taken)
+            lines.append(f"key {_hx(obs)} {_hx(want)} " + " ".join(_hx(a) for a in taken))
+    key = _Watched(layout.world_key)
+    guard = LoopGuard(key=key)
     picks = 0
     for _ in range(episodes):
         guard.reset()
@@ -120,17 +144,61 @@ def _guard_episodes(path, episodes: int = 60, seed: int = 0) -> int:
             cands = rng.sample(actions, rng.randint(1, len(actions)))
             scores = [round(rng.uniform(-1, 1), 1) for _ in cands]  # one decimal: ties happen
             pick = guard.choose(obs, cands, scores)
-            lines.append(
-                f"step {hx(obs).hex()} {pick} {len(cands)} "
-                + " ".join(hx(c).hex() for c in cands)
-                + " "
-                + " ".join(repr(x) for x in scores)
-            )
+            lines.append(_step_line(obs, pick, cands, scores, key.last))
             if keep_history:
                 history.append(cands[pick])
             picks += pick != max(range(len(cands)), key=lambda i: (scores[i], -i))
-    path.write_text("\n".join(lines) + "\n")
     return picks
+
+
+def _plain_episodes(lines: list[str], rng, episodes: int) -> int:
+    """A plain log (no world parts) whose states echo the actions the guard took: the key of every state is
+    the layout's with the episode's actions so far (tests/support/plain_logs.py). The world moves between a
+    few fixed texts by a per-episode table, so repeated no-ops and loops happen."""
+    from edge.loop_guard import LoopGuard
+    from models.state_layout import PLAIN_LAYOUT
+    from tests.support.plain_logs import ACTIONS, BREAKS, SENTENCES, echo, plain_state
+
+    lines.append("layout")  # no parts: the plain layout
+    for _ in range(40):
+        taken = [rng.choice(ACTIONS) for _ in range(rng.randint(0, 4))]
+        obs = plain_state(rng, taken)
+        want = PLAIN_LAYOUT.world_key(obs, taken)
+        lines.append(f"key {_hx(obs)} {_hx(want)} " + " ".join(_hx(a) for a in taken))
+    key = _Watched(PLAIN_LAYOUT.world_key)
+    guard = LoopGuard(key=key)
+    picks = 0
+    for _ in range(episodes):
+        guard.reset()
+        lines.append("reset")
+        worlds = [" ".join(rng.sample(SENTENCES, rng.randint(1, 3))) for _ in range(3)]
+        moves = {(w, a): rng.choice([w, w, rng.randrange(3)]) for w in range(3) for a in ACTIONS}
+        world, history = 0, []
+        for _ in range(rng.randint(3, 25)):
+            obs = worlds[world] + rng.choice(BREAKS) + echo(rng, history)
+            if rng.random() < 0.2:
+                obs = plain_state(rng, history)
+            cands = rng.sample(ACTIONS, rng.randint(1, len(ACTIONS)))
+            scores = [round(rng.uniform(-1, 1), 1) for _ in cands]
+            pick = guard.choose(obs, cands, scores)
+            lines.append(_step_line(obs, pick, cands, scores, key.last))
+            history.append(cands[pick])
+            world = moves[world, cands[pick]]
+            picks += pick != max(range(len(cands)), key=lambda i: (scores[i], -i))
+    return picks
+
+
+def _guard_episodes(path, episodes: int = 60, seed: int = 0) -> tuple[int, int]:
+    """Random episodes through the Python LoopGuard, keyed by the layout's world key with the episode's
+    actions, written for edge_loop_guard_test: TextWorld-shaped states, then a plain log that echoes its
+    actions. Returns how often the guard overrode the argmax in each."""
+    import random
+
+    rng = random.Random(seed)
+    lines: list[str] = []
+    overrides = _twx_episodes(lines, rng, episodes), _plain_episodes(lines, rng, episodes)
+    path.write_text("\n".join(lines) + "\n")
+    return overrides
 
 
 def test_cpp_encoder_matches_the_shared_vectors(cpp_build):
@@ -182,12 +250,12 @@ def test_cpp_client_retries_after_timeout_without_stale_replies(cpp_build, daemo
 
 def test_cpp_loop_guard_matches_the_python_guard(cpp_build, tmp_path):
     episodes = tmp_path / "guard_episodes.txt"
-    overrides = _guard_episodes(episodes)
-    assert overrides > 20  # the episodes exercise the guard, not only the argmax
+    structured, plain = _guard_episodes(episodes)
+    assert structured > 20 and plain > 20  # the episodes exercise the guard, not only the argmax
     p = run([str(cpp_build / "edge_loop_guard_test"), str(episodes)], timeout=60)
     assert p.returncode == 0, p.stdout + p.stderr[-3000:]
     r = json.loads(p.stdout)
-    assert r["failures"] == 0 and r["keys"] == 5 and r["steps"] > 500
+    assert r["failures"] == 0 and r["keys"] == 12 + 40 and r["steps"] > 1000
 
 
 def test_cpp_bench_tool(cpp_build, daemon):
@@ -315,3 +383,47 @@ def test_each_encoder_kind_serves_through_edge_serve_and_the_cpp_client(cpp_buil
         cpp = json.loads(p.stdout)
         assert cpp["ok"] and cpp["index"] == py["index"] and cpp["model"] == py["model"]
         assert cpp["scores"] == pytest.approx(py["scores"], abs=1e-6)
+
+
+def test_a_client_keeping_only_the_horizon_gets_the_same_scores_as_one_sending_everything(
+    cpp_build, tmp_path
+):
+    """On a real 60-step TWC medium episode, a format-2 bundle behind edge-serve: the Python client sending
+    the whole episode, the Python client sending the last ``info['memory']`` pairs, the C++ client sending
+    everything and the C++ client following the documented recipe (edge::EpisodeMemory kept at
+    info().memory) get bit-identical scores at every step past the horizon."""
+    from policy.collect import CollectConfig, collect
+    from policy.envs import parse_env
+    from policy.export import export_random_bundle
+
+    (episode,) = collect(
+        CollectConfig(env=parse_env("twx:twc", "level=medium"), episodes=1, behaviour="random", max_steps=60)
+    )
+    assert len(episode.steps) == 60
+    pairs = [(s.action, s.next_observation) for s in episode.steps]
+    bundle = tmp_path / "b"
+    export_random_bundle(bundle, bundle_format=2, encoder="static", seed=1)
+    with Daemon(bundle) as d, EdgeClient(d.endpoint, timeout=30) as c:
+        horizon = int(c.info()["memory"])
+        assert 0 < horizon < 40
+        for t in (horizon + 1, 45, 59):
+            s = episode.steps[t]
+            full = c.act(episode.instruction, s.observation, s.candidates, memory=pairs[:t])
+            kept = c.act(episode.instruction, s.observation, s.candidates, memory=pairs[:t][-horizon:])
+            assert kept["scores"] == full["scores"]  # bit for bit
+            assert c.act(episode.instruction, s.observation, s.candidates)["scores"] != full["scores"]  # read
+            args = [
+                "--connect",
+                d.endpoint,
+                "--instruction",
+                episode.instruction,
+                "--observation",
+                s.observation,
+            ]
+            args += [x for cand in s.candidates for x in ("--candidate", cand)]
+            args += [x for a, o in pairs[:t] for x in ("--memory", a, o)]
+            replies = [query(cpp_build, *args, *extra) for extra in ([], ["--keep", "info"])]
+            assert all(p.returncode == 0 for p in replies), [p.stderr for p in replies]
+            sent_all, kept_cpp = (json.loads(p.stdout)["scores"] for p in replies)
+            assert kept_cpp == sent_all  # the same printed digits of the same float32 scores
+            assert sent_all == pytest.approx(full["scores"], abs=1e-9)  # the C++ client prints ~10 digits

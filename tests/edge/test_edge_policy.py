@@ -41,3 +41,30 @@ def test_placement_strategy_over_the_daemon_ranks_places_with_one_more_request()
     # the second step asked for the admissible scores, then for one hypothetical put per place
     assert client.requests[-1] == ["put cup in sink", "put cup in shelf", "put cup in box"]
     assert len(inner.ms) == 3 and policy.searches == 0
+
+
+def test_edge_policy_sends_only_the_pairs_the_bundle_reads_and_rereads_them_after_a_reload():
+    from edge.edge_policy import EdgePolicy
+
+    class StubClient:
+        def __init__(self):
+            self.model, self.horizon, self.sent, self.infos = "m1", 3, [], 0
+
+        def info(self):
+            self.infos += 1
+            return {"model": self.model, "memory": self.horizon}
+
+        def act(self, instruction, observation, candidates, memory=()):
+            self.sent.append(list(memory))
+            return {"index": 0, "scores": [0.0], "model": self.model, "timing": {"server_ms": 0.1}}
+
+    client = StubClient()
+    policy = EdgePolicy(client)
+    episode = [(f"a{i}", f"o{i}") for i in range(10)]
+    policy.scores("i", "s", ["x"], ())
+    policy.scores("i", "s", ["x"], episode[:2])
+    policy.scores("i", "s", ["x"], episode)
+    assert client.sent == [[], episode[:2], episode[-3:]] and client.infos == 1
+    client.model, client.horizon = "m2", 5  # reloaded to a bundle that reads more
+    policy.scores("i", "s", ["x"], episode)
+    assert client.sent[-2:] == [episode[-3:], episode[-5:]] and client.infos == 2

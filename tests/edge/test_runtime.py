@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from edge.runtime import LRU, Item, RuntimeConfig, load_runtime
+from edge.runtime import LRU, Item, RuntimeConfig, TextRequest, load_runtime
 from models.bundle import BundleError
 from tests.support.serving import build_tiny_bundle
 
@@ -20,9 +20,9 @@ def rt(tmp_path_factory):
 
 def test_batched_scores_equal_single_scores_with_padding(rt):
     reqs = [
-        ("task a", "obs a", ["x"]),
-        ("task b", "obs b", ["p", "q", "r", "s"]),
-        ("task a", "obs c", ["x", "y"]),
+        TextRequest("task a", "obs a", ["x"]),
+        TextRequest("task b", "obs b", ["p", "q", "r", "s"]),
+        TextRequest("task a", "obs c", ["x", "y"]),
     ]
     items = rt.items_from_text(reqs)
     together = rt.score(items)
@@ -33,7 +33,7 @@ def test_batched_scores_equal_single_scores_with_padding(rt):
 
 
 def test_text_and_embedding_items_agree(rt):
-    (item,) = rt.items_from_text([("put apple", "Room: kitchen", ["take apple", "look"])])
+    (item,) = rt.items_from_text([TextRequest("put apple", "Room: kitchen", ["take apple", "look"])])
     embs = rt.encode(["put apple", "Room: kitchen", "take apple", "look"], cache=False)
     (a,) = rt.score([item])
     (b,) = rt.score([Item(embs[0], embs[1], embs[2:], None)])
@@ -42,7 +42,7 @@ def test_text_and_embedding_items_agree(rt):
 
 
 def test_cache_is_bounded_and_observations_are_not_cached(rt):
-    rt.items_from_text([("i", f"observation {n}", [f"cand {n}"]) for n in range(20)])
+    rt.items_from_text([TextRequest("i", f"observation {n}", [f"cand {n}"]) for n in range(20)])
     assert len(rt.cache) <= 8
     assert rt.cache.get("observation 19") is None and rt.cache.get("cand 19") is not None
 

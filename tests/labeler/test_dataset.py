@@ -229,3 +229,27 @@ def test_round_trip_property(tmp_path_factory, steps, instruction, success):
     path = tmp_path_factory.mktemp("rt") / "p.jsonl.gz"
     write_trajectories(path, [traj])
     assert read_trajectories(path, layouts=False) == [traj]
+
+
+def test_responses_are_read_through_the_recorded_layout():
+    """The response of a step is the layout's (the policy's memory reads the same): on a TextWorld text the
+    feedback line, never the agent's own recent-actions line; on a plain text what the next state adds."""
+    from models.state_layout import LEGACY_LAYOUT, LEGACY_STATE_FORMAT
+
+    before = "Inventory: empty\nRecent actions: none\nRoom: a kitchen with an apple."
+    looked = "Feedback: a kitchen with an apple.\nInventory: empty\nRecent actions: look around\nRoom: hall."
+    took = "Feedback: You take it.\nInventory: an apple\nRecent actions: look around, take apple\nRoom: x."
+
+    def traj(states: list[str], actions: list[str], meta: dict) -> Trajectory:
+        steps = [
+            Step(observation=o, action=a, candidates=[a], next_observation=n, env_reward=0.0, info={})
+            for o, a, n in zip(states, actions, states[1:], strict=False)
+        ]
+        return Trajectory(id="t", instruction="i", task_type="x", success=False, steps=steps, meta=meta)
+
+    twx = traj([before, looked, took], ["look around", "take apple"], {"state_format": LEGACY_STATE_FORMAT})
+    assert twx.responses() == ["a kitchen with an apple.", "You take it."]
+    assert LEGACY_LAYOUT.parse(looked)["history"] == "look around"  # what a first-new-line rule would show
+    plain = traj(["A hall.", "A hall. The door opens.", "A hall. The door opens."], ["open door", "wait"], {})
+    assert plain.responses() == ["The door opens.", ""]
+    assert traj([before], [], {}).responses() == []

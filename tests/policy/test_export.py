@@ -6,11 +6,11 @@ import numpy as np
 import pytest
 import torch
 
-from edge.actions import (
+from models.bundle import load_manifest
+from models.inputs.arrays import embed_state, pad_batch, state_texts
+from models.inputs.candidates import (
     candidate_matrix,
 )
-from edge.state_inputs import embed_state, pad_batch, state_texts
-from models.bundle import POLICY_INPUTS_V2, load_manifest
 from policy.common import CheckpointError, save_checkpoint
 from policy.export import (
     POLICY_TOL,
@@ -44,7 +44,7 @@ def test_argument_bundle_agrees_across_torch_onnx_and_the_daemon_runtime(tmp_pat
     """A real MiniLM encoder.onnx; the same scores from the torch scorer on sentence-transformers features,
     the bundle runner, the daemon runtime from text and from features sent as arrays."""
     from edge.bundle_policy import BundlePolicy
-    from edge.runtime import load_runtime
+    from edge.runtime import TextRequest, load_runtime
     from models.bundle import load_manifest
     from policy.export import export_bundle
     from policy.features import TextEmbedder
@@ -82,7 +82,7 @@ def test_argument_bundle_agrees_across_torch_onnx_and_the_daemon_runtime(tmp_pat
 
     rt = load_runtime(tmp_path / "b")
     try:
-        (item,) = rt.items_from_text([(instr, obs, cands, memory)])
+        (item,) = rt.items_from_text([TextRequest(instr, obs, cands, memory)])
         assert item.candidates.shape == (3, 3 * 384)
         (from_text,) = rt.score([item])
         np.testing.assert_allclose(from_text, onnx_scores, atol=1e-5)
@@ -129,9 +129,9 @@ def test_policy_onnx_parity_random_and_real(tmp_path, hidden):
     rng = np.random.default_rng(0)
     for b, k, t, m in [(1, 1, 1, 1), (7, 3, 5, 2), (2, 64, 48, 32)]:
         inputs = random_policy_inputs(rng, b, k, 384, t=t, m=m, kinds=model.cfg.kinds)
-        scores = sess.run(["scores"], dict(zip(POLICY_INPUTS_V2, inputs, strict=True)))[0]
+        scores = sess.run(["scores"], inputs)[0]
         assert scores.shape == (b, k)
-        assert np.all(scores[~inputs[-1]] <= -1e8)  # padding never wins
+        assert np.all(scores[~inputs["mask"]] <= -1e8)  # padding never wins
 
 
 @pytest.mark.real

@@ -170,7 +170,6 @@ def build_queries(
     import random
 
     from labeler.coren.prompts import PROMPT_DIR
-    from labeler.coren.texts import transition_text
     from policy.collect import CollectConfig, collect
     from policy.envs import parse_env
 
@@ -187,16 +186,16 @@ def build_queries(
         max_steps=12,
     )
     for t in collect(cfg):
-        steps.extend((episodes, t.instruction, s) for s in t.steps)
+        steps.extend((episodes, t.instruction, s, r) for s, r in zip(t.steps, t.responses(), strict=True))
         episodes += 1
         if len(steps) >= n_steps:
             break
     steps = steps[:n_steps]
     queries: list[dict[str, Any]] = []
-    for traj, ins, s in steps:
+    for traj, ins, s, response in steps:
         result = _one_line((s.info.get("feedback") or "(nothing new)").strip().splitlines()[0])
         obs = _head(s.observation, OBS_WORDS)
-        coren_result = transition_text(s.observation, s.next_observation)
+        coren_result = response or "(nothing new)"
         for pattern, folder in (("coren", PROMPT_DIR), ("coren1", PROMPT_DIR / "v1")):
             if pattern in patterns:
                 for q in _coren_queries(pattern, folder, coren_prompts, ins, obs, s, coren_result):

@@ -16,7 +16,7 @@ import time
 import click
 import numpy as np
 
-from labeler.coren.texts import fit_head, transition_text
+from labeler.coren.texts import NOTHING_NEW, fit_head
 from labeler.dataset import read_trajectories
 from labeler.quality import auroc
 from tools.bench.benchlib import ROOT, write_results
@@ -66,6 +66,7 @@ def main(dev: str, cache: str, json_out: str) -> None:
 
     trajs = read_trajectories(ROOT / dev)[2:7]
     steps = [(t, s) for t in trajs for s in t.steps]
+    answers = {id(s): r for t in trajs for s, r in zip(t.steps, t.responses(), strict=True)}
     y = [float(s.info["progress"]) > 0 for _, s in steps]
     results = {"steps": len(steps), "progress_steps": sum(y), "variants": {}}
     with open_judge("gemma3-270m", n_threads=1, n_ctx=2048, cache=str(ROOT / cache)) as j:
@@ -94,7 +95,7 @@ def main(dev: str, cache: str, json_out: str) -> None:
             qs = [
                 (
                     h + f"Task: {t.instruction}\n" + obs_text(s, mode) + f"Action: {s.action}\n"
-                    f"Result: {transition_text(s.observation, s.next_observation).splitlines()[0]}\n" + tail,
+                    f"Result: {answers[id(s)] or NOTHING_NEW}\n" + tail,
                     choices,
                 )
                 for t, s in steps

@@ -1,16 +1,20 @@
 // edge_query: send one request to edge-serve and print the reply as one JSON line (exit 1 on an error reply).
 //   edge_query --connect tcp://127.0.0.1:5555 --instruction "..." --observation "..." --candidate a --candidate b
 //   edge_query --connect tcp://127.0.0.1:5555 --op info
-// --memory ACTION OBSERVATION (repeatable, oldest first) sends the episode so far with a text act request.
+// --memory ACTION OBSERVATION (repeatable, oldest first) sends the episode so far with a text act request;
+// with --keep N, or --keep info (the daemon's info().memory), the pairs go through an edge::EpisodeMemory that
+// keeps the last N, as a robot following the documented recipe does.
 #include <cstring>
 #include <iostream>
+#include <stdexcept>
+#include <string>
 
 #include "edge/client.hpp"
 
 static int usage(const char* msg) {
     std::cerr << "edge_query: " << msg << "\n"
               << "usage: edge_query [--connect ADDR] [--op act|info|health] [--instruction TEXT] [--observation TEXT]\n"
-              << "                  [--candidate TEXT]... [--memory ACTION OBSERVATION]...\n"
+              << "                  [--candidate TEXT]... [--memory ACTION OBSERVATION]... [--keep N|info]\n"
               << "                  [--timeout-ms N] [--retries N]\n"
               << "                  [--curve-server-key SERVER.key --curve-client-cert CLIENT.key_secret]\n";
     return 2;
@@ -18,6 +22,7 @@ static int usage(const char* msg) {
 
 int main(int argc, char** argv) {
     std::string connect = "tcp://127.0.0.1:5555", op = "act", instruction, observation, server_key, client_cert;
+    std::string keep;
     bool have_instruction = false, have_observation = false;
     std::vector<std::string> candidates;
     edge::Memory memory;
@@ -39,6 +44,7 @@ int main(int argc, char** argv) {
             else if (a == "--instruction") instruction = v, have_instruction = true;
             else if (a == "--observation") observation = v, have_observation = true;
             else if (a == "--candidate") candidates.push_back(v);
+            else if (a == "--keep") keep = v == "info" ? v : std::to_string(std::stoul(v));
             else if (a == "--timeout-ms") opt.timeout_ms = std::stoi(v);
             else if (a == "--retries") opt.retries = std::stoi(v);
             else if (a == "--curve-server-key") server_key = v;
@@ -56,6 +62,13 @@ int main(int argc, char** argv) {
         if (!server_key.empty()) opt.curve = edge::CurveKeys::from_files(server_key, client_cert);
         edge::Client client(connect, opt);
         const auto* cands = candidates.empty() ? nullptr : &candidates;
+        if (!keep.empty()) {
+            edge::Reply info;
+            if (keep == "info" && !(info = client.info()).ok) throw std::runtime_error("info: " + info.message);
+            edge::EpisodeMemory episode(keep == "info" ? static_cast<std::size_t>(info.memory) : std::stoul(keep));
+            for (auto& [action, next_observation] : memory) episode.record(action, next_observation);
+            memory = episode.memory();
+        }
         edge::Reply r = op == "info"     ? client.info()
                         : op == "health" ? client.health()
                                          : client.act(instruction, observation, cands, memory);

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import torch
 
-from labeler.coren.texts import fit_head, fit_plan, transition_text
+from labeler.coren.texts import fit_head, fit_plan
 
 torch.set_num_threads(1)
 
@@ -24,11 +24,3 @@ def test_fit_plan_drops_the_middle():
     text, cut = fit_plan(actions, 16, _count)
     assert cut and _count(text) <= 16 and text.startswith("a0 x") and text.endswith("a19 x") and "..." in text
     assert fit_plan(["a", "b"], 16, _count) == ("a; b", False)
-
-
-def test_transition_text_is_the_first_new_line():
-    obs = "Inventory: empty\nRecent actions: none\nRoom: a kitchen with an apple."
-    nxt = "Feedback: You take the apple.\nInventory: an apple\nRecent actions: take apple\nRoom: a kitchen."
-    assert transition_text(obs, nxt) == "Feedback: You take the apple."
-    assert transition_text(obs, obs) == "Inventory: empty"
-    assert transition_text(obs, "") == ""

@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from edge.actions import split_action
 from edge.loop_guard import LoopGuard
+from models.inputs.candidates import split_action
 from policy.envs.twx_placement import PlacementSearch, best_untried, log_softmax
 
 

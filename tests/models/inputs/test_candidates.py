@@ -1,4 +1,5 @@
-"""Candidate features (edge.actions): action splitting, the candidate matrix, the retired location kind."""
+"""Candidate features (models.inputs.candidates): action splitting, the candidate matrix, the retired location
+kind."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from edge.actions import (
+from models.inputs.candidates import (
     PREPOSITIONS,
     candidate_matrix,
     candidate_texts,

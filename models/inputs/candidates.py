@@ -13,9 +13,8 @@ No kind reads the state text: the features of a candidate depend on its own text
 to know nothing about the world it serves. (A former kind, ``action+arguments+location``, read objects' places
 from TextWorld's room text; it was retired, and bundles that use it are refused with that reason.)
 
-This module is the single place both sides (training in ``policy/``, serving in ``edge/``) split actions and
-assemble the features, so they cannot drift apart. The kinds themselves are defined in
-``models.candidates``. Stdlib, numpy and ``models`` only.
+This module is the single place both sides (training in ``policy/``, serving in ``edge/``) name the kinds,
+split actions and assemble the features, so they cannot drift apart. Stdlib and numpy only.
 """
 
 from __future__ import annotations
@@ -24,11 +23,28 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from models.candidates import (  # noqa: F401  (the kinds live in models; re-exported here)
-    CANDIDATE_FEATURES,
-    DEFAULT_CANDIDATE_FEATURES,
-    parts_of,
-)
+CANDIDATE_FEATURES: dict[str, int] = {"action": 1, "action+arguments": 3}
+"""Known kinds and how many D-sized parts each candidate vector has."""
+DEFAULT_CANDIDATE_FEATURES = "action"
+"""What a bundle or checkpoint that does not say uses (the format before argument features)."""
+RETIRED: dict[str, str] = {
+    "action+arguments+location": "it read objects' places from TextWorld's room text, and the runtime reads "
+    "no world's text; retrain with candidate_features=action+arguments",
+}
+"""Kinds that are no longer served, and why."""
+
+
+def parts_of(kind: str) -> int:
+    """How many D-sized parts a candidate vector of this kind has; ValueError for an unknown kind."""
+    if kind in RETIRED:
+        raise ValueError(f"candidate features {kind!r} are retired: {RETIRED[kind]}")
+    try:
+        return CANDIDATE_FEATURES[kind]
+    except KeyError:
+        raise ValueError(
+            f"unknown candidate features {kind!r}: expected one of {', '.join(CANDIDATE_FEATURES)}"
+        ) from None
+
 
 # Prepositions that separate the object from the target in "verb object [preposition target]" commands. "of"
 # is absent on purpose: it is part of object names ("box of cereal", "pair of socks").

@@ -1,7 +1,7 @@
 """A state and its episode memory as the structured scorer's arrays (bundle format 2), from texts alone.
 
 :func:`state_texts` reads a state text and the memory through the bundle's recorded layout
-(:mod:`models.state_items`); :func:`state_arrays` turns them into vectors with any ``embed`` function, and
+(:mod:`models.inputs.state`); :func:`state_arrays` turns them into vectors with any ``embed`` function, and
 :func:`pad_batch` lays several states out as the ``policy.onnx`` inputs. The runtime, the training
 checkpoint's policy and the export parity check all use these, so they build the same inputs. Stdlib, numpy
 and ``models`` only.
@@ -14,11 +14,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from models.state_items import StateEncoding, memory_facts, memory_items, state_items
+from models.inputs.state import Memory, StateEncoding, memory_facts, memory_window, state_items
 from models.state_layout import StateLayout
-
-Memory = Sequence[tuple[str, str]]
-"""The episode so far: ``(action, observation it led to)`` per earlier step, oldest first."""
 
 
 @dataclass
@@ -45,10 +42,12 @@ class StateArrays:
 
 
 def state_texts(layout: StateLayout, encoding: StateEncoding, state: str, memory: Memory) -> StateTexts:
-    """The state's items followed by the facts of its memory, and the memory's steps."""
+    """The state's items followed by the facts of its memory window, and the window's steps (most recent
+    first). Only the last ``encoding.horizon`` pairs of ``memory`` are read."""
     items = state_items(layout, state, encoding.max_items)
-    items += memory_facts(layout, memory, items, encoding.facts)
-    return StateTexts(items, memory_items(layout, memory, encoding.memory))
+    steps = memory_window(layout, encoding, memory)
+    items += memory_facts(layout, steps, items, encoding.facts)
+    return StateTexts(items, steps[::-1])
 
 
 def state_arrays(st: StateTexts, vectors: np.ndarray, dim: int) -> StateArrays:

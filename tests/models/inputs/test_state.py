@@ -1,6 +1,8 @@
-"""The structured policy's reading of a state (models.state_items): items by layout part, the episode memory,
-hand-computed cases, a property test of the parser, and a contract per environment adapter: the items are a
-function of the layout alone (relabelling every part gives the same model inputs)."""
+"""The structured policy's reading of a state (models.inputs.state): items by layout part, the memory window,
+hand-computed cases, property tests of the parser and of the window (what a client keeping only the horizon
+sends gives the same inputs as the whole episode), the item-kind bound, and a contract per environment
+adapter: the items are a function of the layout alone (relabelling every part gives the same model
+inputs)."""
 
 from __future__ import annotations
 
@@ -10,19 +12,19 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from models.state_items import (
+from models.inputs.arrays import state_texts
+from models.inputs.state import (
     StateEncoding,
+    check_kinds,
     fact_kind,
     kinds_of,
     list_items,
     memory_facts,
-    memory_items,
+    memory_window,
     pieces,
-    response_of,
-    sentences,
     state_items,
 )
-from models.state_layout import LEGACY_LAYOUT, Part, StateLayout
+from models.state_layout import LEGACY_LAYOUT, PLAIN_LAYOUT, Part, StateLayout, sentences
 
 LAYOUT = StateLayout(
     (
@@ -119,33 +121,87 @@ def test_facts_are_the_distinct_pieces_of_earlier_responses_the_state_no_longer_
         ("read book", "Feedback: Ingredients: red apple, flour. Enjoy.\nInventory: a book"),
         ("take apple", "Feedback: You take the red apple. Enjoy.\nInventory: a book, an apple"),
     ]
+    steps = memory_window(LAYOUT, StateEncoding(), memory)
     shown = state_items(LAYOUT, memory[-1][1])
     kind = fact_kind(LAYOUT)
-    assert memory_facts(LAYOUT, memory, shown, size=8) == [
+    assert memory_facts(LAYOUT, steps, shown, size=8) == [
         (kind, "Ingredients: red apple"),  # most recent response first; "Enjoy." is shown in the state
         (kind, "Ingredients: flour"),
     ]
-    assert memory_facts(LAYOUT, memory, shown, size=1) == [(kind, "Ingredients: red apple")]
-    assert memory_facts(LAYOUT, memory, shown, size=0) == []
+    assert memory_facts(LAYOUT, steps, shown, size=1) == [(kind, "Ingredients: red apple")]
+    assert memory_facts(LAYOUT, steps, shown, size=0) == []
 
 
-def test_memory_is_actions_and_responses_most_recent_first():
+def test_memory_window_is_actions_and_responses():
     memory = [
         ("look around", "Inventory: empty\nRoom: A kitchen."),  # no feedback line: no response
         ("take apple", "Feedback: You take the apple.\nInventory: an apple"),
         ("eat apple", "Feedback: Yum.\nInventory: empty"),
     ]
-    assert memory_items(LAYOUT, memory) == [
-        ("eat apple", "Yum."),
-        ("take apple", "You take the apple."),
+    assert memory_window(LAYOUT, StateEncoding(), memory) == [
         ("look around", ""),
+        ("take apple", "You take the apple."),
+        ("eat apple", "Yum."),
     ]
-    assert memory_items(LAYOUT, memory, size=2) == memory_items(LAYOUT, memory)[:2]
-    assert memory_items(LAYOUT, memory, size=0) == []
-    # a plain text (or a layout without a feedback part) responds with the whole text
-    assert response_of(LAYOUT, "You see  a door.") == "You see a door."
+    assert (
+        memory_window(LAYOUT, StateEncoding(memory=2), memory)
+        == memory_window(LAYOUT, StateEncoding(), memory)[1:]
+    )
+    assert memory_window(LAYOUT, StateEncoding(memory=0), memory) == []
+    assert StateEncoding(memory=2).horizon == 3 and StateEncoding(memory=0).horizon == 0
+
+
+def test_a_plain_response_is_what_the_next_state_adds():
+    memory = [
+        ("look", "You are at the table. A cup is here."),
+        ("take cup", "You are at the table. You hold the cup."),
+        ("wait", "You are at the table. You hold the cup."),
+    ]
+    # the first step's state before is not in the memory: its whole text answers
+    assert PLAIN_LAYOUT.responses(memory) == [
+        "You are at the table. A cup is here.",
+        "You hold the cup.",
+        "",
+    ]
+    assert PLAIN_LAYOUT.responses(memory[1:], before=memory[0][1]) == ["You hold the cup.", ""]
+    # an echo of the episode's own actions is not the world's answer
+    echo = [("look", "A hall."), ("open door", "A hall. The door opens.\nlook, open door")]
+    assert PLAIN_LAYOUT.responses(echo) == ["A hall.", "The door opens."]
+    # a structured text answers with its feedback part, whatever the state before
     no_feedback = StateLayout((Part("room", "Room", world=True),))
-    assert response_of(no_feedback, "Room: A hall.") == "Room: A hall."
+    assert no_feedback.responses([("go", "Room: A hall.")], before="Room: A yard.") == ["Room: A hall."]
+
+
+def _episode(n: int, plain: bool) -> list[tuple[str, str]]:
+    """n steps whose texts repeat and change, with a long-lived fact early on."""
+    out = []
+    for i in range(n):
+        room = f"Room {i % 5}. A door is here." if plain else f"Room: Room {i % 5}. A door is here."
+        said = f"You read: step {i} matters. Recipe: fry {i % 3}, roast {i % 4}."
+        text = f"{said}\n{room}" if plain else f"Feedback: {said}\nInventory: item {i % 2}\n{room}"
+        out.append((f"act {i % 7}", text))
+    return out
+
+
+@pytest.mark.parametrize("plain", [False, True], ids=["structured", "plain"])
+@settings(max_examples=40, deadline=None)
+@given(n=st.integers(0, 60), memory=st.integers(0, 12), facts=st.integers(0, 12))
+def test_a_client_keeping_only_the_horizon_gives_the_same_inputs(plain, n, memory, facts):
+    layout = PLAIN_LAYOUT if plain else LAYOUT
+    enc = StateEncoding(max_items=48, memory=memory, facts=facts)
+    episode = _episode(n + 1, plain)
+    state, full = episode[-1][1], episode[:-1]
+    kept = full[-enc.horizon :] if enc.horizon else []
+    assert state_texts(layout, enc, state, kept) == state_texts(layout, enc, state, full)
+
+
+def test_the_item_kind_bound_counts_parts_other_lines_and_facts():
+    parts = tuple(Part(f"p{i}", f"P{i}", world=True) for i in range(14))
+    layout = StateLayout(parts)
+    assert kinds_of(layout) == 17  # 14 parts, unlabelled lines, facts, padding
+    with pytest.raises(ValueError, match="14 parts.*17 item kinds.*16"):
+        check_kinds(layout, 16, "bundle")
+    check_kinds(StateLayout(parts[:13]), 16, "bundle")  # 13 parts fit 16 kinds
 
 
 def test_encoding_round_trip_and_errors():
@@ -180,6 +236,6 @@ def test_adapter_contract_items_depend_on_the_layout_only(case):
     items = state_items(layout, text)
     assert len({k for k, _ in items}) >= 3  # the state really has several parts
     assert state_items(new, _relabel(text, layout, new)) == items
-    memory = memory_items(layout, [("open fridge", text)])
-    assert memory == memory_items(new, [("open fridge", _relabel(text, layout, new))])
+    memory = memory_window(layout, StateEncoding(), [("open fridge", text)])
+    assert memory == memory_window(new, StateEncoding(), [("open fridge", _relabel(text, layout, new))])
     assert memory[0][1] and memory[0][1] in text  # the response is the feedback part
