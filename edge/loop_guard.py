@@ -13,9 +13,13 @@ ruled out by two rules:
 2. **Exact repeats.** An action is not taken twice in the very same state text (feedback and recent-action
    history included).
 
-When every candidate is ruled out it falls back to rule 1 alone, then to the argmax. ``key`` maps a
-state text to its world state (the environment adapter's ``world_key``, which drops e.g. the feedback and
-history lines); by default the whole text is the key.
+When every candidate is ruled out it falls back to rule 1 alone, then to the argmax. ``key(state, actions)``
+maps a state text to its world state, given the actions this episode took before it (chosen or recorded by
+the guard, oldest first): the environment adapter's world key, or a layout's
+(``LoopGuard(key=layout.world_key)``, :meth:`models.state_layout.StateLayout.world_key`), which drops e.g.
+the feedback and history lines and, in a plain text, the pieces that only list the episode's actions (an
+echo of the recent actions), by the rule the labelers and trainers apply. By default the whole text is the
+key.
 
 It lives in the client because the daemon is stateless per request (one daemon serves many episodes and
 clients); an episode's memory belongs to whoever runs the episode. Stdlib only. C++ clients have the same
@@ -26,16 +30,22 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+WorldKey = Callable[[str, Sequence[str]], str]
+"""``key(state, actions) -> world state``: a state text's world state, given the episode's actions so far."""
 
-def _identity(state: str) -> str:
+
+def whole_text(state: str, actions: Sequence[str] = ()) -> str:
+    """The default world key: the whole state text (the actions change nothing)."""
     return state
 
 
 class LoopGuard:
-    """Usage per episode: ``reset()``, then ``choose(state, candidates, scores)`` at every step."""
+    """Usage per episode: ``reset()``, then ``choose(state, candidates, scores)`` at every step (``record``
+    for a step something else chose). ``key`` is called as ``key(state, actions)``."""
 
-    def __init__(self, key: Callable[[str], str] | None = None) -> None:
-        self.key = key or _identity
+    def __init__(self, key: WorldKey | None = None) -> None:
+        self.key: WorldKey = key or whole_text
+        self._actions: list[str] = []
         self._taken: set[tuple[str, str]] = set()
         self._closing: set[tuple[str, str]] = set()
         self._visited: set[str] = set()
@@ -45,7 +55,13 @@ class LoopGuard:
         self.total_overrides = 0
         """The same over every episode since the guard was made (``reset`` keeps it)."""
 
+    @property
+    def actions(self) -> tuple[str, ...]:
+        """The actions this episode took so far (chosen or recorded), oldest first: what the key is given."""
+        return tuple(self._actions)
+
     def reset(self) -> None:
+        self._actions.clear()
         self._taken.clear()
         self._closing.clear()
         self._visited.clear()
@@ -65,6 +81,7 @@ class LoopGuard:
             self.total_overrides += 1
         self._taken.add((state, candidates[pick]))
         self._last = (world, candidates[pick])
+        self._actions.append(candidates[pick])
         return pick
 
     def record(self, state: str, action: str) -> None:
@@ -73,10 +90,12 @@ class LoopGuard:
         world = self._enter(state)
         self._taken.add((state, action))
         self._last = (world, action)
+        self._actions.append(action)
 
     def _enter(self, state: str) -> str:
-        """The state text's world state; notes whether the previous action led back to a visited one."""
-        world = self.key(state)
+        """The state text's world state (keyed with the actions taken before it); notes whether the previous
+        action led back to a visited one."""
+        world = self.key(state, self.actions)
         if self._last is not None and world in self._visited:
             self._closing.add(self._last)  # the previous action led back to a visited world state
         self._visited.add(world)

@@ -22,10 +22,11 @@ uniform random baseline (``policy.evaluate.RandomPolicy``). The wrappers (:class
 policies over another one, and compose:
 
 - :class:`Guarded`: the generic loop guard (:class:`edge.loop_guard.LoopGuard`), keyed by the world key the
-  client gets from its environment adapter;
+  client gets from its environment adapter, called with the episode's actions so far;
 - :class:`Sampled`: a draw from softmax(scores / T) instead of the argmax (an evaluation option);
 - :class:`Timed`: the wall time of every call, e.g. the client round trip of every request to the daemon;
-- task strategies of an adapter (e.g. the TextWorld put-away placement search in ``policy.envs``), opt-in.
+- task strategies of an adapter, opt-in (e.g. the TextWorld put-away placement search,
+  ``policy.twx_placement``; ``policy.episode_policy`` composes them).
 
 Evaluation (``edgejudge eval``, in process or through edge-serve) and a robot's own client compose them the
 same way, e.g. ``Guarded(EdgePolicy(client), world_key)``. Stdlib only.
@@ -36,13 +37,11 @@ from __future__ import annotations
 import math
 import random
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
-from edge.loop_guard import LoopGuard
-
-Memory = Sequence[tuple[str, str]]
-"""The episode so far: ``(action, state it led to)`` per earlier step, oldest first."""
+from edge.loop_guard import LoopGuard, WorldKey
+from models.inputs.state import Memory
 
 
 class EpisodeMemory(list):
@@ -147,12 +146,13 @@ class PolicyWrapper(ScoringPolicy):
 class Guarded(PolicyWrapper):
     """The inner policy's best-scored candidate that the loop guard allows (see :mod:`edge.loop_guard`).
 
-    ``world_key`` maps a state text to its world state; it comes from the environment adapter (the whole text
-    when None)."""
+    ``world_key(state, actions)`` maps a state text to its world state, given the actions the episode took
+    before it (the guard passes its own); it comes from the environment adapter or the state layout, e.g.
+    ``Guarded(policy, layout.world_key)`` (the whole text when None)."""
 
     suffix = "guard"
 
-    def __init__(self, inner: Policy, world_key: Callable[[str], str] | None = None):
+    def __init__(self, inner: Policy, world_key: WorldKey | None = None):
         super().__init__(inner)
         self.guard = LoopGuard(world_key)
 

@@ -17,13 +17,13 @@ Request (a msgpack map)::
 ``C`` is the bundle's candidate feature size (``info`` reports it as ``candidate_dim``, and the kind as
 ``candidate_features``): ``D`` for ``action``, ``3D`` for ``action+arguments`` (action, object and target
 embeddings side by side, zeros for an absent argument; :mod:`models.inputs.candidates` builds them from the
-candidate
-texts alone).
+candidate texts alone).
 
 ``memory`` is the episode so far, oldest first: one ``[action, observation]`` pair per earlier step, the
 action taken and the observation (state text) it led to, so the last pair's observation is this request's.
 The daemon is stateless: the client keeps an episode's memory and sends it with every request (at most
-:data:`MAX_MEMORY` pairs; a bundle reads its last ``memory`` of them, see ``info``). Bundles of format 2
+:data:`MAX_MEMORY` pairs; a bundle reads its last ``memory`` of them and nothing older, see ``info``, so a
+client needs to keep no more). Bundles of format 2
 (structured, memoryful policies) use it; format-1 bundles ignore it. Text input only.
 
 An ARRAY is ``{"dtype": "float32", "shape": [..], "data": <raw little-endian bytes>}``; only float32 is

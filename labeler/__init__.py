@@ -16,6 +16,7 @@ Modules:
 * ``dataset`` — the JSON Lines trajectory format, validated reads (inferring a missing layout), atomic writes
 * ``dataset_summary`` — a dataset file's numbers and the layout it is read with, for ``edgejudge data``
 * ``cache`` — the crash-safe SQLite answer cache
+* ``auroc`` — AUROC by ranks, which the label checks share
 * ``quality`` — label quality against ground truth (``edgejudge label quality``)
 * ``label_check`` — label quality from the success flags alone
 * ``paths`` — a trajectory's loop-erased path under its layout's world key

@@ -29,8 +29,8 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
+from labeler.auroc import auroc
 from labeler.dataset import Trajectory
-from labeler.quality import auroc
 
 SEPARATES_AUROC = 0.6
 MIN_PER_CLASS = 3

@@ -1,4 +1,5 @@
-"""A trajectory's loop-erased path (:mod:`models.world_paths`) under the world key of the layout it records.
+"""A trajectory's loop-erased path (:func:`models.world_paths.path_steps`) under the world key of the layout
+it records, and whether a transition changed the world state.
 
 ``info`` is not read: the world state is computed from the state text
 (:meth:`models.state_layout.StateLayout.world_key`, the one definition the labelers, the trainers and the
@@ -10,11 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from labeler.dataset import Trajectory
+from models import world_paths
 from models.state_layout import layout_of
-from models.world_paths import loop_erased_steps
-from models.world_paths import path_steps as _path_steps
-
-__all__ = ["changed", "loop_erased_steps", "path_steps"]
 
 
 def path_steps(traj: Trajectory, key: Callable[[str], str] | None = None) -> list[int]:
@@ -25,7 +23,7 @@ def path_steps(traj: Trajectory, key: Callable[[str], str] | None = None) -> lis
     if key is None:
         layout, actions = layout_of(traj.meta), [s.action for s in traj.steps]
         key = lambda text: layout.world_key(text, actions)  # noqa: E731
-    return _path_steps([s.observation for s in traj.steps], traj.steps[-1].next_observation, key)
+    return world_paths.path_steps([s.observation for s in traj.steps], traj.steps[-1].next_observation, key)
 
 
 def changed(before: str, after: str, key: Callable[[str], str]) -> bool:

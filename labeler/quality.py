@@ -13,8 +13,8 @@ The environment's own sparse reward is reported beside them as the baseline row 
 under ``info`` is read here, and only here: labeling never sees it. A file without ground truth (a robot's
 log) gets the check of :mod:`labeler.label_check` instead: from the success flags alone, whether each
 channel's rewards separate successes from failures (``--check`` adds it to any file). AUROC is computed by
-ranks (Mann-Whitney U), ties get the average rank, and a comparison with only one class present is reported
-as ``null``.
+ranks (Mann-Whitney U, :mod:`labeler.auroc`), ties get the average rank, and a comparison with only one class
+present is reported as ``null``.
 """
 
 from __future__ import annotations
@@ -27,46 +27,12 @@ from typing import Any
 
 import click
 
+from labeler.auroc import auroc
 from labeler.dataset import DatasetError, Trajectory, read_trajectories
+from labeler.label_check import check_channels, format_checks
 from models.settings import AtomicFile
 
 BASELINE = "env.reward"
-
-
-def average_ranks(values: Sequence[float]) -> list[float]:
-    """1-based ranks of ``values``; tied values share the average of the ranks they span."""
-    order = sorted(range(len(values)), key=lambda i: values[i])
-    ranks = [0.0] * len(values)
-    i = 0
-    while i < len(order):
-        j = i
-        while j + 1 < len(order) and values[order[j + 1]] == values[order[i]]:
-            j += 1
-        avg = (i + j) / 2.0 + 1.0
-        for k in range(i, j + 1):
-            ranks[order[k]] = avg
-        i = j + 1
-    return ranks
-
-
-def auroc(scores: Sequence[float], positives: Sequence[bool]) -> float | None:
-    """Probability that a random positive scores above a random negative (ties count one half).
-
-    ``None`` when either class is empty. Scores must be finite.
-    """
-    if len(scores) != len(positives):
-        raise ValueError(f"auroc: {len(scores)} scores but {len(positives)} labels")
-    for s in scores:
-        if not math.isfinite(s):
-            raise ValueError(f"auroc: score {s} is not finite")
-    n_pos = sum(1 for p in positives if p)
-    n_neg = len(positives) - n_pos
-    if n_pos == 0 or n_neg == 0:
-        return None
-    ranks = average_ranks(scores)
-    rank_sum = sum(r for r, p in zip(ranks, positives, strict=True) if p)
-    u = rank_sum - n_pos * (n_pos + 1) / 2.0
-    return u / (n_pos * n_neg)
 
 
 @dataclass
@@ -264,8 +230,6 @@ def quality(
     alone: per channel, the AUROC of its mean reward per step against success, with a 90 % bootstrap interval,
     whether the labeler fit it on these flags, and a warning for labels not likely to help.
     """
-    from labeler.label_check import check_channels, format_checks
-
     try:
         trajs = read_trajectories(file)
     except DatasetError as e:

@@ -18,7 +18,7 @@ from models.settings import SettingError
 # name -> "module:attribute"
 SUBCOMMANDS: dict[str, str] = {
     "collect": "policy.cli:collect",
-    "envs": "policy.envs.cli:envs",
+    "envs": "policy.envs_cli:envs",
     "judge": "labeler.judge_cli:judge",
     "data": "labeler.cli:data",
     "label": "labeler.label_cli:label",

@@ -2,12 +2,15 @@
 
 Packages:
 
-* ``envs`` — the environment adapters (TextWorldExpress, ScienceWorld, recorded logs) and their strategies
+* ``envs`` — the environment adapters (TextWorldExpress, ScienceWorld, recorded logs): the worlds, importing
+  only ``models``
 
 Modules:
 
 * ``collect`` — scripted collection
 * ``cli`` — ``edgejudge collect``
+* ``env_contract`` — the adapter contract in full: the worlds' own checks and the collection check
+* ``envs_cli`` — ``edgejudge envs`` and ``edgejudge envs check``
 * ``features`` — sentence embeddings with an on-disk cache
 * ``buffer`` — the transition table
 * ``rewards`` — reward sources
@@ -24,6 +27,8 @@ Modules:
 * ``evaluate`` — real rollouts and the random baseline
 * ``torch_policy`` — a checkpoint as a policy
 * ``llm_policy`` — the LLM-as-agent baseline
+* ``episode_policy`` — an adapter's task strategies and the loop guard composed over a policy
+* ``twx_placement`` — TextWorld's opt-in put-away strategy (``--strategy placement-search``)
 * ``eval_cli`` — ``edgejudge eval``, in process or through edge-serve
 * ``export`` — bundle assembly
 * ``policy_graph`` — the scorer graph

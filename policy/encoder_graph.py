@@ -110,15 +110,9 @@ def encoder_parity(onnx_path: Path, tokenizer_path: Path, st_model, texts: list[
     return float(np.min(cos))
 
 
-def cached_encoder_onnx(
-    enc: EncoderRef, *, st_model=None, precision: str = "fp32"
-) -> tuple[Path, Path, float, bool]:
-    """(encoder.onnx, tokenizer.json, parity min cosine, was cached) for ``enc``, built once per cache key.
-    ``precision="int8"``: the quantised graph of :mod:`policy.encoder_opt` (opt-in, lower parity floor)."""
-    if precision != "fp32":
-        from policy.encoder_opt import cached_quantized_encoder
-
-        return cached_quantized_encoder(enc, precision, st_model=st_model)
+def cached_encoder_onnx(enc: EncoderRef, *, st_model=None) -> tuple[Path, Path, float, bool]:
+    """(encoder.onnx, tokenizer.json, parity min cosine, was cached) of the fp32 graph for ``enc``, built once
+    per cache key (the int8 one, opt-in, is built from it: :func:`policy.encoder_opt.cached_encoder`)."""
     root = cache_root()
     key = encoder_cache_key(enc)
     folder = root / f"encoder-{key}"

@@ -268,11 +268,11 @@ def _cache_key(enc, precision: str) -> str:
     return hashlib.sha256(raw.encode()).hexdigest()[:24]
 
 
-def cached_quantized_encoder(enc, precision: str, *, st_model=None) -> tuple[Path, Path, float, bool]:
+def cached_encoder(enc, precision: str, *, st_model=None) -> tuple[Path, Path, float, bool]:
     """(encoder.onnx, tokenizer.json, parity min cosine, was cached) of the ``precision`` encoder for
-    ``enc``, built once per cache key from the cached fp32 graph and parity-checked against
-    sentence-transformers (min cosine >= :data:`INT8_MIN_COSINE`, else
-    :class:`policy.export_common.ExportError`)."""
+    ``enc``: the fp32 graph of :mod:`policy.encoder_graph`, or the int8 one, built once per cache key from the
+    cached fp32 graph and parity-checked against sentence-transformers (min cosine >= :data:`INT8_MIN_COSINE`,
+    else :class:`policy.export_common.ExportError`)."""
     import shutil
 
     from models.encoder import load_sentence_encoder

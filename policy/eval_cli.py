@@ -125,8 +125,9 @@ def eval_cmd(
     --threads sets the bundle's onnxruntime threads, in process or in the daemon --serve starts.
     """
     from models.state_layout import policy_world, state_format_of
-    from policy.envs import adapter_class, episode_policy
+    from policy.envs import adapter_class
     from policy.envs.recorded import recorded_world
+    from policy.episode_policy import episode_policy
 
     kind = baseline or "policy"
     daemon_mode = serve or address is not None
@@ -268,8 +269,9 @@ def _world_spec(
 ):
     """The environment to run (the recorded one by default), checked against the state format of the policy
     named ``what`` (None: a baseline, nothing to check)."""
-    from policy.envs import EnvError, adapter_class, parse_env, strategy_class
+    from policy.envs import EnvError, adapter_class, parse_env
     from policy.envs.recorded import check_world, default_env
+    from policy.episode_policy import strategy_class
 
     try:
         if env_name is None:

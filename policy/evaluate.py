@@ -2,11 +2,11 @@
 CI), mean steps, invalid actions, per-action latency.
 
 What is evaluated is any policy (:mod:`edge.policies`), with or without the episode wrappers composed over
-it (:func:`policy.envs.episode_policy`): a bundle (:class:`edge.bundle_policy.BundlePolicy`: the daemon's
-runtime, torch-free), a checkpoint (:class:`policy.torch_policy.TorchPolicy`), the LLM-as-agent baseline
-(:class:`policy.llm_policy.LLMPolicy`), the daemon (:class:`edge.edge_policy.EdgePolicy`) or the uniform
-random baseline here. The states are the adapter's composed state texts, exactly what the training data
-holds.
+it (:func:`policy.episode_policy.episode_policy`): a bundle (:class:`edge.bundle_policy.BundlePolicy`: the
+daemon's runtime, torch-free), a checkpoint (:class:`policy.torch_policy.TorchPolicy`), the LLM-as-agent
+baseline (:class:`policy.llm_policy.LLMPolicy`), the daemon (:class:`edge.edge_policy.EdgePolicy`) or the
+uniform random baseline here. The states are the adapter's composed state texts, exactly what the training
+data holds.
 
 Episodes use the first N episode ids of the split in the environment's own order, so every policy meets the
 same games. An answer outside the candidates is counted as invalid and goes to the adapter's ``invalid()``

@@ -47,6 +47,7 @@ from policy.encoder_graph import (  # noqa: F401 - the exporter's public names
     tokenize,
     write_tokenizer_json,
 )
+from policy.encoder_opt import cached_encoder
 from policy.export_common import OPSET, PARITY_TEXTS, ExportError, cache_root, ort_session  # noqa: F401
 from policy.model import CandidateScorer, ScorerConfig, build_scorer
 from policy.model_flat import FlatScorer, FlatScorerConfig, build_flat_scorer
@@ -123,7 +124,7 @@ def export_bundle(
         if not cos >= 1 - 1e-5:
             raise ExportError(f"static encoder.onnx parity failed: min cosine {cos:.6f} to its reference")
     else:
-        enc_onnx, tok_json, cos, cached = cached_encoder_onnx(enc, precision=encoder_precision)
+        enc_onnx, tok_json, cos, cached = cached_encoder(enc, encoder_precision)
     with atomic_dir(out_dir, overwrite=overwrite) as tmp:
         shutil.copyfile(enc_onnx, tmp / "encoder.onnx")
         shutil.copyfile(tok_json, tmp / "tokenizer.json")

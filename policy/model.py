@@ -31,7 +31,7 @@ import torch
 from torch import nn
 
 from models.inputs.candidates import DEFAULT_CANDIDATE_FEATURES, parts_of
-from models.inputs.schema import MASKED_SCORE
+from models.inputs.schema import MASKED_SCORE, input_names, state_names
 from models.inputs.state import StateEncoding, config_from_dict
 
 _NEG = -1.0e9
@@ -289,32 +289,17 @@ class CandidateScorer(nn.Module):
 
 
 class PolicyGraph(nn.Module):
-    """:class:`CandidateScorer` with the flat inputs of ``policy.onnx``: its parameters are named and ordered
-    as ``models.inputs.schema``'s format-2 row (a tree test checks it)."""
+    """:class:`CandidateScorer` with the flat inputs of ``policy.onnx``, in the order of
+    ``models.inputs.schema``'s format-2 row (the exporter binds them by position, each named from the row)."""
 
     def __init__(self, scorer: CandidateScorer):
         super().__init__()
         self.scorer = scorer
 
-    def forward(
-        self,
-        instruction: torch.Tensor,
-        items: torch.Tensor,
-        item_kinds: torch.Tensor,
-        memory_actions: torch.Tensor,
-        memory_responses: torch.Tensor,
-        memory_mask: torch.Tensor,
-        candidates: torch.Tensor,
-        mask: torch.Tensor,
-    ) -> torch.Tensor:
-        state = StateInputs(
-            items=items,
-            item_kinds=item_kinds,
-            memory_actions=memory_actions,
-            memory_responses=memory_responses,
-            memory_mask=memory_mask,
-        )
-        return self.scorer(instruction, state, candidates, mask)
+    def forward(self, *inputs: torch.Tensor) -> torch.Tensor:
+        named = dict(zip(input_names(2), inputs, strict=True))
+        state = StateInputs(**{name: named[name] for name in state_names(2)})
+        return self.scorer(named["instruction"], state, named["candidates"], named["mask"])
 
 
 class ValueHead(nn.Module):

@@ -12,7 +12,9 @@ inventory and room lines, without the feedback and the recent-action list, which
 Texts without those parts are compared whole.
 
 The kept steps keep their own observations (history included), so consecutive kept steps need not chain
-exactly: this is for BC, not for temporal-difference learning.
+exactly: this is for BC, not for temporal-difference learning. The path itself is found by
+:func:`labeler.paths.path_steps` (a trajectory's path under its layout; the loop erasure is
+:mod:`models.world_paths`); this module adds the trajectory cut to it and its detours.
 """
 
 from __future__ import annotations
@@ -21,9 +23,7 @@ import dataclasses
 from collections.abc import Callable
 
 from labeler.dataset import Trajectory
-from labeler.paths import loop_erased_steps, path_steps
-
-__all__ = ["detour_steps", "loop_erase", "loop_erased_steps", "path_steps"]
+from labeler.paths import path_steps
 
 
 def loop_erase(traj: Trajectory, key: Callable[[str], str] | None = None) -> Trajectory:

@@ -42,8 +42,8 @@ import numpy as np
 import torch
 from torch import nn
 
+from labeler.auroc import auroc
 from labeler.label_check import folds_of
-from labeler.quality import auroc
 from models.settings import AtomicFile
 
 CHANNELS = ("contextual", "structural", "temporal")

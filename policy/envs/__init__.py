@@ -6,15 +6,17 @@ Modules:
   (:class:`EnvSpec`, :class:`Param`), :class:`EnvError`.
 - ``registry``: ``parse_env`` / ``open_env`` and the registry of adapters (built-ins, entry points,
   ``EDGEJUDGE_ENVS``).
-- ``cli``: ``edgejudge envs`` (the adapters, tasks and parameters) and ``edgejudge envs check``.
-- ``contract``: the contract every adapter keeps, checked on tiny real episodes (``envs check``, the tests).
+- ``contract``: the contract every adapter keeps, checked on tiny real episodes: the world's own checks
+  (``envs check`` adds the collection check of :mod:`policy.env_contract`).
 - ``recorded``: the world a dataset, checkpoint or bundle records, and the state-format check.
 - ``twx``: TextWorldExpress (``twx:twc`` with levels easy/medium/hard, ``twx:cookingworld`` small/large).
-- ``twx_placement``: TextWorld's opt-in put-away strategy (``--strategy placement-search``).
 - ``scienceworld``: ScienceWorld (``scienceworld:TASK``, the simulator's 30 task families).
 - ``scienceworld_actions``: ScienceWorld's candidate cap and the matching of gold actions to valid actions.
 
-See docs/environments.md for the interface and how to write an adapter for another world.
+See docs/environments.md for the interface and how to write an adapter for another world. The package imports
+only ``models`` among the project's packages; what joins a world to the policies, the collector or the
+labelers (the task strategies and episode wrappers, the collection check, ``edgejudge envs``) lives above it,
+in :mod:`policy`.
 """
 
 from policy.envs.base import SPLITS, EnvAdapter, EnvError, EnvSpec, EnvState, Param
@@ -22,10 +24,8 @@ from policy.envs.registry import (
     adapter_class,
     adapters,
     describe,
-    episode_policy,
     open_env,
     parse_env,
-    strategy_class,
 )
 
 __all__ = [
@@ -38,8 +38,6 @@ __all__ = [
     "adapter_class",
     "adapters",
     "describe",
-    "episode_policy",
     "open_env",
     "parse_env",
-    "strategy_class",
 ]

@@ -150,8 +150,9 @@ class EnvAdapter(ABC):
     """False for a replay of logged episodes (collect works, evaluation of a new policy does not)."""
     strategies: ClassVar[Mapping[str, str]] = {}
     """Opt-in task strategies of this world: name -> ``module:Class``, a policy wrapper
-    (:class:`edge.policies.PolicyWrapper`) built as ``Class(policy, world_key)``. Never part of a headline
-    result: the generic client is the loop guard."""
+    (:class:`edge.policies.PolicyWrapper`) built as ``Class(policy, world_key)`` by
+    :func:`policy.episode_policy.episode_policy`. Never part of a headline result: the generic client is the
+    loop guard."""
 
     def __init__(self, spec: EnvSpec, step_limit: int = 50):
         self.spec = spec
@@ -178,9 +179,10 @@ class EnvAdapter(ABC):
         function (collection, evaluation and every client call it)."""
 
     @classmethod
-    def world_key(cls, observation: str) -> str:
-        """The world state of a composed state text, for episode memory (loop guard, loop erasure)."""
-        return cls.layout.world_key(observation)
+    def world_key(cls, observation: str, actions: Sequence[str] = ()) -> str:
+        """The world state of a composed state text, given the episode's actions so far, for episode memory
+        (loop guard, loop erasure): :meth:`models.state_layout.StateLayout.world_key`."""
+        return cls.layout.world_key(observation, actions)
 
     # -------------------------------------------------------------- the world
 

@@ -2,8 +2,11 @@
 
 Each check takes an open adapter and raises :class:`ContractError` (one line saying what is wrong),
 :class:`CheckSkipped` where it does not apply to the world (e.g. a log replay cannot answer an action it did
-not log), or returns. ``edgejudge envs check NAME`` runs them all (:func:`run_contract`) on any registered
-adapter; the contract tests run them on the shipped adapters' cases. The checks:
+not log), or returns. :func:`run_contract` runs them on one world. These are the checks of the world alone;
+``collection`` (collection records the world, and the labelers never read ``info``) runs the collector and
+the labelers, so it lives above the world package, in :mod:`policy.env_contract`, which holds the whole
+contract as ``edgejudge envs check NAME`` runs it on any registered adapter. The contract tests run them on
+the shipped adapters' cases. The checks here:
 
 - ``describes-itself``: name, tasks, layout, state format; the recorded parameters read back;
 - ``reset-and-state``: every split has episodes; a reset's state is the adapter's ``compose`` of its parts;
@@ -13,17 +16,15 @@ adapter; the contract tests run them on the shipped adapters' cases. The checks:
   same start);
 - ``disjoint-splits``: the splits' episodes are different worlds, where the adapter says so;
 - ``invalid-answer``: an answer outside the candidates spends a step and keeps the world;
-- ``collection``: collection records the world, and the labelers never read ``info``;
 - ``no-score-in-state``: no state text carries the score or other numeric ground truth of ``info``
   (:func:`check_no_score_in_state`).
 """
 
 from __future__ import annotations
 
-import dataclasses
 import random
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -41,7 +42,7 @@ class CheckSkipped(Exception):
     """The check does not apply to this world (the reason is the message)."""
 
 
-def _require(condition: Any, reason: str) -> None:
+def require(condition: Any, reason: str) -> None:
     if not condition:
         raise ContractError(reason)
 
@@ -60,10 +61,10 @@ def walk_gold(env: EnvAdapter, episode: Any, split: str) -> list[EnvState]:
     gold = env.gold_path()
     if gold is None:
         raise CheckSkipped(f"{env.spec.name} has no expert path (gold_path() is None)")
-    _require(gold, f"{env.spec}: episode {episode!r} has an empty gold path")
+    require(gold, f"{env.spec}: episode {episode!r} has an empty gold path")
     states = [state]
     for i, action in enumerate(gold):
-        _require(
+        require(
             action in state.candidates,
             f"{env.spec} episode {episode!r}: gold action {i} {action!r} is not a candidate there",
         )
@@ -94,40 +95,40 @@ def check_describes_itself(env: EnvAdapter) -> None:
     from policy.envs.registry import parse_env
 
     cls = type(env)
-    _require(
+    require(
         cls.name == env.spec.adapter,
         f"the class's name {cls.name!r} is not its registered name {env.spec.adapter!r}",
     )
-    _require(env.spec.task in cls.tasks, f"task {env.spec.task!r} is not among its tasks")
-    _require(isinstance(cls.layout, StateLayout), "layout is not a models.state_layout.StateLayout")
-    _require("/" in cls.state_format, f"state_format {cls.state_format!r} is not NAME/VERSION")
-    _require(set(cls.splits) >= {"train", "test"}, f"splits {cls.splits} lack train or test")
+    require(env.spec.task in cls.tasks, f"task {env.spec.task!r} is not among its tasks")
+    require(isinstance(cls.layout, StateLayout), "layout is not a models.state_layout.StateLayout")
+    require("/" in cls.state_format, f"state_format {cls.state_format!r} is not NAME/VERSION")
+    require(set(cls.splits) >= {"train", "test"}, f"splits {cls.splits} lack train or test")
     again = parse_env(env.spec.name, env.spec.params)
-    _require(again == env.spec, f"the recorded parameters {env.spec.params!r} read back as {again.params!r}")
+    require(again == env.spec, f"the recorded parameters {env.spec.params!r} read back as {again.params!r}")
 
 
 def check_reset_and_state(env: EnvAdapter) -> None:
     cls = type(env)
     for split in env.splits:
         ids = env.episodes(split)
-        _require(ids, f"no {split} episodes")
+        require(ids, f"no {split} episodes")
         s = env.reset(ids[0], split)
-        _require(isinstance(s, EnvState), f"reset() returned {type(s).__name__}, not an EnvState")
-        _require(s.instruction.strip(), f"{split} episode {ids[0]!r}: an empty instruction")
-        _require(not s.done, f"{split} episode {ids[0]!r} is done at reset")
-        _require(
+        require(isinstance(s, EnvState), f"reset() returned {type(s).__name__}, not an EnvState")
+        require(s.instruction.strip(), f"{split} episode {ids[0]!r}: an empty instruction")
+        require(not s.done, f"{split} episode {ids[0]!r} is done at reset")
+        require(
             s.candidates and all(isinstance(c, str) and c for c in s.candidates),
             f"{split} episode {ids[0]!r}: no candidates, or an empty one",
         )
-        _require(
+        require(
             s.observation == cls.compose(s.parts, env.history),
             "the state text is not compose(parts, history): one composition function makes every state text",
         )
-        _require(
+        require(
             cls.layout.is_structured(s.observation), "the state text does not follow the layout's labels"
         )
-        _require(0.0 <= s.score <= 1.0, f"score {s.score} is outside 0-1")
-        _require(env.num_steps == 0, f"{env.num_steps} steps counted after reset")
+        require(0.0 <= s.score <= 1.0, f"score {s.score} is outside 0-1")
+        require(env.num_steps == 0, f"{env.num_steps} steps counted after reset")
 
 
 def check_gold_path(env: EnvAdapter) -> None:
@@ -135,16 +136,16 @@ def check_gold_path(env: EnvAdapter) -> None:
     for episode in env.episodes(split)[:EPISODES]:
         states = walk_gold(env, episode, split)
         last = states[-1]
-        _require(all(0.0 <= s.score <= 1.0 for s in states), "a score outside 0-1 on the gold path")
+        require(all(0.0 <= s.score <= 1.0 for s in states), "a score outside 0-1 on the gold path")
         if not env.needs_simulator:
-            _require(last.done, f"episode {episode!r}: the logged path does not end the episode")
+            require(last.done, f"episode {episode!r}: the logged path does not end the episode")
             continue  # a replay's logged path is what happened, not an expert's
-        _require(
+        require(
             last.done and last.success and not last.failure,
             f"episode {episode!r}: the gold path does not succeed (done={last.done}, "
             f"success={last.success}, failure={last.failure})",
         )
-        _require(
+        require(
             abs(last.score - 1.0) < 1e-6, f"episode {episode!r}: the gold path ends with score {last.score}"
         )
 
@@ -155,7 +156,7 @@ def check_deterministic(env: EnvAdapter) -> None:
     if not env.exact_replay:
         # names of look-alike objects may change between resets: the same episode starts from the same state
         first, again = env.reset(episode, split), env.reset(episode, split)
-        _require(
+        require(
             first.observation == again.observation and len(first.candidates) == len(again.candidates),
             f"{split} episode {episode!r} starts differently on a second reset",
         )
@@ -167,22 +168,22 @@ def check_deterministic(env: EnvAdapter) -> None:
             for s in walk_random(env, episode, split, random.Random(7), 4)
         ]
 
-    _require(run() == run(), f"{split} episode {episode!r}: the same actions gave different texts")
+    require(run() == run(), f"{split} episode {episode!r}: the same actions gave different texts")
 
 
 def check_disjoint_splits(env: EnvAdapter) -> None:
     ids = {split: set(env.episodes(split)) for split in env.splits}
-    _require(all(ids.values()), "a split without episodes")
+    require(all(ids.values()), "a split without episodes")
     if not env.disjoint_splits:
         raise CheckSkipped("the adapter says its splits share worlds (disjoint_splits = False)")
     names = list(ids)
     for i, a in enumerate(names):
         for b in names[i + 1 :]:
-            _require(
+            require(
                 not ids[a] & ids[b], f"{a} and {b} share episodes {sorted(ids[a] & ids[b], key=str)[:3]}"
             )
     first = {split: env.reset(env.episodes(split)[0], split).observation for split in env.splits}
-    _require(len(set(first.values())) == len(first), "the splits' first episodes start in the same state")
+    require(len(set(first.values())) == len(first), "the splits' first episodes start in the same state")
 
 
 def check_invalid_answer(env: EnvAdapter) -> None:
@@ -192,108 +193,15 @@ def check_invalid_answer(env: EnvAdapter) -> None:
     split = env.splits[0]
     s = env.reset(env.episodes(split)[0], split)
     after = env.invalid()
-    _require(env.num_steps == 1, f"an invalid answer counted {env.num_steps} steps, not 1")
-    _require(
+    require(env.num_steps == 1, f"an invalid answer counted {env.num_steps} steps, not 1")
+    require(
         cls.world_key(after.observation) == cls.world_key(s.observation),
         "an invalid answer changed the world state",
     )
-    _require(
+    require(
         after.observation == cls.compose(after.parts, env.history),
         "the state text after an invalid answer is not compose(parts, history)",
     )
-
-
-class _Poisoned(dict):
-    """Ground truth that raises on any read: labelers must never look at ``info``."""
-
-    def _no(self, *a: Any, **k: Any) -> Any:
-        raise ContractError("a labeler read the ground truth under info")
-
-    __getitem__ = get = keys = items = values = __iter__ = __contains__ = __len__ = _no  # type: ignore[assignment]
-
-
-GENERIC_RUBRIC = """
-format = "edgejudge.rubrics"
-format_version = 1
-task_type = "*"
-version = 1
-
-[[items]]
-id = "inventory-gain"
-category = "execution"
-text = "Something was picked up"
-inventory = "gain"
-
-[[items]]
-id = "no-effect"
-category = "invalidity"
-text = "Nothing changed"
-unchanged = true
-"""
-
-
-def check_collection(env: EnvAdapter) -> None:
-    """Collection records the world in every trajectory; TRCA, its miner and COREN's texts never read
-    ``info`` (they run on data whose ``info`` raises on any read and give the same labels)."""
-    from labeler.coren.pipeline import CorenLabeler
-    from labeler.coren.prompts import load_prompts, load_templates
-    from labeler.trca.checks import CompiledRubric
-    from labeler.trca.mine import mine
-    from labeler.trca.pipeline import TRCAConfig, label_trajectory_rewards
-    from labeler.trca.rubric import parse_rubric
-    from models.state_layout import layout_of
-    from policy.collect import CollectConfig, collect
-
-    has_gold = _has_gold(env)
-    cfg = CollectConfig(
-        env=env.spec,
-        split=env.splits[0],
-        episodes=EPISODES,
-        noise=0.3,
-        behaviour="gold-noise" if has_gold else "random",
-        max_steps=env.step_limit,
-        seed=1,
-    )
-    trajs = list(collect(cfg, env))
-    for t in trajs:
-        _require(
-            t.meta["env"] == env.spec.name and t.meta["params"] == env.spec.params,
-            f"trajectory {t.id} records {t.meta['env']}[{t.meta['params']}]",
-        )
-        _require(t.meta["state_format"] == type(env).state_format, f"trajectory {t.id}: another state format")
-        _require(layout_of(t.meta) == type(env).layout, f"trajectory {t.id}: another layout")
-        _require(
-            all(s.action in s.candidates for s in t.steps), f"trajectory {t.id}: an action not a candidate"
-        )
-
-    poisoned = [
-        dataclasses.replace(t, steps=[dataclasses.replace(s, info=_Poisoned()) for s in t.steps])
-        for t in trajs
-    ]
-    rubric = CompiledRubric(parse_rubric(GENERIC_RUBRIC))
-    for clean, dirty in zip(trajs, poisoned, strict=True):
-        a = label_trajectory_rewards(clean, rubric, TRCAConfig())
-        b = label_trajectory_rewards(dirty, rubric, TRCAConfig())
-        _require(a[1] == b[1], "TRCA's labels change when info is hidden")
-    _require(mine(poisoned).steps == sum(len(t.steps) for t in trajs), "the rubric miner skipped steps")
-
-    class Counter:  # the two judge properties COREN's text building uses
-        n_ctx = 2048
-
-        @staticmethod
-        def count_tokens(text: str) -> int:
-            return len(text.split())
-
-    coren = CorenLabeler(Counter(), None, load_prompts(1), load_templates())
-    for t in poisoned:
-        _, texts = coren.step_texts(t)
-        _require(len(texts) == len(t.steps), "COREN's step texts do not cover every step")
-
-
-def _has_gold(env: EnvAdapter) -> bool:
-    split = env.splits[0]
-    env.reset(env.episodes(split)[0], split, gold=True)
-    return env.gold_path() is not None
 
 
 SCORE_WORD = re.compile(r"\b(?:score|points?)\b", re.I)
@@ -388,7 +296,7 @@ def check_no_score_in_state(env: EnvAdapter) -> None:
     for episode in ids[:EPISODES]:
         episodes.append(walk_random(env, episode, split, rng, env.step_limit))
     leaks = score_leaks(episodes)
-    _require(
+    require(
         not leaks,
         "the state text carries the ground truth: "
         + "; ".join(leaks)
@@ -396,14 +304,16 @@ def check_no_score_in_state(env: EnvAdapter) -> None:
     )
 
 
-CHECKS: dict[str, Callable[[EnvAdapter], None]] = {
+Check = Callable[[EnvAdapter], None]
+
+
+CHECKS: dict[str, Check] = {
     "describes-itself": check_describes_itself,
     "reset-and-state": check_reset_and_state,
     "gold-path": check_gold_path,
     "deterministic": check_deterministic,
     "disjoint-splits": check_disjoint_splits,
     "invalid-answer": check_invalid_answer,
-    "collection": check_collection,
     "no-score-in-state": check_no_score_in_state,
 }
 
@@ -415,10 +325,11 @@ class CheckResult:
     reason: str = ""
 
 
-def run_check(name: str, env: EnvAdapter) -> CheckResult:
-    """Run one check; an exception other than a contract failure (the adapter crashed) is a failure too."""
+def run_check(name: str, env: EnvAdapter, checks: Mapping[str, Check] = CHECKS) -> CheckResult:
+    """Run the check ``name`` of ``checks``; an exception other than a contract failure (the adapter crashed)
+    is a failure too."""
     try:
-        CHECKS[name](env)
+        checks[name](env)
     except CheckSkipped as e:
         return CheckResult(name, "skip", str(e))
     except ContractError as e:
@@ -429,10 +340,10 @@ def run_check(name: str, env: EnvAdapter) -> CheckResult:
 
 
 def run_contract(
-    spec: EnvSpec, step_limit: int = 30, checks: Sequence[str] | None = None
+    spec: EnvSpec, step_limit: int = 30, checks: Mapping[str, Check] = CHECKS
 ) -> Iterator[CheckResult]:
-    """Open ``spec``'s world once and run the named checks (all by default) on it, yielding each result as it
-    comes; a world that does not open is one failed ``open`` result."""
+    """Open ``spec``'s world once and run ``checks`` (name -> check, in order; by default the world's own) on
+    it, yielding each result as it comes; a world that does not open is one failed ``open`` result."""
     from policy.envs.registry import open_env
 
     try:
@@ -441,5 +352,5 @@ def run_contract(
         yield CheckResult("open", "fail", f"{type(e).__name__}: {_snippet(str(e), 300)}")
         return
     with env:
-        for name in checks or CHECKS:
-            yield run_check(name, env)
+        for name in checks:
+            yield run_check(name, env, checks)

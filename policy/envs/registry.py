@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Mapping
-from typing import Any
 
 from models import settings
 from policy.envs.base import EnvAdapter, EnvError, EnvSpec
@@ -139,32 +138,6 @@ def open_env(spec: EnvSpec | str, step_limit: int = 50, params: str | None = Non
     if isinstance(spec, str):
         spec = parse_env(spec, params)
     return adapter_class(spec.adapter)(spec, step_limit=step_limit)
-
-
-def strategy_class(spec: EnvSpec, name: str) -> type:
-    """The opt-in task strategy ``name`` of ``spec``'s adapter; EnvError listing the ones it has."""
-    known = adapter_class(spec.adapter).strategies
-    if name not in known:
-        valid = ", ".join(known) if known else "none"
-        raise EnvError(f"unknown strategy {name!r} for {spec.name}: expected one of {valid}")
-    module, _, attr = known[name].partition(":")
-    return getattr(importlib.import_module(module), attr)
-
-
-def episode_policy(
-    policy: Any, spec: EnvSpec, *, loop_guard: bool = False, strategy: str | None = None
-) -> Any:
-    """``policy`` with the episode wrappers a client composes over it (:mod:`edge.policies`): an adapter's
-    task ``strategy`` (which keeps the loop guard), else the generic loop guard, keyed by the adapter's world
-    key; the bare policy (its argmax) with neither."""
-    key = adapter_class(spec.adapter).world_key
-    if strategy:
-        return strategy_class(spec, strategy)(policy, key)
-    if loop_guard:
-        from edge.policies import Guarded
-
-        return Guarded(policy, key)
-    return policy
 
 
 def describe() -> list[str]:

@@ -27,7 +27,7 @@ needs only the standard library; ``textworld-express`` (and a Java runtime) is i
 opened. Format ``twx/2`` keeps the simulator's line structure where ``twx/1`` ran lines together: inventory
 entries are comma-separated (``a cookbook, a knife``) and a listing such as the cookbook's becomes one
 sentence per heading (``Ingredients: red apple, flour.``), so that a structured policy reads them as items
-(:mod:`models.state_items`). Datasets and bundles of ``twx/1`` keep reading with their own recorded layout.
+(:mod:`models.inputs.state`). Datasets and bundles of ``twx/1`` keep reading with their own recorded layout.
 """
 
 from __future__ import annotations
@@ -121,10 +121,11 @@ def compose_state(feedback: str, look: str, inventory: str, history: Sequence[st
     )
 
 
-def world_key(observation: str) -> str:
+def world_key(observation: str, actions: Sequence[str] = ()) -> str:
     """The world part of a :func:`compose_state` text (inventory and room lines; the inventory as a bag of
-    words, since held items are listed in the order they were taken); the whole text if it has neither."""
-    return LAYOUT.world_key(observation)
+    words, since held items are listed in the order they were taken); the whole text if it has neither (then
+    without the pieces that only list ``actions``, the episode's actions so far)."""
+    return LAYOUT.world_key(observation, actions)
 
 
 # ------------------------------------------------------------------------------------------------ adapter
@@ -142,7 +143,7 @@ class TWXAdapter(EnvAdapter):
     state_format: ClassVar[str] = STATE_FORMAT
     compatible_formats: ClassVar[tuple[str, ...]] = (LEGACY_STATE_FORMAT,)
     strategies: ClassVar[Mapping[str, str]] = {
-        "placement-search": "policy.envs.twx_placement:PlacementSearchPolicy",
+        "placement-search": "policy.twx_placement:PlacementSearchPolicy",
     }
 
     @classmethod

@@ -78,7 +78,7 @@ def test_label_coren_real_judge_end_to_end(cli, tmp_path):
         prov = t.provenance["coren"]
         assert re.fullmatch(r"[0-9a-f]{64}", prov["judge_sha256"])
         assert [p["name"] for p in prov["prompts"]] == ["progress", "progress_towards"]
-        assert all(p["version"] == 2 for p in prov["prompts"]) and prov["templates"]["version"] == 2
+        assert all(p["version"] == 2 for p in prov["prompts"]) and prov["templates"]["version"] == 3
         assert re.fullmatch(r"[0-9a-f]{64}", prov["qa_sha256"])
         assert re.fullmatch(r"[0-9a-f]{64}", prov["orchestrator_sha256"])
         assert prov["orchestrator_check"]["gate"] == 1.0  # 2 trajectories: too few to check, kept

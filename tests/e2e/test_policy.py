@@ -17,11 +17,11 @@ from labeler.dataset import write_trajectories
 from models.bundle import load_manifest
 from policy.collect import run_episode
 from policy.envs import open_env, parse_env
-from policy.envs.twx_placement import PlacementSearchPolicy
 from policy.evaluate import RandomPolicy, evaluate
 from policy.export import export_bundle
 from policy.torch_policy import TorchPolicy
 from policy.train import train_from_file
+from policy.twx_placement import PlacementSearchPolicy
 from tests.support.paths import ROOT
 
 torch.set_num_threads(1)

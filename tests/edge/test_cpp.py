@@ -160,9 +160,14 @@ def _plain_episodes(lines: list[str], rng, episodes: int) -> int:
     from tests.support.plain_logs import ACTIONS, BREAKS, SENTENCES, echo, plain_state
 
     lines.append("layout")  # no parts: the plain layout
+    cases = []
     for _ in range(40):
         taken = [rng.choice(ACTIONS) for _ in range(rng.randint(0, 4))]
-        obs = plain_state(rng, taken)
+        cases.append((taken, plain_state(rng, taken)))
+    for c in map(chr, range(0x3001)):  # every white space character of Python's str, line breaks included
+        if c.isspace():
+            cases.append((["Take  cup", "wait"], f"{c}A.{c}take{c}cup,{c}WAIT.{c}b!{c}{c}none{c}c?x{c}"))
+    for taken, obs in cases:
         want = PLAIN_LAYOUT.world_key(obs, taken)
         lines.append(f"key {_hx(obs)} {_hx(want)} " + " ".join(_hx(a) for a in taken))
     key = _Watched(PLAIN_LAYOUT.world_key)
@@ -255,7 +260,8 @@ def test_cpp_loop_guard_matches_the_python_guard(cpp_build, tmp_path):
     p = run([str(cpp_build / "edge_loop_guard_test"), str(episodes)], timeout=60)
     assert p.returncode == 0, p.stdout + p.stderr[-3000:]
     r = json.loads(p.stdout)
-    assert r["failures"] == 0 and r["keys"] == 12 + 40 and r["steps"] > 1000
+    keys = sum(line.startswith("key ") for line in episodes.read_text().splitlines())
+    assert r["failures"] == 0 and r["keys"] == keys > 60 and r["steps"] > 1000
 
 
 def test_cpp_bench_tool(cpp_build, daemon):

@@ -86,3 +86,13 @@ def test_sampling_draws_from_the_scores():
     assert sampled.name == "toy~T1" and {sampled.act("i", "s", ["a", "b"]) for _ in range(20)} == {1}
     spread = Sampled(Toy({"s": [0.0, 0.0]}), 1.0, seed=3)
     assert {spread.act("i", "s", ["a", "b"]) for _ in range(50)} == {0, 1}
+
+
+def test_guarded_keys_a_plain_log_with_the_actions_it_took():
+    from models.state_layout import PLAIN_LAYOUT
+
+    room = "You are in the hall. A bench."
+    toy = Toy({f"{room}\n{echo}": [0.9, 0.1] for echo in ("none", "wait", "wait, wait")})
+    guarded = Guarded(toy, PLAIN_LAYOUT.world_key)  # called as world_key(state, actions)
+    picks = [guarded.act("i", f"{room}\n{echo}", ["wait", "go"]) for echo in ("none", "wait", "wait, wait")]
+    assert picks == [0, 0, 1] and guarded.guard.actions == ("wait", "wait", "go")

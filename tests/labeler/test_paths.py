@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from labeler.dataset import Step, Trajectory
-from labeler.paths import changed, loop_erased_steps, path_steps
+from labeler.paths import changed, path_steps
 from models.state_layout import Part, StateLayout, layout_of
 from tests.support.trca_tags import S1, episode
 
@@ -58,11 +58,7 @@ def test_path_steps_read_the_layout_the_trajectory_records():
     assert path_steps(t) == [2]  # pick and drop are a loop
 
 
-def test_loop_erasure_by_hand():
-    # A -> B -> A -> C: the first two steps are a loop; only the last step lasted
-    assert loop_erased_steps(["A", "B", "A", "C"]) == [2]
-    assert loop_erased_steps(["A", "A", "B"]) == [1]  # a step that changes nothing is erased
-    assert loop_erased_steps(["A", "B", "C"]) == [0, 1]
+def test_a_trajectory_path_by_hand():
     t = episode("s1", S1)
     # states: table, hand, box, hand(=1), hand(push, =1), fridge -> path: take (0), put in fridge (4)
     assert path_steps(t) == [0, 4]

@@ -21,6 +21,7 @@ from models.state_layout import (
     state_format_of,
 )
 from policy.envs.registry import BUILTIN, adapter_class
+from tests.support.plain_logs import ACTIONS, BREAKS, echo, plain_state
 
 ADAPTER_LAYOUTS = {name: adapter_class(name).layout for name in BUILTIN}
 
@@ -58,11 +59,25 @@ def _compose(layout: StateLayout, values: dict[str, str]) -> str:
     )
 
 
+def _guard_keys(key, states: list[str], actions: list[str]) -> list[str]:
+    """The world keys the client's loop guard computes for an episode's states (``key`` called as the guard
+    calls it), the episode taking ``actions[i]`` in ``states[i]``."""
+    seen: list[str] = []
+
+    def watched(text: str, taken) -> str:
+        seen.append(key(text, taken))
+        return seen[-1]
+
+    guard = LoopGuard(key=watched)
+    for state, action in zip(states, actions, strict=True):
+        guard.record(state, action)
+    return seen
+
+
 def _keys(layout: StateLayout, text: str) -> set[str]:
     """The world key as each reader computes it: the layout, the adapter's world_key and the client's loop
     guard (TRCA's "unchanged" compares the same keys: see the agreement test)."""
-    guard = LoopGuard(layout.world_key)
-    return {layout.world_key(text), guard.key(text)}
+    return {layout.world_key(text), *_guard_keys(layout.world_key, [text], ["look"])}
 
 
 def test_a_layout_without_an_inventory_keeps_every_world_part():
@@ -159,3 +174,20 @@ def test_a_plain_text_echo_of_the_episodes_actions_is_neither_response_nor_world
     nxt = after.replace("take cup, take cup", "take cup, take cup, take cup")
     tr = Transition("tidy", after, "take cup", nxt, PLAIN_LAYOUT, tuple(actions))
     assert not tr.world_changed  # a repeat that changed nothing, though its echo grew
+
+
+@given(rng=st.randoms(use_true_random=False), steps=st.integers(1, 12))
+def test_every_reader_agrees_on_a_plain_log_that_echoes_its_actions(rng, steps):
+    """The client's loop guard keys every state of a plain log with the actions the episode took before it,
+    as the layout does (tests/edge/test_cpp.py replays such episodes through the C++ guard); an echo of those
+    actions (or "none") on a line of its own changes no key."""
+    taken: list[str] = []
+    states: list[str] = []
+    for _ in range(steps):
+        states.append(plain_state(rng, taken))
+        taken.append(rng.choice(ACTIONS))
+    want = [PLAIN_LAYOUT.world_key(s, taken[:i]) for i, s in enumerate(states)]
+    assert _guard_keys(PLAIN_LAYOUT.world_key, states, taken) == want
+    for i, s in enumerate(states[1:], 1):
+        echoed = s + rng.choice(BREAKS) + echo(rng, taken[:i])
+        assert PLAIN_LAYOUT.world_key(echoed, taken[:i]) == want[i]

@@ -51,3 +51,20 @@ def test_table_layout():
     assert table.rec_mem_action[second, 0] >= 0 and (table.rec_mem_action[second, 1:] < 0).all()
     # a plain text (no layout part) is one item of the "other lines" kind
     assert (table.rec_kinds[first] > 0).sum() == 1
+
+
+def test_a_layout_with_more_item_kinds_than_the_scorer_is_refused_when_the_table_meets_the_config():
+    """14 parts need 17 item kinds (parts, unlabelled lines, facts, padding): the check reads the layout, so
+    it holds whether or not the data happened to show a fact or an unlabelled line."""
+    import dataclasses
+
+    from models.state_layout import Part, StateLayout
+    from policy.bc import BCConfig
+
+    layout = StateLayout(tuple(Part(f"p{i}", f"P{i}", world=True) for i in range(14)))
+    wide = [dataclasses.replace(t, meta={**t.meta, "state_layout": layout.to_dict()}) for t in DATA[:2]]
+    table = build_table(wide, HashEmbedder(), parse_reward("sparse"))
+    assert table.layouts == [layout]
+    for t in (table, table.to_torch()):
+        with pytest.raises(ValueError, match="training data: the state layout has 14 parts"):
+            scorer_config(t, BCConfig(), D)

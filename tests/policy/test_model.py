@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import pytest
 import torch
 
 from policy.model import MASKED_SCORE, ScorerConfig, StateInputs, build_scorer
@@ -60,3 +61,15 @@ def test_scorer_masks_and_is_deterministic():
         memory_actions=torch.where(state.memory_mask[..., None], state.memory_actions, torch.randn(2, 2, D)),
     )
     assert torch.allclose(s, m(x, noisy, c, mask), atol=1e-6)
+
+
+def test_config_holds_one_state_encoding_and_reads_the_flat_keys_of_older_checkpoints():
+    from models.inputs.state import StateEncoding
+
+    cfg = ScorerConfig(hidden=16, encoding=StateEncoding(max_items=10, memory=4, facts=2))
+    assert ScorerConfig.from_dict(cfg.to_dict()) == cfg
+    older = {k: v for k, v in cfg.to_dict().items() if k != "encoding"}
+    older.update(max_items=10, memory=4, facts=2)
+    assert ScorerConfig.from_dict(older) == cfg
+    with pytest.raises(ValueError, match="unknown scorer config key"):
+        ScorerConfig.from_dict({**cfg.to_dict(), "horizon": 3})

@@ -1,44 +1,19 @@
-"""Hindsight loop erasure (policy.paths): hand-computed cases, properties, and BC's 'paths' filter."""
+"""Hindsight loop erasure (policy.paths): a trajectory cut to its path, BC's 'paths' filter, the detour
+penalty."""
 
 from __future__ import annotations
 
 from types import SimpleNamespace
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
 
 from labeler.dataset import Step, Trajectory
 from policy.envs.twx import compose_state
-from policy.paths import loop_erase, loop_erased_steps
+from policy.paths import loop_erase
 
 
 def _step(obs: str, action: str, nxt: str) -> Step:
     return Step(observation=obs, action=action, candidates=[action, "wait"], next_observation=nxt)
-
-
-def test_hand_computed_paths():
-    # states before each step, then the final state
-    assert loop_erased_steps(["A", "B", "C"]) == [0, 1]  # no loop
-    assert loop_erased_steps(["A", "A", "B"]) == [1]  # a no-op at A: the action that left A is kept
-    assert loop_erased_steps(["A", "B", "A", "C"]) == [2]  # A->B->A is a detour
-    assert loop_erased_steps(["A", "B", "C", "B", "D"]) == [0, 3]
-    assert loop_erased_steps(["A", "B", "C", "A"]) == []  # the episode ends where it began
-    assert loop_erased_steps(["A"]) == []
-
-
-@given(st.lists(st.sampled_from("ABCDE"), min_size=1, max_size=40))
-def test_erased_path_is_a_loop_free_walk_from_start_to_end(keys):
-    kept = loop_erased_steps(keys)
-    assert kept == sorted(kept)
-    visited = [keys[t] for t in kept]
-    assert len(set(visited)) == len(visited)  # no world state twice
-    assert keys[-1] not in visited  # and never the final one
-    if kept:
-        assert keys[kept[0]] == keys[0]
-        # each kept action leads to the world state the next kept step starts from (or to the end)
-        nexts = [keys[t + 1] for t in kept]
-        assert nexts == [*visited[1:], keys[-1]]
 
 
 def test_loop_erase_trajectory():

@@ -4,7 +4,9 @@
   sentence-transformers inside functions only);
 - ``edge`` imports only ``models`` among the project's packages, and never torch, llama_cpp,
   sentence-transformers, transformers or an environment package (a robot installs only ``edgejudge[edge]``);
-- ``labeler`` does not import ``policy``.
+- ``labeler`` does not import ``policy``;
+- ``policy/envs/`` (the world package) imports only the core: ``models`` and its own modules, among the
+  project's packages (:data:`WORLD_CORE`).
 
 Checked twice: statically over every import statement of every module (also the ones inside functions), and
 by importing all of ``models`` and ``edge`` in a fresh interpreter and looking at ``sys.modules``.
@@ -12,13 +14,13 @@ by importing all of ``models`` and ``edge`` in a fresh interpreter and looking a
 
 from __future__ import annotations
 
-import ast
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from tests.support.imports import imports, module_name
 from tests.support.paths import ROOT
 from tests.support.serving import build_tiny_bundle
 
@@ -48,36 +50,41 @@ FORBIDDEN = {
 }
 
 
-def imported_roots(path: Path, package: str) -> list[tuple[int, str]]:
-    """(line, top-level module) of every import in ``path``, relative imports resolved to ``package``."""
-    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
-    found: list[tuple[int, str]] = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            found += [(node.lineno, a.name.split(".")[0]) for a in node.names]
-        elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                found.append((node.lineno, package))
-            elif node.module:
-                found.append((node.lineno, node.module.split(".")[0]))
-        elif (  # importlib.import_module("literal")
-            isinstance(node, ast.Call)
-            and isinstance(node.func, ast.Attribute)
-            and node.func.attr == "import_module"
-            and node.args
-            and isinstance(node.args[0], ast.Constant)
-            and isinstance(node.args[0].value, str)
-        ):
-            found.append((node.lineno, node.args[0].value.split(".")[0]))
-    return found
+PROJECT = (*LAYERS, "tools", "tests")
+"""The project's own top-level packages."""
+
+
+WORLD = "policy/envs"
+# Not core: labeler.dataset (the trajectory format); a world makes states, policy/collect.py trajectories.
+WORLD_CORE = ("models", "policy.envs")
+"""What the world package may import among the project's packages: the core (``models``) and itself."""
+
+
+def imported_roots(path: Path, module: str) -> list[tuple[int, str]]:
+    """(line, top-level module) of every import in ``path`` (the module ``module``; relative imports
+    resolved against it)."""
+    return [(i.line, i.module.split(".")[0]) for i in imports(path, module)]
 
 
 def violations(layer: str) -> list[str]:
     bad = []
     for path in sorted((ROOT / layer).rglob("*.py")):
-        for line, root in imported_roots(path, layer):
+        for line, root in imported_roots(path, module_name(path)):
             if root in FORBIDDEN[layer]:
                 bad.append(f"{path.relative_to(ROOT)}:{line}: imports {root}")
+    return bad
+
+
+def world_violations(paths: list[Path], root: Path = ROOT) -> list[str]:
+    """What the modules ``paths`` of the world package import from a project package outside
+    :data:`WORLD_CORE` (``from policy import collect`` is ``policy.collect``), also inside functions."""
+    bad = []
+    for path in paths:
+        for imp in imports(path, module_name(path, root)):
+            for name in [f"{imp.module}.{n}" for n in imp.names] or [imp.module]:
+                core = any(name == c or name.startswith(c + ".") for c in WORLD_CORE)
+                if name.split(".")[0] in PROJECT and not core:
+                    bad.append(f"{path.relative_to(root)}:{imp.line}: imports {name}")
     return bad
 
 
@@ -94,9 +101,9 @@ def test_edge_never_imports_heavy_libraries(tmp_path):
         "import sys\n"
         "import edge.serve, edge.server, edge.client, edge.query_cli, edge.edge_policy\n"
         "import edge.protocol_vectors\n"
-        "from edge.runtime import load_runtime\n"
+        "from edge.runtime import TextRequest, load_runtime\n"
         f"rt = load_runtime({str(bundle)!r})\n"
-        "rt.score(rt.items_from_text([('i', 'o', ['a', 'b'])]))\n"
+        "rt.score(rt.items_from_text([TextRequest('i', 'o', ['a', 'b'])]))\n"
         "heavy = ('torch', 'llama_cpp', 'sentence_transformers', 'transformers')\n"
         "bad = [m for m in heavy if m in sys.modules]\n"
         "print(','.join(bad))\n"
@@ -123,8 +130,41 @@ def test_the_static_check_sees_imports_inside_functions_and_relative_ones(tmp_pa
         "    from . import sibling\n"
         "    import importlib; importlib.import_module('llama_cpp.llama')\n"
     )
-    roots = [r for _, r in imported_roots(f, "edge")]
+    roots = [r for _, r in imported_roots(f, "edge.m")]
     assert roots == ["os", "torch", "policy", "edge", "importlib", "llama_cpp"]
+
+
+def test_the_world_package_imports_only_the_core():
+    """``policy/envs/`` imports ``models`` and itself among the project's packages, in functions too."""
+    paths = sorted((ROOT / WORLD).rglob("*.py"))
+    assert len(paths) >= 5
+    assert world_violations(paths) == []
+
+
+def test_the_world_rule_refuses_upward_imports_anywhere_in_a_module(tmp_path):
+    world = tmp_path / "policy" / "envs"
+    world.mkdir(parents=True)
+    f = world / "mine.py"
+    f.write_text(
+        "import json\n"
+        "import textworld_express\n"
+        "from models.state_layout import StateLayout\n"
+        "from policy.envs.base import EnvAdapter\n"
+        "from . import base\n"
+        "def lazy():\n"
+        "    from edge.policies import Guarded\n"
+        "    from labeler.dataset import Trajectory\n"
+        "    from policy import collect\n"
+        "    from policy.collect import collect\n"
+        "    from .. import train\n"
+    )
+    assert world_violations([f], root=tmp_path) == [
+        "policy/envs/mine.py:7: imports edge.policies.Guarded",
+        "policy/envs/mine.py:8: imports labeler.dataset.Trajectory",
+        "policy/envs/mine.py:9: imports policy.collect",
+        "policy/envs/mine.py:10: imports policy.collect.collect",
+        "policy/envs/mine.py:11: imports policy.train",
+    ]
 
 
 @pytest.mark.real

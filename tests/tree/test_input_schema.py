@@ -1,6 +1,6 @@
 """The policy's inputs are spelled once (models/inputs/schema.py) and passed by name everywhere else.
 
-The graph modules' parameters (what the exporter binds positionally) follow the schema's order, the state's
+The graph modules take the schema's inputs in its order (what the exporter binds positionally), the state's
 named tuple and the runtime's feeds hold exactly the schema's state inputs, and no other module lists the
 inputs itself (a tuple or list of three or more input names is a second spelling that a reorder would break
 silently: ``memory_actions`` and ``memory_responses`` have the same shape)."""
@@ -28,7 +28,7 @@ def test_the_exported_graphs_take_the_schemas_inputs_in_its_order():
     from policy.model import PolicyGraph, StateInputs
     from policy.model_flat import FlatScorer
 
-    assert _parameters(PolicyGraph.forward) == input_names(2)
+    assert _parameters(PolicyGraph.forward) == ("inputs",)  # named from the schema's row
     assert _parameters(FlatScorer.forward) == input_names(1)
     assert StateInputs._fields == state_names(2)
 

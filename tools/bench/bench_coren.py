@@ -21,9 +21,10 @@ from pathlib import Path
 import click
 import numpy as np
 
+from labeler.auroc import auroc
 from labeler.coren.voting import prompt_scores
 from labeler.dataset import read_trajectories
-from labeler.quality import auroc, measure
+from labeler.quality import measure
 from tools.bench.benchlib import HELDOUT_DEV_COLLECT, ROOT, edgejudge, write_results
 
 

@@ -37,9 +37,9 @@ from pathlib import Path
 import click
 import numpy as np
 
+from labeler.auroc import auroc
 from labeler.dataset import Trajectory, read_trajectories
 from labeler.label_check import bootstrap_auroc, folds_of
-from labeler.quality import auroc
 from tools.bench.benchlib import HELDOUT_DEV_COLLECT, ROOT, edgejudge, write_results
 
 

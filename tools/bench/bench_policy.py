@@ -125,7 +125,7 @@ def fmt_ci(r) -> str:
     default=False,
     show_default=True,
     help="Also evaluate every row (random and the LLM agent too) with TextWorld's opt-in placement-search "
-    "strategy (policy.envs.twx_placement; random ranks places at random). Labelled rows, never headline.",
+    "strategy (policy.twx_placement; random ranks places at random). Labelled rows, never headline.",
 )
 @click.option(
     "--encoder",
@@ -176,12 +176,12 @@ def main(
     from edge.policies import Guarded
     from labeler.dataset import read_trajectories, write_trajectories
     from policy.envs import adapter_class, parse_env
-    from policy.envs.twx_placement import PlacementSearchPolicy
     from policy.evaluate import RandomPolicy, evaluate
     from policy.features import TextEmbedder
     from policy.rewards import parse_reward
     from policy.torch_policy import TorchPolicy
     from policy.train import train_from_file
+    from policy.twx_placement import PlacementSearchPolicy
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)

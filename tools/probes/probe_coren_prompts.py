@@ -16,9 +16,9 @@ import time
 import click
 import numpy as np
 
+from labeler.auroc import auroc
 from labeler.coren.texts import NOTHING_NEW, fit_head
 from labeler.dataset import read_trajectories
-from labeler.quality import auroc
 from tools.bench.benchlib import ROOT, write_results
 
 WORDS = [" terrible", " bad", " neutral", " good", " excellent"]

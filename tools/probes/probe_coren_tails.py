@@ -19,9 +19,9 @@ import time
 import click
 import numpy as np
 
+from labeler.auroc import auroc
 from labeler.coren import voting
 from labeler.dataset import read_trajectories
-from labeler.quality import auroc
 from tools.bench.benchlib import ROOT, write_results
 
 

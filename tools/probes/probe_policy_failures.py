@@ -122,8 +122,8 @@ def main(
     from policy.common import set_threads
     from policy.envs import open_env, parse_env
     from policy.envs.twx import world_key
-    from policy.envs.twx_placement import PlacementSearchPolicy
     from policy.evaluate import open_policy, wilson_interval
+    from policy.twx_placement import PlacementSearchPolicy
 
     set_threads()
     base = open_policy(policy_path)

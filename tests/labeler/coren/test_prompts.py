@@ -12,7 +12,7 @@ def test_prompt_files_load_and_validate(tmp_path):
     prompts = load_prompts(5)
     assert [p.style for p in prompts] == ["few-shot", "few-shot", "few-shot", "few-shot", "cot"]
     t = load_templates()
-    assert t.choices == (" No", " Yes") and t.values == (-1, 1) and t.version == 2
+    assert t.choices == (" No", " Yes") and t.values == (-1, 1) and t.version == 3
     # layout 2: one shared preamble, the variants differ only in their tails
     assert "Progress: Yes" in t.preamble and all(p.header == "" for p in prompts)
     assert len({p.rate_tail for p in prompts[:4]}) == 4 and all(all(p.tails()) for p in prompts)

@@ -1,8 +1,6 @@
-"""The contract every environment adapter keeps (policy.envs.contract), on tiny real episodes of each shipped
-world, and the check that no state text carries the score.
-
-A shipped adapter joins by adding its cases to ``CASES`` (name, parameters, step limit). Every built-in
-adapter must have at least one case."""
+"""The contract every environment adapter keeps (policy.envs.contract): the world's own checks on tiny real
+episodes of each shipped world (the cases of tests/support/env_cases.py), and the check that no state text
+carries the score."""
 
 from __future__ import annotations
 
@@ -11,19 +9,7 @@ import pytest
 from policy.envs import EnvState, contract, open_env, parse_env
 from policy.envs.contract import numbers_near_score, score_leaks
 from policy.envs.registry import BUILTIN
-
-# (environment name, parameters, step limit): small worlds and the harder levels, a few episodes each
-CASES = [
-    ("twx:twc", "level=easy", 20),
-    ("twx:twc", "level=medium", 30),
-    ("twx:twc", "level=hard", 50),
-    ("twx:cookingworld", "level=small", 30),
-    ("twx:cookingworld", "level=large", 50),
-    ("scienceworld:find-non-living-thing", "simplifications=easy", 25),
-]
-
-
-IDS = [f"{n}[{p}]" for n, p, _ in CASES]
+from tests.support.env_cases import CASES, IDS
 
 
 @pytest.fixture(scope="module", params=CASES, ids=IDS)

@@ -43,7 +43,7 @@ struct Reply {
     int64_t candidate_dim = 0;  // info: C, a candidate's feature size (D, or 3D for action+arguments)
     int64_t bundle_format = 0;  // info: 1, or 2 for a memoryful bundle that takes text input only (0: not
                                 // reported, an older daemon: format 1)
-    int64_t memory = 0;         // info: how many of a request's latest memory pairs the bundle reads (0: none)
+    int64_t memory = 0;         // info: the latest memory pairs the bundle reads, nothing older (0: none)
     double server_ms = 0.0, infer_ms = 0.0;
     int64_t batch = 0;
 };

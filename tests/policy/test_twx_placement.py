@@ -1,4 +1,4 @@
-"""policy.envs.twx_placement (TextWorld's opt-in put-away strategy): hand-traced episodes in a tiny put-away
+"""policy.twx_placement (TextWorld's opt-in put-away strategy): hand-traced episodes in a tiny put-away
 world, the joint-assignment order against brute force, the guard fallback, and real TextWorld Commonsense
 games with the right place ranked second."""
 
@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from edge.loop_guard import LoopGuard
 from models.inputs.candidates import split_action
-from policy.envs.twx_placement import PlacementSearch, best_untried, log_softmax
+from policy.twx_placement import PlacementSearch, best_untried, log_softmax
 
 
 class PutAwayWorld:

@@ -1,5 +1,5 @@
 """``edgejudge envs``: the registered environment adapters, their tasks and parameters (``envs [NAME]``,
-``envs show [NAME]``), and ``envs check NAME``: the adapter contract (:mod:`policy.envs.contract`) on a few
+``envs show [NAME]``), and ``envs check NAME``: the adapter contract (:mod:`policy.env_contract`) on a few
 tiny real episodes of any registered adapter."""
 
 from __future__ import annotations
@@ -9,9 +9,9 @@ import sys
 
 import click
 
-from policy.envs.base import EnvError
-from policy.envs.contract import CHECKS, run_contract
-from policy.envs.registry import adapter_class, adapters, parse_env
+from policy.env_contract import CHECKS
+from policy.envs import EnvError, adapter_class, adapters, parse_env
+from policy.envs.contract import run_contract
 
 
 class _EnvsGroup(click.Group):
@@ -105,7 +105,7 @@ def check(name: str, params: str | None, max_steps: int, only: tuple[str, ...]) 
     EDGEJUDGE_ENVS or an entry point) on a few tiny real episodes: one line per check (PASS, FAIL with the
     reason, or SKIP where it does not apply); exit status 1 on any failure.
 
-    The checks (policy/envs/contract.py): it describes itself, reset and step give states composed by its
+    The checks (policy/env_contract.py): it describes itself, reset and step give states composed by its
     compose, gold paths are admissible and succeed, the same actions give the same texts, the splits are
     disjoint, an invalid answer spends a step, collection records the world and the labelers never read
     info, and no state text carries the score or other info ground truth."""
@@ -117,7 +117,8 @@ def check(name: str, params: str | None, max_steps: int, only: tuple[str, ...]) 
     except EnvError as e:
         raise click.UsageError(str(e)) from None
     counts = {"pass": 0, "fail": 0, "skip": 0}
-    for result in run_contract(spec, step_limit=max_steps, checks=only or None):
+    checks = {c: CHECKS[c] for c in only} if only else CHECKS
+    for result in run_contract(spec, step_limit=max_steps, checks=checks):
         counts[result.status] += 1
         reason = f": {result.reason}" if result.reason else ""
         click.echo(f"{result.status.upper():4s} {result.name}{reason}")

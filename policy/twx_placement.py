@@ -1,7 +1,8 @@
 """An opt-in task strategy of the TextWorld adapter: per-episode placement search for put-away tasks, on the
 client side, ranked by the policy's own scores (``--strategy placement-search``). It reads TextWorld's command
-grammar, so it belongs to the adapter, and it is never part of a headline result: the generic client is the
-loop guard alone.
+grammar, so the TextWorld adapter names it among its strategies (:mod:`policy.envs.twx`); it wraps the
+client's loop guard, so it lives with the policies, outside the world package. It is never part of a headline
+result: the generic client is the loop guard alone.
 
 In a put-away task ("pick up objects, then place them in their usual locations") the decision that matters is
 where each object goes, and the environment says nothing when a place is wrong: the episode just does not
@@ -26,9 +27,9 @@ The search keeps the episode's bookkeeping and leaves the knowledge to the polic
 Where it has no opinion (no objects, no place to try, every assignment ruled out) it defers to the
 :class:`edge.loop_guard.LoopGuard` it wraps, which also sees every step the search takes. The episode's end is
 the only success signal it uses, as on a robot whose task reports completion. Commands are ``verb object
-[preposition target]`` (:func:`edge.actions.split_action`); the verbs are constructor arguments. No model
-code: the standard library and :mod:`edge`. :class:`PlacementSearchPolicy` is the strategy as a policy
-wrapper (:mod:`edge.policies`).
+[preposition target]`` (:func:`models.inputs.candidates.split_action`); the verbs are constructor
+arguments. No model code: the standard library, :mod:`edge` and :mod:`models`. :class:`PlacementSearchPolicy`
+is the strategy as a policy wrapper (:mod:`edge.policies`).
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ import heapq
 import math
 from collections.abc import Callable, Sequence
 
-from edge.loop_guard import LoopGuard
+from edge.loop_guard import LoopGuard, WorldKey
 from edge.policies import Memory, Policy, PolicyWrapper
 from models.inputs.candidates import split_action
 
@@ -92,7 +93,7 @@ class PlacementSearch:
         self,
         score: Scorer,
         *,
-        key: Callable[[str], str] | None = None,
+        key: WorldKey | None = None,
         take: str = "take",
         put: str = "put",
         open_: str = "open",
@@ -231,7 +232,7 @@ class PlacementSearchPolicy(PolicyWrapper):
 
     suffix = "search"
 
-    def __init__(self, inner: Policy, world_key: Callable[[str], str] | None = None):
+    def __init__(self, inner: Policy, world_key: WorldKey | None = None):
         super().__init__(inner)
         self.search = PlacementSearch(inner.scores, key=world_key)
         self.guard = self.search.guard

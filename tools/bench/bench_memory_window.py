@@ -1,0 +1,132 @@
+"""What a request's memory costs the daemon: a max-size memory against a full window of new text, and an
+honest client's latency while another client sends max-size memories.
+
+A format-2 bundle reads the last ``info['memory']`` pairs of a request's memory and nothing older, so 512
+never-seen pairs (the most a request may carry) must cost no more than a full window of never-seen pairs, and
+a client that sends them must not slow down the others much (the daemon is single-threaded). The texts are
+real TWC medium states and responses, each line made new with a unique word.
+
+    python -m tools.bench.bench_memory_window --out tools/results/bench_memory_window.json
+
+Writes one JSON object (with the machine, load average and commit): per request kind the median and p99
+server time, and the honest client's round trip p50/p99 alone and during the flood.
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import click
+import numpy as np
+
+from edge.client import EdgeClient
+from edge.launch import served
+from tools.bench.benchlib import write_results
+
+
+def _episodes(n: int) -> list:
+    """Real TWC medium episodes (random behaviour: they run to the step limit)."""
+    from policy.collect import CollectConfig, collect
+    from policy.envs import parse_env
+
+    env = parse_env("twx:twc", "level=medium")
+    return list(collect(CollectConfig(env=env, episodes=n, behaviour="random", max_steps=60, seed=7)))
+
+
+def _never_seen(pairs: list[tuple[str, str]], tag: str) -> list[tuple[str, str]]:
+    """The pairs with a new word in every line: no text of theirs is in the daemon's cache."""
+    return [
+        (f"{a} {tag}{i}", "\n".join(f"{ln} {tag}{i}" for ln in o.splitlines()))
+        for i, (a, o) in enumerate(pairs)
+    ]
+
+
+def _server_ms(client: EdgeClient, steps, memory: list[tuple[str, str]], n: int, tag: str) -> list[float]:
+    out = []
+    for i in range(n):
+        s = steps[i % len(steps)]
+        reply = client.act("tidy up", s.observation, s.candidates, memory=_never_seen(memory, f"{tag}{i}x"))
+        out.append(float(reply["timing"]["server_ms"]))
+    return out
+
+
+def _honest(endpoint: str, episodes, horizon: int) -> list[float]:
+    """Round trips of a client acting through real episodes, sending the window of its memory."""
+    out = []
+    with EdgeClient(endpoint, timeout=120) as c:
+        for t in episodes:
+            memory: list[tuple[str, str]] = []
+            for s in t.steps:
+                t0 = time.perf_counter()
+                c.act(t.instruction, s.observation, s.candidates, memory=memory[-horizon:])
+                out.append((time.perf_counter() - t0) * 1000)
+                memory.append((s.action, s.next_observation))
+    return out
+
+
+def _pct(xs: list[float]) -> dict[str, float]:
+    return {"p50": float(np.percentile(xs, 50)), "p99": float(np.percentile(xs, 99)), "n": len(xs)}
+
+
+@click.command()
+@click.option("--bundle", type=click.Path(file_okay=False), help="A format-2 bundle (default: a random-init "
+              "MiniLM one, exported first).")  # fmt: skip
+@click.option("--encoder", default="all-MiniLM-L6-v2", show_default=True,
+              help="The random-init bundle's encoder (all-MiniLM-L6-v2, or static).")  # fmt: skip
+@click.option("--requests", default=20, show_default=True, help="Requests per memory kind.")
+@click.option("--honest", default=5, show_default=True, help="Episodes (60 steps each) of the honest client, "
+              "alone and during the flood.")  # fmt: skip
+@click.option("--out", type=click.Path(dir_okay=False), default="tools/results/bench_memory_window.json")
+def main(bundle: str | None, encoder: str, requests: int, honest: int, out: str) -> None:
+    episodes = _episodes(honest)
+    steps = [s for t in episodes for s in t.steps]
+    pairs = [(s.action, s.next_observation) for s in steps]
+    with tempfile.TemporaryDirectory() as tmp:
+        if bundle is None:
+            from policy.export import export_random_bundle
+
+            bundle = str(Path(tmp) / "bundle")
+            export_random_bundle(bundle, bundle_format=2, encoder=encoder)
+        with served(bundle) as endpoint, EdgeClient(endpoint, timeout=120) as c:
+            info = c.info()
+            horizon, kind = int(info["memory"]), info["encoder_kind"]
+            # the same last `horizon` pairs, alone and after 512 - horizon older ones
+            window = _server_ms(c, steps, pairs[-horizon:], requests, "w")
+            full = _server_ms(c, steps, (pairs * 16)[: 512 - horizon] + pairs[-horizon:], requests, "f")
+            alone = _honest(endpoint, episodes, horizon)
+            stop = threading.Event()
+
+            def flood() -> None:
+                with EdgeClient(endpoint, timeout=120) as f:
+                    k = 0
+                    while not stop.is_set():
+                        _server_ms(f, steps, (pairs * 16)[:512], 1, f"x{k}")
+                        k += 1
+
+            t = threading.Thread(target=flood, daemon=True)
+            t.start()
+            during = _honest(endpoint, episodes, horizon)
+            stop.set()
+            t.join()
+    result = {
+        "encoder": kind,
+        "horizon": horizon,
+        "server_ms": {"window_of_new_text": _pct(window), "max_size_memory_512": _pct(full)},
+        "honest_round_trip_ms": {"alone": _pct(alone), "during_max_size_flood": _pct(during)},
+    }
+    result["ratios"] = {
+        "max_size_vs_window_p50": result["server_ms"]["max_size_memory_512"]["p50"]
+        / result["server_ms"]["window_of_new_text"]["p50"],
+        "honest_p99_during_vs_alone": result["honest_round_trip_ms"]["during_max_size_flood"]["p99"]
+        / result["honest_round_trip_ms"]["alone"]["p99"],
+    }
+    write_results(out, result)
+    click.echo(json.dumps(result["ratios"]))
+
+
+if __name__ == "__main__":
+    main()
