@@ -109,10 +109,30 @@ def _step_line(obs: str, pick: int, cands: list[str], scores: list[float], world
     )
 
 
+def _keyed_guard(lines: list[str], layout, cases):
+    """One ``key`` line per ``(state text, actions)`` case (the text, the layout's key and the actions), then
+    a Python guard keyed by the layout's world key, watched: ``(key, guard)``."""
+    from edge.loop_guard import LoopGuard
+
+    for obs, taken in cases:
+        want = layout.world_key(obs, taken)
+        lines.append(f"key {_hx(obs)} {_hx(want)} " + " ".join(_hx(a) for a in taken))
+    key = _Watched(layout.world_key)
+    return key, LoopGuard(key=key)
+
+
+def _guarded_step(lines: list[str], guard, key, rng, obs: str, cands: list[str]) -> tuple[str, bool]:
+    """The guard's pick among ``cands`` under random scores (one decimal: ties happen), logged as a ``step``
+    line with the key it used; the action picked and whether it overrode the argmax."""
+    scores = [round(rng.uniform(-1, 1), 1) for _ in cands]
+    pick = guard.choose(obs, cands, scores)
+    lines.append(_step_line(obs, pick, cands, scores, key.last))
+    return cands[pick], pick != max(range(len(cands)), key=lambda i: (scores[i], -i))
+
+
 def _twx_episodes(lines: list[str], rng, episodes: int) -> int:
     """TextWorld-shaped states (a layout with world parts): small pools of rooms, inventories and actions so
     that world states (and, without history, whole observations) repeat, scores with ties, and key cases."""
-    from edge.loop_guard import LoopGuard
     from policy.envs.twx import TWXAdapter, compose_state
 
     layout = TWXAdapter.layout
@@ -126,12 +146,8 @@ def _twx_episodes(lines: list[str], rng, episodes: int) -> int:
     key_cases = ["Inventory: pen apple\nRoom: x", "no world lines", "Inventory:\r\nRoom: y\r\nFeedback: z"]
     key_cases.append("Inventory: a pen, an apple,b\nRoom: x")  # twx/2 lists: commas separate words
     key_cases += ["", "  Room:\tx  y \nInventory:pen\nRoom : z\n:Room: w\x0bInventory: \xa0Pen\u2028"]
-    for obs in key_cases:
-        for taken in ([], ["look around", "take pen"]):
-            want = layout.world_key(obs, taken)
-            lines.append(f"key {_hx(obs)} {_hx(want)} " + " ".join(_hx(a) for a in taken))
-    key = _Watched(layout.world_key)
-    guard = LoopGuard(key=key)
+    cases = [(obs, taken) for obs in key_cases for taken in ([], ["look around", "take pen"])]
+    key, guard = _keyed_guard(lines, layout, cases)
     picks = 0
     for _ in range(episodes):
         guard.reset()
@@ -141,13 +157,12 @@ def _twx_episodes(lines: list[str], rng, episodes: int) -> int:
         for _ in range(rng.randint(3, 25)):
             inv = " ".join(f"a {x}" for x in rng.sample(items, rng.randint(0, 2))) or "empty"
             obs = compose_state(rng.choice(feedback), rng.choice(rooms), inv, history)
-            cands = rng.sample(actions, rng.randint(1, len(actions)))
-            scores = [round(rng.uniform(-1, 1), 1) for _ in cands]  # one decimal: ties happen
-            pick = guard.choose(obs, cands, scores)
-            lines.append(_step_line(obs, pick, cands, scores, key.last))
+            action, overrode = _guarded_step(
+                lines, guard, key, rng, obs, rng.sample(actions, rng.randint(1, 6))
+            )
             if keep_history:
-                history.append(cands[pick])
-            picks += pick != max(range(len(cands)), key=lambda i: (scores[i], -i))
+                history.append(action)
+            picks += overrode
     return picks
 
 
@@ -155,7 +170,6 @@ def _plain_episodes(lines: list[str], rng, episodes: int) -> int:
     """A plain log (no world parts) whose states echo the actions the guard took: the key of every state is
     the layout's with the episode's actions so far (tests/support/plain_logs.py). The world moves between a
     few fixed texts by a per-episode table, so repeated no-ops and loops happen."""
-    from edge.loop_guard import LoopGuard
     from models.state_layout import PLAIN_LAYOUT
     from tests.support.plain_logs import ACTIONS, BREAKS, SENTENCES, echo, plain_state
 
@@ -167,11 +181,7 @@ def _plain_episodes(lines: list[str], rng, episodes: int) -> int:
     for c in map(chr, range(0x3001)):  # every white space character of Python's str, line breaks included
         if c.isspace():
             cases.append((["Take  cup", "wait"], f"{c}A.{c}take{c}cup,{c}WAIT.{c}b!{c}{c}none{c}c?x{c}"))
-    for taken, obs in cases:
-        want = PLAIN_LAYOUT.world_key(obs, taken)
-        lines.append(f"key {_hx(obs)} {_hx(want)} " + " ".join(_hx(a) for a in taken))
-    key = _Watched(PLAIN_LAYOUT.world_key)
-    guard = LoopGuard(key=key)
+    key, guard = _keyed_guard(lines, PLAIN_LAYOUT, [(obs, taken) for taken, obs in cases])
     picks = 0
     for _ in range(episodes):
         guard.reset()
@@ -183,13 +193,12 @@ def _plain_episodes(lines: list[str], rng, episodes: int) -> int:
             obs = worlds[world] + rng.choice(BREAKS) + echo(rng, history)
             if rng.random() < 0.2:
                 obs = plain_state(rng, history)
-            cands = rng.sample(ACTIONS, rng.randint(1, len(ACTIONS)))
-            scores = [round(rng.uniform(-1, 1), 1) for _ in cands]
-            pick = guard.choose(obs, cands, scores)
-            lines.append(_step_line(obs, pick, cands, scores, key.last))
-            history.append(cands[pick])
-            world = moves[world, cands[pick]]
-            picks += pick != max(range(len(cands)), key=lambda i: (scores[i], -i))
+            action, overrode = _guarded_step(
+                lines, guard, key, rng, obs, rng.sample(ACTIONS, rng.randint(1, len(ACTIONS)))
+            )
+            history.append(action)
+            world = moves[world, action]
+            picks += overrode
     return picks
 
 

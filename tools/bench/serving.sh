@@ -6,3 +6,7 @@ cd "$(dirname "$0")/../.."
 
 python -m tools.bench.bench_text --out tools/results/bench_text_memory --n 500 --n-minilm 40 --llm-states 0 \
     --skip http,websocket,llm
+
+python -m tools.bench.bench_memory_window --requests 15 --honest 4 --out tools/results/bench_memory_window.json
+python -m tools.bench.bench_memory_window --requests 15 --honest 4 --encoder static \
+    --out tools/results/bench_memory_window_static.json
