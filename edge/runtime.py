@@ -269,14 +269,15 @@ class Runtime:
             part_texts = None if req.candidates is None else candidate_texts(kind, req.candidates)
             cand_texts.append(part_texts)
             cached.extend(t for t in part_texts or () if t)
-            prepared.append(self.states.prepare(req))
-            c, u = self.states.texts(prepared[-1])
+            prep = self.states.prepare(req)
+            c, u = self.states.texts(prep)
+            prepared.append((prep, len(c), len(u)))
             cached.extend(c)
             uncached.extend(u)
         cached_embs = self.encode(cached, cache=True)
         uncached_embs = self.encode(uncached, cache=False) if uncached else cached_embs[:0]
         items, pos, upos = [], 0, 0
-        for req, part_texts, prep in zip(reqs, cand_texts, prepared, strict=True):
+        for req, part_texts, prepared_state in zip(reqs, cand_texts, prepared, strict=True):
             instr = cached_embs[pos]
             pos += 1
             if part_texts is None:
@@ -289,11 +290,9 @@ class Runtime:
                     part_texts, cached_embs[pos : pos + n_present], self.cand_dim // self.dim, self.dim
                 )
                 pos += n_present
-            c, u = self.states.texts(prep)
-            state = self.states.build(
-                prep, cached_embs[pos : pos + len(c)], uncached_embs[upos : upos + len(u)]
-            )
-            pos, upos = pos + len(c), upos + len(u)
+            prep, nc, nu = prepared_state
+            state = self.states.build(prep, cached_embs[pos : pos + nc], uncached_embs[upos : upos + nu])
+            pos, upos = pos + nc, upos + nu
             items.append(Item(instr, state, c_embs, texts))
         return items
 
