@@ -103,9 +103,6 @@ class TextRequest:
 class FlatStates:
     """Format-1 bundles: one vector of the whole state text, not cached (new every step); no memory."""
 
-    def __init__(self, dim: int):
-        self.dim = dim
-
     def prepare(self, req: TextRequest) -> str:
         return req.observation
 
@@ -159,9 +156,7 @@ class Runtime:
         self.layout = self.manifest.state_layout
         self.encoding = self.manifest.encoding if self.structured else None
         self.states: FlatStates | StructuredStates = (
-            StructuredStates(self.dim, self.layout, self.manifest.encoding)
-            if self.structured
-            else FlatStates(self.dim)
+            StructuredStates(self.dim, self.layout, self.encoding) if self.encoding else FlatStates()
         )
         pin = {i.name for i in self.policy.get_inputs()}
         expected = set(self.manifest.policy_inputs)
@@ -183,6 +178,7 @@ class Runtime:
         )
         self.tokenizer = self.text_encoder.tokenizer
         self.cache = LRU(self.cfg.cache_size)
+        self._ones: dict[int, np.ndarray] = {}
         self.skills = list(self.manifest.skills)
         self.skill_embs: np.ndarray | None = None
         if self.skills:
@@ -318,6 +314,11 @@ class Runtime:
 
     def _pad_candidates(self, items: list[Item]) -> tuple[np.ndarray, np.ndarray]:
         """The items' candidates padded to the longest, [B,Kmax,C], and their mask [B,Kmax]."""
+        if len(items) == 1:  # the common robot case: no padding, no copy
+            k = len(items[0].candidates)
+            if k not in self._ones:
+                self._ones[k] = np.ones((1, k), dtype=bool)
+            return items[0].candidates[None], self._ones[k]
         b, kmax = len(items), max(len(it.candidates) for it in items)
         cands = np.zeros((b, kmax, self.cand_dim), dtype=np.float32)
         mask = np.zeros((b, kmax), dtype=bool)

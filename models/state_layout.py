@@ -144,7 +144,7 @@ class StateLayout:
             return "\n".join(lines)
         if not actions:
             return " ".join(text.split())
-        known = {" ".join(a.lower().split()) for a in actions}
+        known = {_normalised(a) for a in actions}
         return " ".join(p for p in text_pieces(text) if not _lists_only(p, known))
 
     def response(self, observation: str | None, next_observation: str, actions: Iterable[str] = ()) -> str:
@@ -157,22 +157,25 @@ class StateLayout:
           order, joined by spaces (all of them when ``observation`` is None: the state before is not
           known), without pieces that only list ``actions`` (the episode's actions: an echo of them is not
           the world's answer)."""
-        found = _new_pieces(self, observation, next_observation)
-        if isinstance(found, str):
-            return found
-        known = {" ".join(a.lower().split()) for a in actions}
-        return " ".join(p for p in found if not _lists_only(p, known))
+        return self._response(observation, next_observation, {_normalised(a) for a in actions})
 
     def responses(self, steps: Iterable[tuple[str, str]], before: str | None = None) -> list[str]:
         """:meth:`response` to each of ``steps`` (``(action, state text it led to)``, oldest first), each with
         the actions up to it; ``before`` is the state text before the first step (None: not known)."""
         out: list[str] = []
-        actions: list[str] = []
+        known: set[str] = set()
         for action, observation in steps:
-            actions.append(action)
-            out.append(self.response(before, observation, actions))
+            known.add(_normalised(action))
+            out.append(self._response(before, observation, known))
             before = observation
         return out
+
+    def _response(self, observation: str | None, next_observation: str, known: set[str]) -> str:
+        """:meth:`response` with the actions already :func:`_normalised`."""
+        found = _new_pieces(self, observation, next_observation)
+        if isinstance(found, str):
+            return found
+        return " ".join(p for p in found if not _lists_only(p, known))
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -225,11 +228,16 @@ def bag_of_words(value: str) -> str:
     return " ".join(sorted(w for w in _WORDS.split(value.lower()) if w and w not in ARTICLES))
 
 
+def _normalised(action: str) -> str:
+    """An action as an echo of it is compared: lower case, white space collapsed."""
+    return " ".join(action.lower().split())
+
+
 def _lists_only(piece: str, actions: set[str]) -> bool:
     """Whether ``piece`` is a comma list of known actions (or "none"): an echo of the agent's own actions."""
     if not actions:
         return False
-    entries = [" ".join(e.lower().split()) for e in piece.rstrip(".").split(",")]
+    entries = [_normalised(e) for e in piece.rstrip(".").split(",")]
     return all(e in actions or e == "none" for e in entries if e) and any(entries)
 
 

@@ -6,10 +6,9 @@ of the embedding table ``emb`` [U,D]. A *state record* is one state as the struc
 of its memory, the episode so far, most recent first (``rec_mem_action``/``rec_mem_response`` [S,M]). Each
 step i holds its instruction row, the record of its state and of its next state, its candidate rows padded to
 ``K`` (``cand`` [N,K,P], P parts per candidate, see ``models.inputs.candidates``), the index of the taken
-action, reward,
-done and the next step's candidates (for CQL's max over next actions; empty on the last step). ``-1`` is
-padding or an absent text (a zero vector) throughout. A batch gathers rows from ``emb`` into the scorer's
-inputs (:class:`policy.model.StateInputs`).
+action, reward, done and the next step's candidates (for CQL's max over next actions; empty on the last step).
+``-1`` is padding or an absent text (a zero vector) throughout. A batch gathers rows from ``emb`` into the
+scorer's inputs (:class:`policy.model.StateInputs`).
 """
 
 from __future__ import annotations
