@@ -2,8 +2,9 @@
 
 Format-2 bundles score a structured state with the episode memory (:mod:`models.inputs.arrays`): the state
 text is read as items through the bundle's recorded layout, the memory as (action, response) steps, and
-every such text goes through the cache (most of them repeat from one step to the next). Format-1 bundles
-score one vector of the whole state text, as they always did, and ignore the memory.
+every such text goes through the cache (most of them repeat from one step to the next). Format-3 bundles read
+the same and the token ids of the items and candidates (:mod:`models.inputs.tokens`, cached per text).
+Format-1 bundles score one vector of the whole state text, as they always did, and ignore the memory.
 
 :class:`Runtime` loads a bundle after :func:`models.bundle.load_manifest` has checked its checksums, runs one
 test inference (:meth:`Runtime.self_test`), and scores batches of requests in one policy call. Texts become
@@ -17,7 +18,7 @@ from __future__ import annotations
 import os
 import threading
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +30,7 @@ from models.inputs.arrays import StateArrays, StateTexts, pad_batch, state_array
 from models.inputs.candidates import assemble, candidate_texts
 from models.inputs.schema import POLICY_OUTPUT
 from models.inputs.state import Memory, StateEncoding
+from models.inputs.tokens import TokenIds, token_feeds
 from models.state_layout import StateLayout
 
 
@@ -86,6 +88,8 @@ class Item:
     state: np.ndarray | StateArrays  # format 1: [D]; format 2: the state's items and memory window
     candidates: np.ndarray  # [K, C]
     texts: list[str] | None
+    candidate_texts: list[str] | None = None
+    """The candidates' texts (format 3 reads their tokens; the skills' when ``texts`` is None)."""
 
 
 @dataclass(frozen=True)
@@ -137,6 +141,42 @@ class StructuredStates:
         return pad_batch(states, self.dim)
 
 
+@dataclass
+class TokenStateArrays(StateArrays):
+    """A format-3 state: the format-2 arrays and its items' texts (whose token ids the graph reads)."""
+
+    item_texts: list[str] = field(default_factory=list)
+
+
+class TokenStates(StructuredStates):
+    """Format-3 bundles: the format-2 inputs and the token ids of the state's items."""
+
+    def __init__(
+        self, dim: int, layout: StateLayout, encoding: StateEncoding, ids: TokenIds, caps: tuple[int, int]
+    ):
+        super().__init__(dim, layout, encoding)
+        self.ids, self.caps = ids, caps
+
+    def build(self, prepared: StateTexts, cached: np.ndarray, uncached: np.ndarray) -> TokenStateArrays:
+        a = state_arrays(prepared, cached, self.dim)
+        return TokenStateArrays(
+            a.items, a.kinds, a.memory_actions, a.memory_responses, [t for _k, t in prepared.items]
+        )
+
+    def feeds(self, states: list[StateArrays]) -> dict[str, np.ndarray]:
+        texts = [s.item_texts for s in states]  # type: ignore[attr-defined]
+        ids = token_feeds(self.ids, texts, [], item_tokens=self.caps[0])["item_tokens"]
+        return {**pad_batch(states, self.dim), "item_tokens": ids}
+
+    def candidate_feeds(self, items: list[Item], k: int) -> dict[str, np.ndarray]:
+        """``candidate_tokens`` [B, k, L] of the items' candidate texts."""
+        texts = [it.candidate_texts or [] for it in items]
+        ids = token_feeds(self.ids, [], texts, candidate_tokens=self.caps[1])["candidate_tokens"]
+        if ids.shape[1] < k:
+            ids = np.pad(ids, ((0, 0), (0, k - ids.shape[1]), (0, 0)))
+        return {"candidate_tokens": ids}
+
+
 class Runtime:
     """A loaded, checked bundle. Build with :meth:`load`; :meth:`close` drops the inference sessions."""
 
@@ -158,6 +198,10 @@ class Runtime:
         self.states: FlatStates | StructuredStates = (
             StructuredStates(self.dim, self.layout, self.encoding) if self.encoding else FlatStates()
         )
+        if self.format_version >= 3:
+            caps = self.manifest.token_caps
+            ids = TokenIds(self.bundle_dir / "tokenizer.json", max(caps))
+            self.states = TokenStates(self.dim, self.layout, self.manifest.encoding, ids, caps)
         pin = {i.name for i in self.policy.get_inputs()}
         expected = set(self.manifest.policy_inputs)
         if expected - pin:
@@ -289,7 +333,7 @@ class Runtime:
             prep, nc, nu = prepared_state
             state = self.states.build(prep, cached_embs[pos : pos + nc], uncached_embs[upos : upos + nu])
             pos, upos = pos + nc, upos + nu
-            items.append(Item(instr, state, c_embs, texts))
+            items.append(Item(instr, state, c_embs, texts, list(texts)))
         return items
 
     def score(self, items: list[Item]) -> list[np.ndarray]:
@@ -309,6 +353,8 @@ class Runtime:
             "candidates": cands,
             "mask": mask,
         }
+        if isinstance(self.states, TokenStates):
+            feeds.update(self.states.candidate_feeds(items, cands.shape[1]))
         (scores,) = self.policy.run([POLICY_OUTPUT.name], feeds)
         return [np.asarray(scores[i, : len(it.candidates)], dtype=np.float32) for i, it in enumerate(items)]
 
@@ -341,7 +387,9 @@ class Runtime:
                     )
                 ]
             )
-            items.append(Item(items[0].instruction, items[0].state, items[0].candidates[:1], None))
+            first = items[0]
+            texts = first.candidate_texts[:1] if first.candidate_texts else None
+            items.append(Item(first.instruction, first.state, first.candidates[:1], None, texts))
             out = self.score(items)
         except BundleError:
             raise

@@ -3,11 +3,13 @@
 Layout::
 
     bundle/
-      manifest.json     this schema (format "edgejudge.bundle", format_version 2, or 1 for older bundles)
+      manifest.json     this schema (format "edgejudge.bundle", format_version 3 or 2, or 1 for older
+                        bundles)
       policy.onnx       the scorer; its inputs per format are the table in models.inputs.schema (format 2:
                         the state's items and the episode's memory window, read from the state text and the
                         memory through the recorded layout, models.inputs.state, ``state_encoding`` says
-                        how many; format 1: one vector of the whole state text)
+                        how many; format 3: those and the token ids of the items and candidates, at most
+                        ``tokens`` says how many per text; format 1: one vector of the whole state text)
       encoder.onnx      input_ids, attention_mask, token_type_ids [N,L] int64 -> embeddings [N,D]
                         (mean pooling and L2 normalisation are inside the graph); ``encoder_kind``
                         "transformer" (MiniLM, the default and what older manifests mean) or "static"
@@ -33,13 +35,15 @@ from typing import Any
 from models.inputs.candidates import DEFAULT_CANDIDATE_FEATURES, parts_of
 from models.inputs.schema import input_names, io_dims
 from models.inputs.state import StateEncoding, check_kinds
+from models.inputs.tokens import CANDIDATE_TOKENS, ITEM_TOKENS
 from models.settings import atomic_write
 from models.state_layout import StateLayout, layout_of, policy_world, state_format_of
 
 BUNDLE_FORMAT = "edgejudge.bundle"
 BUNDLE_FORMAT_VERSION = 2
-BUNDLE_FORMAT_VERSIONS = (1, 2)
-"""What this edgejudge reads: 2 (structured state and episode memory) and 1 (one state vector)."""
+BUNDLE_FORMAT_VERSIONS = (1, 2, 3)
+"""What this edgejudge reads: 3 (structured state, episode memory and token ids), 2 (structured state and
+episode memory) and 1 (one state vector)."""
 MANIFEST = "manifest.json"
 
 ENCODER_INPUTS = ("input_ids", "attention_mask", "token_type_ids")
@@ -76,6 +80,9 @@ class Manifest:
     all trained on the ``twx/1`` state format."""
     state_encoding: dict[str, int] = field(default_factory=dict)
     """Format 2: ``max_items``, ``memory`` and ``facts`` (:class:`models.inputs.state.StateEncoding`)."""
+    tokens: dict[str, int] = field(default_factory=dict)
+    """Format 3: ``item_tokens`` and ``candidate_tokens``, the token ids read per text
+    (:mod:`models.inputs.tokens`)."""
     format: str = BUNDLE_FORMAT
     format_version: int = BUNDLE_FORMAT_VERSION
 
@@ -86,6 +93,17 @@ class Manifest:
     @property
     def encoding(self) -> StateEncoding:
         return StateEncoding.from_dict(self.state_encoding)
+
+    @property
+    def token_caps(self) -> tuple[int, int]:
+        """Format 3: (tokens read per item, per candidate)."""
+        caps = (
+            int(self.tokens.get("item_tokens", ITEM_TOKENS)),
+            int(self.tokens.get("candidate_tokens", CANDIDATE_TOKENS)),
+        )
+        if min(caps) < 1:
+            raise ValueError(f"token caps must be >= 1, got {self.tokens}")
+        return caps
 
     @property
     def candidate_dim(self) -> int:
@@ -141,6 +159,8 @@ class Manifest:
         }
         if self.format_version >= 2:
             out["state_encoding"] = self.state_encoding
+        if self.format_version >= 3:
+            out["tokens"] = self.tokens
         return out
 
 
@@ -160,6 +180,7 @@ def write_manifest(
     world: dict[str, Any] | None = None,
     format_version: int = BUNDLE_FORMAT_VERSION,
     state_encoding: dict[str, int] | None = None,
+    tokens: dict[str, int] | None = None,
 ) -> Manifest:
     """Checksum every file in ``bundle_dir`` (but the manifest) and write the manifest atomically."""
     d = Path(bundle_dir)
@@ -183,12 +204,15 @@ def write_manifest(
         encoder_kind=encoder_kind,
         world=dict(world or {}),
         state_encoding=dict(state_encoding or {}) if format_version >= 2 else {},
+        tokens=dict(tokens or {}) if format_version >= 3 else {},
         format_version=format_version,
     )
     if format_version not in BUNDLE_FORMAT_VERSIONS:
         raise BundleError(f"unknown bundle format version {format_version}")
     if format_version >= 2:
         m.encoding  # noqa: B018 - ValueError on a bad state encoding, before anything is written
+    if format_version >= 3:
+        m.token_caps  # noqa: B018 - ValueError on bad token caps, before anything is written
     m.check_kinds()
     parts_of(candidate_features)  # ValueError on an unknown kind, before anything is written
     m.state_layout  # noqa: B018 - ValueError on a malformed layout, before anything is written
@@ -250,10 +274,13 @@ def load_manifest(bundle_dir: str | os.PathLike[str], *, verify: bool = True) ->
             encoder_kind=str(raw.get("encoder_kind", DEFAULT_ENCODER_KIND)),
             world=dict(raw.get("world") or {}),
             state_encoding={str(k): int(v) for k, v in (raw.get("state_encoding") or {}).items()},
+            tokens={str(k): int(v) for k, v in (raw.get("tokens") or {}).items()},
             format_version=int(raw["format_version"]),
         )
         if m.format_version >= 2:
             m.encoding  # noqa: B018 - ValueError on a bad state encoding
+        if m.format_version >= 3:
+            m.token_caps  # noqa: B018 - ValueError on bad token caps
         m.check_kinds()
         parts_of(m.candidate_features)
         m.state_layout  # noqa: B018 - ValueError on a malformed recorded layout

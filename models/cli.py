@@ -27,6 +27,7 @@ SUBCOMMANDS: dict[str, str] = {
     "export": "policy.export_cli:export",
     "train": "policy.train_cli:train",
     "eval": "policy.eval_cli:eval_cmd",
+    "decisions": "policy.decisions_cli:decisions",
 }
 
 

@@ -16,6 +16,7 @@ Modules:
 * ``rewards`` — reward sources
 * ``paths`` — hindsight loop erasure
 * ``model`` — the structured, memoryful candidate scorer
+* ``token_reader`` — the scorer's token-level reading of items for each candidate
 * ``model_flat`` — the flat scorer of format-1 bundles
 * ``common`` — seeding, threads, checkpoints
 * ``iql`` — Implicit Q-Learning
@@ -26,6 +27,8 @@ Modules:
 * ``train_cli`` — ``edgejudge train``
 * ``evaluate`` — real rollouts and the random baseline
 * ``torch_policy`` — a checkpoint as a policy
+* ``decisions`` — per-decision accuracy against logged actions, per verb
+* ``decisions_cli`` — ``edgejudge decisions``
 * ``llm_policy`` — the LLM-as-agent baseline
 * ``episode_policy`` — an adapter's task strategies and the loop guard composed over a policy
 * ``twx_placement`` — TextWorld's opt-in put-away strategy (``--strategy placement-search``)

@@ -13,9 +13,8 @@ from dataclasses import asdict, dataclass
 import torch
 import torch.nn.functional as F
 
-from policy.buffer import ScorerOptions, TorchTable, scorer_config
+from policy.buffer import ScorerOptions, TorchTable, new_scorer
 from policy.common import TrainResult, optimize, train_loop
-from policy.model import CandidateScorer
 
 
 @dataclass
@@ -49,7 +48,7 @@ def train(table: TorchTable, cfg: AWRConfig, *, dim: int, progress: bool | None 
     data = copy.copy(table)  # shallow: only the weight column is replaced
     data.weight = weights
     torch.manual_seed(cfg.seed)
-    actor = CandidateScorer(scorer_config(table, cfg, dim))
+    actor = new_scorer(table, cfg, dim)
     opt = torch.optim.Adam(actor.parameters(), lr=cfg.lr)
 
     def update(b, _step: int) -> dict[str, float]:

@@ -12,9 +12,8 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from policy.buffer import ScorerOptions, TransitionTable, scorer_config
+from policy.buffer import ScorerOptions, TransitionTable, new_scorer
 from policy.common import TrainResult, optimize, train_loop
-from policy.model import CandidateScorer
 
 FILTERS = ("all", "success", "paths")
 
@@ -54,7 +53,7 @@ def select(table: TransitionTable, filter: str) -> TransitionTable:
 def train(table: TransitionTable, cfg: BCConfig, *, dim: int, progress: bool | None = None) -> TrainResult:
     data = select(table, cfg.filter).to_torch()
     torch.manual_seed(cfg.seed)
-    actor = CandidateScorer(scorer_config(data, cfg, dim))
+    actor = new_scorer(data, cfg, dim)
     opt = torch.optim.Adam(actor.parameters(), lr=cfg.lr)
 
     def update(b, _step: int) -> dict[str, float]:

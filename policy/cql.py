@@ -15,9 +15,8 @@ from dataclasses import asdict, dataclass
 import torch
 import torch.nn.functional as F
 
-from policy.buffer import ScorerOptions, TorchTable, scorer_config
+from policy.buffer import ScorerOptions, TorchTable, new_scorer
 from policy.common import TrainResult, optimize, soft_update, train_loop
-from policy.model import CandidateScorer
 
 
 @dataclass
@@ -44,7 +43,7 @@ class CQLConfig(ScorerOptions):
 
 def train(table: TorchTable, cfg: CQLConfig, *, dim: int, progress: bool | None = None) -> TrainResult:
     torch.manual_seed(cfg.seed)
-    q = CandidateScorer(scorer_config(table, cfg, dim))
+    q = new_scorer(table, cfg, dim)
     q_target = copy.deepcopy(q).requires_grad_(False)
     opt = torch.optim.Adam(q.parameters(), lr=cfg.lr)
 

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import os
 import shutil
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +39,7 @@ import torch
 from models.bundle import write_manifest
 from models.encoder import DEFAULT_ENCODER
 from models.inputs.candidates import candidate_matrix
+from models.inputs.tokens import TokenIds, pad_ids
 from policy.common import atomic_dir, load_checkpoint
 from policy.encoder_graph import (  # noqa: F401 - the exporter's public names
     ENCODER_MIN_COSINE,
@@ -58,7 +59,7 @@ from policy.policy_graph import (  # noqa: F401
     format_of,
     random_policy_inputs,
 )
-from policy.static_encoder import resolve_text_encoder, static_parity
+from policy.static_encoder import resolve_text_encoder, static_parity, token_source
 
 
 @dataclass
@@ -147,7 +148,16 @@ def export_bundle(
         kind, d = model.cfg.candidate_features, enc.embedding_dim
         real = embed(PARITY_TEXTS)
         real_cands = candidate_matrix(kind, PARITY_TEXTS, embed, d)
-        diff_random, diff_real = check_policy_parity(model, tmp / "policy.onnx", real, real_cands=real_cands)
+        version = format_of(model)
+        real_ids = tokens = None
+        if version == 3:
+            cfg = model.cfg
+            tokens = {"item_tokens": cfg.item_tokens, "candidate_tokens": cfg.candidate_tokens}
+            ids = TokenIds(tmp / "tokenizer.json", max(tokens.values()))
+            real_ids = pad_ids([ids.ids(t) for t in PARITY_TEXTS])
+        diff_random, diff_real = check_policy_parity(
+            model, tmp / "policy.onnx", real, real_cands=real_cands, real_ids=real_ids
+        )
         if skills:
             np.save(tmp / "skills.npy", candidate_matrix(kind, skills, embed, d).astype(np.float32))
         prov = {
@@ -179,8 +189,9 @@ def export_bundle(
             candidate_features=model.cfg.candidate_features,
             encoder_kind=enc.kind,
             world=meta.get("provenance", {}).get("world"),
-            format_version=format_of(model),
+            format_version=version,
             state_encoding=model.cfg.encoding.to_dict() if isinstance(model, CandidateScorer) else None,
+            tokens=tokens,
         )
         text_encoder.close()
     return ExportReport(Path(out_dir), diff_random, diff_real, cos, cached)
@@ -192,11 +203,12 @@ def export_random_bundle(
     seed: int = 0,
     hidden: int = 128,
     candidate_features: str = "action",
-    bundle_format: int = 2,
+    bundle_format: int = 3,
     **kwargs: Any,
 ) -> ExportReport:
     """A bundle with a randomly initialised scorer: for testing the runtime before any training.
-    ``bundle_format`` 1 writes the flat scorer of older bundles (one state vector, embedding input)."""
+    ``bundle_format`` 3 (what training writes) reads tokens too, 2 does not; 1 writes the flat scorer of
+    older bundles (one state vector, embedding input)."""
     enc = resolve_text_encoder(kwargs.get("encoder") or DEFAULT_ENCODER)
     model: CandidateScorer | FlatScorer
     if bundle_format == 1:
@@ -204,12 +216,17 @@ def export_random_bundle(
             embedding_dim=enc.embedding_dim, hidden=hidden, candidate_features=candidate_features
         )
         model = build_flat_scorer(flat, seed=seed)
-    elif bundle_format == 2:
+    elif bundle_format in (2, 3):
         cfg = ScorerConfig(
             embedding_dim=enc.embedding_dim, hidden=hidden, candidate_features=candidate_features
         )
-        model = build_scorer(cfg, seed=seed)
+        table = None
+        if bundle_format == 3:
+            _ids, frozen = token_source(enc, 1)
+            table = torch.tensor(frozen)
+            cfg = replace(cfg, reader="tokens", vocab=table.shape[0], token_dims=table.shape[1])
+        model = build_scorer(cfg, seed=seed, token_table=table)
     else:
-        raise ExportError(f"unknown bundle format {bundle_format}: expected 1 or 2")
+        raise ExportError(f"unknown bundle format {bundle_format}: expected 1, 2 or 3")
     prov = {"algo": "random-init", "seed": seed, **kwargs.pop("provenance", {})}
     return export_bundle(model, out_dir, provenance=prov, **kwargs)

@@ -23,11 +23,12 @@ from models.cli_options import fail
 @click.option("--seed", default=0, show_default=True, type=int, help="--random-init: initialisation seed.")
 @click.option(
     "--bundle-format",
-    type=click.Choice(["1", "2"]),
-    default="2",
+    type=click.Choice(["1", "2", "3"]),
+    default="3",
     show_default=True,
-    help="--random-init: 2, the structured scorer with episode memory (what training writes); 1, the flat "
-    "scorer of older bundles (one state vector; takes embedding input).",
+    help="--random-init: 3 (what training writes), the structured scorer with episode memory that also reads "
+    "the token ids of items and candidates; 2, the same without tokens; 1, the flat scorer of older bundles "
+    "(one state vector; takes embedding input).",
 )
 @click.option(
     "--encoder",

@@ -28,7 +28,7 @@ import numpy as np
 
 from models import settings
 from models.encoder import DEFAULT_ENCODER, EncoderRef
-from policy.static_encoder import resolve_text_encoder, static_text_encoder
+from policy.static_encoder import resolve_text_encoder, static_text_encoder, token_source
 
 FLUSH_TEXTS = 256
 """Texts computed between two writes to the disk cache."""
@@ -177,6 +177,11 @@ class TextEmbedder:
             self.cache.put([keys[i] for i in pending], out[pending])
         self.computed += len(texts)
         return out
+
+    def token_source(self, length: int):
+        """The token ids of this encoder's tokenizer (the first ``length``) and the frozen token vectors they
+        index, for a token-reading scorer (:func:`policy.static_encoder.token_source`)."""
+        return token_source(self.encoder, length)
 
     def embed(self, texts: Iterable[str]) -> np.ndarray:
         """float32 [N, D] unit vectors, one per text (duplicates embedded once)."""

@@ -18,9 +18,9 @@ from dataclasses import asdict, dataclass
 import torch
 import torch.nn.functional as F
 
-from policy.buffer import ScorerOptions, TorchTable, scorer_config
+from policy.buffer import ScorerOptions, TorchTable, new_scorer, scorer_config
 from policy.common import TrainResult, optimize, soft_update, train_loop
-from policy.model import CandidateScorer, ValueHead
+from policy.model import ValueHead
 
 
 @dataclass
@@ -61,10 +61,10 @@ def expectile_loss(diff: torch.Tensor, tau: float) -> torch.Tensor:
 def train(table: TorchTable, cfg: IQLConfig, *, dim: int, progress: bool | None = None) -> TrainResult:
     scfg = scorer_config(table, cfg, dim)
     torch.manual_seed(cfg.seed)
-    q = CandidateScorer(scfg)
+    q = new_scorer(table, cfg, dim)
     q_target = copy.deepcopy(q).requires_grad_(False)
     v = ValueHead(scfg)
-    actor = CandidateScorer(scfg)
+    actor = new_scorer(table, cfg, dim)
     opt_q = torch.optim.Adam(q.parameters(), lr=cfg.lr)
     opt_v = torch.optim.Adam(v.parameters(), lr=cfg.lr)
     opt_pi = torch.optim.Adam(actor.parameters(), lr=cfg.lr)

@@ -33,8 +33,12 @@ from torch import nn
 from models.inputs.candidates import DEFAULT_CANDIDATE_FEATURES, parts_of
 from models.inputs.schema import MASKED_SCORE, input_names, state_names
 from models.inputs.state import StateEncoding, config_from_dict
+from models.inputs.tokens import CANDIDATE_TOKENS, ITEM_TOKENS
+from policy.token_reader import TokenReader
 
 _NEG = -1.0e9
+READERS = {"vectors": 2, "tokens": 3}
+"""Scorer readers and the bundle format each is exported in."""
 
 
 @dataclass(frozen=True)
@@ -59,6 +63,17 @@ class ScorerConfig:
     (``models.inputs.state.kinds_of``)."""
     encoding: StateEncoding = field(default_factory=StateEncoding)
     """Items, memory steps (rows of the age embedding) and facts read (models.inputs.state)."""
+    reader: str = "vectors"
+    """``vectors``: items and candidates as sentence vectors only (bundle format 2); ``tokens``: also their
+    token ids, read against each other by :class:`policy.token_reader.TokenReader` (bundle format 3)."""
+    vocab: int = 0
+    """Rows of the frozen token table (``tokens`` reader)."""
+    token_dims: int = 0
+    """Width of the frozen token table (``tokens`` reader)."""
+    item_tokens: int = ITEM_TOKENS
+    """Tokens of an item read (``tokens`` reader; models.inputs.tokens)."""
+    candidate_tokens: int = CANDIDATE_TOKENS
+    """Tokens of a candidate read (``tokens`` reader)."""
 
     @classmethod
     def from_dict(cls, raw: dict[str, Any]) -> ScorerConfig:
@@ -72,6 +87,15 @@ class ScorerConfig:
         if cfg.hidden % cfg.heads:
             raise ValueError(f"hidden ({cfg.hidden}) must be a multiple of heads ({cfg.heads})")
         return cfg
+
+    def __post_init__(self) -> None:
+        if self.reader not in READERS:
+            raise ValueError(f"unknown scorer reader {self.reader!r}: expected one of {', '.join(READERS)}")
+
+    @property
+    def format_version(self) -> int:
+        """The bundle format this scorer is exported in."""
+        return READERS[self.reader]
 
     @property
     def candidate_dim(self) -> int:
@@ -89,8 +113,10 @@ class Rows:
     they are applied to the distinct rows of a batch only and gathered after (:meth:`project`); a batch
     repeats the same sentences and candidates many times. The exported graph takes dense tensors."""
 
-    def __init__(self, table: torch.Tensor, index: torch.Tensor):
+    def __init__(self, table: torch.Tensor, index: torch.Tensor, tokens: torch.Tensor | None = None):
         self.table, self.index = table, index
+        self.tokens = tokens
+        """Token ids of each row of ``table`` ([U, L], 0-padded), where the scorer reads tokens."""
         self.parts = index.shape[-1]
         self.shape = (*index.shape[:-1], self.parts * table.shape[1])
 
@@ -144,6 +170,8 @@ class StateInputs(NamedTuple):
     memory_actions: torch.Tensor
     memory_responses: torch.Tensor
     memory_mask: torch.Tensor
+    item_tokens: torch.Tensor | None = None
+    """Token ids of the items [B,T,L] (bundle format 3, dense inputs; :class:`Rows` items carry theirs)."""
 
 
 class Attention(nn.Module):
@@ -224,10 +252,23 @@ class CandidateScorer(nn.Module):
     """The policy graph: ``forward(instruction, state, candidates, mask)`` with ``state`` a
     :class:`StateInputs`; :class:`PolicyGraph` is the same with flat inputs, as exported."""
 
-    def __init__(self, cfg: ScorerConfig | None = None):
+    def __init__(self, cfg: ScorerConfig | None = None, token_table: torch.Tensor | None = None):
         super().__init__()
         self.cfg = cfg or ScorerConfig()
         d, h = self.cfg.embedding_dim, self.cfg.hidden
+        self.reader: TokenReader | None = None
+        if self.cfg.reader == "tokens":
+            # The frozen table is part of the checkpoint; a scorer built to load one starts with zeros.
+            if token_table is None:
+                token_table = torch.zeros(self.cfg.vocab, self.cfg.token_dims)
+            if tuple(token_table.shape) != (self.cfg.vocab, self.cfg.token_dims):
+                raise ValueError(
+                    f"token table {tuple(token_table.shape)}, the config says "
+                    f"({self.cfg.vocab}, {self.cfg.token_dims})"
+                )
+            self.reader = TokenReader(token_table, h, self.cfg.kinds)
+            self.read_proj = nn.Linear(h, h)
+            self.exact_proj = nn.Linear(self.reader.exact_dim, h)
         self.state = StateEncoder(self.cfg)
         self.parts = parts_of(self.cfg.candidate_features)
         self.cand_proj = nn.Linear(self.parts * d, h)
@@ -253,11 +294,15 @@ class CandidateScorer(nn.Module):
         state: StateInputs,
         candidates: torch.Tensor | Rows,
         mask: torch.Tensor,
+        candidate_tokens: torch.Tensor | None = None,
     ) -> torch.Tensor:
         tokens, pad = self.state(instruction, state)
         ctx = tokens[:, 0]  # [B,H]
         cand = project(candidates, self.cand_proj) + self.instr_proj(instruction).unsqueeze(1)  # [B,K,H]
         cand = cand + self.match(self.match_features(state, candidates))
+        if self.reader is not None:
+            pooled, exact = self.read_tokens(state, candidates, candidate_tokens)
+            cand = cand + self.read_proj(pooled) + self.exact_proj(exact)
         att = self.cross(self.ln_q(cand), tokens, pad)
         z = cand + att + cand * att  # the product lets the head relate what a candidate is to what it found
         gamma, beta = self.film(ctx).unsqueeze(1).chunk(2, dim=-1)
@@ -271,6 +316,29 @@ class CandidateScorer(nn.Module):
             )
             scores = scores + self.aff_gate(z).squeeze(-1) * affinity
         return torch.where(mask, scores, torch.full_like(scores, MASKED_SCORE))
+
+    def read_tokens(
+        self, state: StateInputs, candidates: torch.Tensor | Rows, candidate_tokens: torch.Tensor | None
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """The token reader's (pooled [B,K,H], exact-match features): from the rows of the training table
+        when the inputs are :class:`Rows` with token ids, else from the id tensors."""
+        assert self.reader is not None
+        cfg = self.cfg
+        items = state.items
+        if isinstance(candidates, Rows) and isinstance(items, Rows):
+            if candidates.tokens is None or candidates.tokens is not items.tokens:
+                raise ValueError("a token-reading scorer needs the table's token ids with its rows")
+            return self.reader.rows(
+                candidates.tokens,
+                candidates.index[..., 0],
+                items.index[..., 0],
+                state.item_kinds,
+                candidate_tokens=cfg.candidate_tokens,
+                item_tokens=cfg.item_tokens,
+            )
+        if candidate_tokens is None or state.item_tokens is None:
+            raise ValueError("a token-reading scorer needs item_tokens and candidate_tokens")
+        return self.reader.dense(candidate_tokens, state.item_tokens, state.item_kinds)
 
     def match_features(self, state: StateInputs, candidates: torch.Tensor | Rows) -> torch.Tensor:
         """[B,K,parts*(kinds+1)]: per candidate part, the best cosine to an item of each kind 1..kinds-1, to a
@@ -290,16 +358,20 @@ class CandidateScorer(nn.Module):
 
 class PolicyGraph(nn.Module):
     """:class:`CandidateScorer` with the flat inputs of ``policy.onnx``, in the order of
-    ``models.inputs.schema``'s format-2 row (the exporter binds them by position, each named from the row)."""
+    ``models.inputs.schema``'s row for its format (2 or 3; the exporter binds them by position, each named
+    from the row)."""
 
     def __init__(self, scorer: CandidateScorer):
         super().__init__()
         self.scorer = scorer
+        self.version = scorer.cfg.format_version
 
     def forward(self, *inputs: torch.Tensor) -> torch.Tensor:
-        named = dict(zip(input_names(2), inputs, strict=True))
-        state = StateInputs(**{name: named[name] for name in state_names(2)})
-        return self.scorer(named["instruction"], state, named["candidates"], named["mask"])
+        named = dict(zip(input_names(self.version), inputs, strict=True))
+        state = StateInputs(**{name: named[name] for name in state_names(self.version)})
+        return self.scorer(
+            named["instruction"], state, named["candidates"], named["mask"], named.get("candidate_tokens")
+        )
 
 
 class ValueHead(nn.Module):
@@ -315,12 +387,14 @@ class ValueHead(nn.Module):
         return self.out(tokens[:, 0]).squeeze(-1)
 
 
-def build_scorer(cfg: ScorerConfig | None = None, seed: int = 0) -> CandidateScorer:
+def build_scorer(
+    cfg: ScorerConfig | None = None, seed: int = 0, token_table: torch.Tensor | None = None
+) -> CandidateScorer:
     """A freshly initialised scorer, deterministic for a given seed."""
     gen_state = torch.random.get_rng_state()
     torch.manual_seed(seed)
     try:
-        model = CandidateScorer(cfg)
+        model = CandidateScorer(cfg, token_table)
     finally:
         torch.random.set_rng_state(gen_state)
     return model.eval()

@@ -1,7 +1,8 @@
 """The scorer graph: ``policy.onnx`` export (TorchScript exporter) and its parity against the torch scorer.
 
 The structured scorer (:class:`policy.model.CandidateScorer`) is exported through
-:class:`policy.model.PolicyGraph` with the bundle-format-2 inputs; the flat scorer
+:class:`policy.model.PolicyGraph` with the bundle-format-2 inputs, or format 3 where it reads tokens (its
+token table baked with its projection first, :meth:`policy.token_reader.TokenReader.bake`); the flat scorer
 (:class:`policy.model_flat.FlatScorer`) with the format-1 inputs.
 
 Parity: max abs diff <= :data:`POLICY_TOL` on random inputs (several B, K, T, M, with padding) and on real
@@ -31,16 +32,27 @@ Inputs = dict[str, np.ndarray]
 
 def format_of(model: Scorer) -> int:
     """The bundle format a scorer is exported in."""
-    return 1 if isinstance(model, FlatScorer) else 2
+    return 1 if isinstance(model, FlatScorer) else model.cfg.format_version
 
 
 def export_policy_onnx(model: Scorer, path: Path) -> None:
     model = model.eval()
     version = format_of(model)
-    sizes = {"batch": 2, "items": 4, "memory": 5, "candidates": 3}
+    sizes = {"batch": 2, "items": 4, "memory": 5, "candidates": 3, "item_tokens": 6, "candidate_tokens": 4}
     sizes.update(D=model.cfg.embedding_dim, C=model.cfg.candidate_dim)
     example = example_inputs(version, sizes)
     graph: torch.nn.Module = model if version == 1 else PolicyGraph(model).eval()
+    reader = getattr(model, "reader", None)
+    if reader is not None:
+        reader.bake()
+    try:
+        _export(graph, example, version, path)
+    finally:
+        if reader is not None:
+            reader.unbake()
+
+
+def _export(graph: torch.nn.Module, example: Inputs, version: int, path: Path) -> None:
     with torch.no_grad():
         torch.onnx.export(
             graph,
@@ -62,7 +74,7 @@ def torch_scores(model: Scorer, inputs: Inputs) -> np.ndarray:
         if version == 1:
             return model(*(t[name] for name in input_names(version))).numpy()
         state = StateInputs(**{name: t[name] for name in state_names(version)})
-        return model(t["instruction"], state, t["candidates"], t["mask"]).numpy()
+        return model(t["instruction"], state, t["candidates"], t["mask"], t.get("candidate_tokens")).numpy()
 
 
 def _policy_diff(model: Scorer, sess, inputs: Inputs) -> float:
@@ -85,12 +97,29 @@ def _lengths_mask(rng: np.random.Generator, b: int, n: int, low: int = 1) -> np.
     return mask
 
 
+def _token_ids(rng: np.random.Generator, shape: tuple[int, ...], length: int, vocab: int) -> np.ndarray:
+    """Random ids [*shape, length] from a small range (so candidates and items share tokens), each row
+    0-padded after a random length."""
+    ids = rng.integers(1, min(vocab, 40), size=(*shape, length)).astype(np.int64)
+    lengths = rng.integers(0, length + 1, size=shape)
+    return np.where(np.arange(length) < lengths[..., None], ids, 0)
+
+
 def random_policy_inputs(
-    rng: np.random.Generator, b: int, k: int, d: int, parts: int = 1, t: int = 0, m: int = 0, kinds: int = 0
+    rng: np.random.Generator,
+    b: int,
+    k: int,
+    d: int,
+    parts: int = 1,
+    t: int = 0,
+    m: int = 0,
+    kinds: int = 0,
+    vocab: int = 0,
 ) -> Inputs:
     """Unit-vector inputs; candidates have ``parts`` unit parts, the last one zero at random (no target).
     With ``kinds`` > 0, format-2 inputs with ``t`` items and ``m`` memory steps (padding at random, kinds
-    below ``kinds``); else format-1 inputs."""
+    below ``kinds``); with ``vocab`` > 0 too, format-3 inputs (random token ids below ``vocab``); else
+    format-1 inputs."""
     cands = np.concatenate([_unit(rng, b, k, d) for _ in range(parts)], axis=-1)
     if parts > 1:
         cands[..., (parts - 1) * d :] *= rng.integers(0, 2, size=(b, k, 1)).astype(np.float32)
@@ -101,7 +130,7 @@ def random_policy_inputs(
     item_kinds = np.where(item_mask, rng.integers(1, kinds, size=(b, t)), 0).astype(np.int64)
     mem_mask = _lengths_mask(rng, b, m, low=0)
     responses = _unit(rng, b, m, d) * rng.integers(0, 2, size=(b, m, 1)).astype(np.float32)
-    return {
+    out = {
         "instruction": _unit(rng, b, d),
         "items": _unit(rng, b, t, d),
         "item_kinds": item_kinds,
@@ -111,9 +140,15 @@ def random_policy_inputs(
         "candidates": cands,
         "mask": mask,
     }
+    if vocab:
+        out["item_tokens"] = _token_ids(rng, (b, t), 7, vocab)
+        out["candidate_tokens"] = _token_ids(rng, (b, k), 5, vocab)
+    return out
 
 
-def _real_inputs(model: Scorer, real: np.ndarray, real_cands: np.ndarray) -> Inputs:
+def _real_inputs(
+    model: Scorer, real: np.ndarray, real_cands: np.ndarray, real_ids: np.ndarray | None = None
+) -> Inputs:
     """Three states of real vectors: rotations of ``real`` as instruction, state items and memory."""
     n = len(real_cands)
     cands = np.stack([real_cands[(np.arange(n - 2) + i) % n] for i in range(3)], axis=0)  # [3, n-2, C]
@@ -137,7 +172,7 @@ def _real_inputs(model: Scorer, real: np.ndarray, real_cands: np.ndarray) -> Inp
     mem_r[0, 0] = 0.0
     mem_mask = np.ones((3, m), dtype=bool)
     mem_mask[2, 1:] = False
-    return {
+    out = {
         "instruction": instr,
         "items": items,
         "item_kinds": kinds,
@@ -147,6 +182,13 @@ def _real_inputs(model: Scorer, real: np.ndarray, real_cands: np.ndarray) -> Inp
         "candidates": cands,
         "mask": mask,
     }
+    if format_of(model) == 3:
+        if real_ids is None:
+            raise ExportError("real parity inputs of a token-reading scorer need the texts' token ids")
+        n_c = len(real_cands)
+        out["item_tokens"] = np.stack([real_ids[(np.arange(t) + i) % n] for i in range(3)])
+        out["candidate_tokens"] = np.stack([real_ids[(np.arange(n_c - 2) + i) % n_c] for i in range(3)])
+    return out
 
 
 def check_policy_parity(
@@ -155,24 +197,27 @@ def check_policy_parity(
     real: np.ndarray | None,
     seed: int = 0,
     real_cands: np.ndarray | None = None,
+    real_ids: np.ndarray | None = None,
 ):
     """Max abs diff (random inputs, real inputs) between policy.onnx and the torch scorer. ``real`` [n,D] are
-    real text embeddings, ``real_cands`` [n,C] real candidate features (default: ``real`` when C == D)."""
+    real text embeddings, ``real_cands`` [n,C] real candidate features (default: ``real`` when C == D) and
+    ``real_ids`` [n,L] the token ids (format 3) of the same texts."""
     sess = ort_session(onnx_path)
     rng = np.random.default_rng(seed)
     d = model.cfg.embedding_dim
     parts = model.cfg.candidate_dim // d
     kinds = 0 if isinstance(model, FlatScorer) else model.cfg.kinds
+    vocab = model.cfg.vocab if format_of(model) == 3 else 0
     shapes = ((1, 1, 1, 1), (1, 7, 3, 1), (4, 12, 9, 5), (3, 40, 20, 12))
     diff_random = max(
-        _policy_diff(model, sess, random_policy_inputs(rng, b, k, d, parts, t, m, kinds))
+        _policy_diff(model, sess, random_policy_inputs(rng, b, k, d, parts, t, m, kinds, vocab))
         for b, k, t, m in shapes
     )
     diff_real = float("nan")
     if real_cands is None and real is not None and parts == 1:
         real_cands = real
     if real is not None and real_cands is not None and len(real) >= 3:
-        diff_real = _policy_diff(model, sess, _real_inputs(model, real, real_cands))
+        diff_real = _policy_diff(model, sess, _real_inputs(model, real, real_cands, real_ids))
     worst = max(diff_random, 0.0 if np.isnan(diff_real) else diff_real)
     if not worst <= POLICY_TOL:
         raise ExportError(f"policy.onnx parity failed: max abs diff {worst:.2e} > {POLICY_TOL:.0e}")

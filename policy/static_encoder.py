@@ -273,6 +273,16 @@ def resolve_text_encoder(spec: str | os.PathLike[str] | EncoderRef, *, progress=
     return resolve_encoder(spec)
 
 
+def token_source(enc: EncoderRef, length: int):
+    """(``models.inputs.tokens.TokenIds`` of ``enc``'s tokenizer, the frozen token vectors [V, E] they index):
+    what a token-reading scorer (``policy.token_reader``) reads, for features of the encoder ``enc``. The
+    vectors are the static table of ``enc``'s base (``enc``'s own when it is static), built at first use."""
+    from models.inputs.tokens import TokenIds
+
+    static = enc if enc.kind == "static" else resolve_static_encoder(f"{STATIC_PREFIX}:{enc.name}")
+    return TokenIds(enc.tokenizer_json, length), graph_table(static)
+
+
 def static_parity(enc: EncoderRef, texts: list[str]) -> float:
     """Min cosine between the graph (through the runtime's text encoder) and :func:`reference_embed`."""
     got = static_text_encoder(enc).encode(list(texts))

@@ -14,6 +14,7 @@ import torch
 from edge.policies import Memory, ScoringPolicy
 from models.inputs.arrays import embed_state, pad_batch, state_texts
 from models.inputs.candidates import candidate_matrix
+from models.inputs.tokens import TokenIds, token_feeds
 from models.state_layout import layout_of
 from policy.common import load_checkpoint, set_threads
 from policy.features import TextEmbedder
@@ -35,6 +36,12 @@ class TorchPolicy(ScoringPolicy):
             )
         self.name = f"{self.meta.get('algo', 'checkpoint')}:{self.meta.get('reward', '?')}"
         self.layout = layout_of(self.meta.get("provenance", {}).get("world") or {})
+        cfg = self.model.cfg
+        self.token_ids = None
+        if cfg.reader == "tokens":
+            self.token_ids = TokenIds(
+                self.embedder.encoder.tokenizer_json, max(cfg.item_tokens, cfg.candidate_tokens)
+            )
 
     def scores(
         self, instruction: str, state: str, candidates: Sequence[str], memory: Memory = ()
@@ -42,14 +49,27 @@ class TorchPolicy(ScoringPolicy):
         cfg = self.model.cfg
         d = cfg.embedding_dim
         instr = torch.from_numpy(self.embedder.embed([instruction]))
-        arrays = embed_state(state_texts(self.layout, cfg.encoding, state, memory), self.embedder.embed, d)
-        feeds = {k: torch.from_numpy(v) for k, v in pad_batch([arrays], d).items()}
+        st = state_texts(self.layout, cfg.encoding, state, memory)
+        arrays = embed_state(st, self.embedder.embed, d)
+        feeds = pad_batch([arrays], d)
+        cand_tokens = None
+        if self.token_ids is not None:
+            tok = token_feeds(
+                self.token_ids,
+                [[t for _k, t in st.items]],
+                [list(candidates)],
+                item_tokens=cfg.item_tokens,
+                candidate_tokens=cfg.candidate_tokens,
+            )
+            feeds["item_tokens"] = tok["item_tokens"]
+            cand_tokens = torch.from_numpy(tok["candidate_tokens"])
         cand = candidate_matrix(cfg.candidate_features, candidates, self.embedder.embed, d)
         with torch.no_grad():
             s = self.model(
                 instr,
-                StateInputs(**feeds),
+                StateInputs(**{k: torch.from_numpy(v) for k, v in feeds.items()}),
                 torch.from_numpy(cand)[None],
                 torch.ones(1, len(candidates), dtype=torch.bool),
+                cand_tokens,
             )
         return s[0].numpy()

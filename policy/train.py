@@ -19,7 +19,7 @@ import numpy as np
 from labeler.dataset import read_trajectories
 from models.inputs.candidates import parts_of
 from policy import awr, bc, cql, iql
-from policy.buffer import build_table
+from policy.buffer import TOKEN_LENGTH, build_table
 from policy.common import TrainResult, save_checkpoint, set_threads
 from policy.envs.recorded import dataset_world
 from policy.features import TextEmbedder
@@ -138,6 +138,7 @@ def train_from_file(
         weight_channel=AWR_ADVANTAGE if algo == "awr" else None,
         candidate_features=cfg.candidate_features,
         encoding=cfg.encoding,
+        token_source=embedder.token_source(TOKEN_LENGTH) if cfg.reader == "tokens" else None,
     )
     t_embed = time.perf_counter() - t0
     module = ALGOS[algo][0]

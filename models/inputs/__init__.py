@@ -10,5 +10,6 @@ Modules:
   memory window, the facts, the state-encoding numbers
 * ``candidates`` — candidate feature kinds and how a candidate's text becomes its features
 * ``arrays`` — a state and its memory as a format-2 bundle's arrays, and batches of them
+* ``tokens`` — the token ids of items and candidates that a format-3 bundle reads
 * ``schema`` — the policy graph's inputs per bundle format: name, dtype and dimensions
 """

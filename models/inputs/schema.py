@@ -20,6 +20,13 @@ Format 2 (the structured scorer)::
     mask             [batch, candidates]      bool     False on padding
     -> scores        [batch, candidates]      float32  padded candidates get MASKED_SCORE
 
+Format 3 (the structured scorer that also reads tokens, ``policy.token_reader``): format 2's inputs and::
+
+    item_tokens      [batch, items, item_tokens]             int64  each item's token ids (0: padding)
+    candidate_tokens [batch, candidates, candidate_tokens]   int64  each candidate's token ids
+
+(``models.inputs.tokens``: the encoder's tokenizer without special tokens, truncated at the bundle's caps.)
+
 Format 1 (the flat scorer): ``instruction``, ``state`` [batch, D] (the whole state text's vector),
 ``candidates`` and ``mask``. Stdlib and numpy only.
 """
@@ -51,23 +58,30 @@ class Tensor:
         return tuple(sizes[d] for d in self.dims)
 
 
-def _inputs(*state: Tensor) -> tuple[Tensor, ...]:
+def _inputs(*state: Tensor, candidates: tuple[Tensor, ...] = ()) -> tuple[Tensor, ...]:
     return (
         Tensor("instruction", "float32", ("batch", "D")),
         *state,
         Tensor("candidates", "float32", ("batch", "candidates", "C")),
         Tensor("mask", "bool", ("batch", "candidates")),
+        *candidates,
     )
 
 
+_STRUCTURED = (
+    Tensor("items", "float32", ("batch", "items", "D"), state=True),
+    Tensor("item_kinds", "int64", ("batch", "items"), state=True),
+    Tensor("memory_actions", "float32", ("batch", "memory", "D"), state=True),
+    Tensor("memory_responses", "float32", ("batch", "memory", "D"), state=True),
+    Tensor("memory_mask", "bool", ("batch", "memory"), state=True),
+)
 POLICY_INPUTS: dict[int, tuple[Tensor, ...]] = {
     1: _inputs(Tensor("state", "float32", ("batch", "D"), state=True)),
-    2: _inputs(
-        Tensor("items", "float32", ("batch", "items", "D"), state=True),
-        Tensor("item_kinds", "int64", ("batch", "items"), state=True),
-        Tensor("memory_actions", "float32", ("batch", "memory", "D"), state=True),
-        Tensor("memory_responses", "float32", ("batch", "memory", "D"), state=True),
-        Tensor("memory_mask", "bool", ("batch", "memory"), state=True),
+    2: _inputs(*_STRUCTURED),
+    3: _inputs(
+        *_STRUCTURED,
+        Tensor("item_tokens", "int64", ("batch", "items", "item_tokens"), state=True),
+        candidates=(Tensor("candidate_tokens", "int64", ("batch", "candidates", "candidate_tokens")),),
     ),
 }
 """The policy graph's inputs per bundle format, in the graph's order."""

@@ -1,7 +1,8 @@
 """One policy, three runners: a trained checkpoint in torch, its exported bundle in process (what
 ``edgejudge eval BUNDLE`` runs) and the same bundle behind a real edge-serve daemon choose the same actions on
-real episodes, with the episode memory each of them is sent, in two worlds and with both encoder kinds
-(MiniLM fp32 on TextWorld Commonsense, the static encoder on CookingWorld)."""
+real episodes, with the episode memory each of them is sent, in two worlds, with both encoder kinds (MiniLM
+fp32 on TextWorld Commonsense, the static encoder on CookingWorld) and both scorer readers (token-reading,
+bundle format 3, in both worlds; sentence vectors only, format 2)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import pytest
 import torch
 
 from labeler.dataset import write_trajectories
+from models.bundle import load_manifest
 from policy.collect import run_episode
 from policy.envs import open_env, parse_env
 from policy.evaluate import evaluate
@@ -41,11 +43,15 @@ class Recorder:
 
 
 @pytest.mark.parametrize(
-    ("world", "params", "encoder"),
-    [("twx:twc", "level=easy", "all-MiniLM-L6-v2"), ("twx:cookingworld", "level=small", "static")],
-    ids=["twc-minilm", "cookingworld-static"],
+    ("world", "params", "encoder", "reader"),
+    [
+        ("twx:twc", "level=easy", "all-MiniLM-L6-v2", "tokens"),
+        ("twx:cookingworld", "level=small", "static", "tokens"),
+        ("twx:cookingworld", "level=small", "static", "vectors"),
+    ],
+    ids=["twc-minilm-tokens", "cookingworld-static-tokens", "cookingworld-static-vectors"],
 )
-def test_checkpoint_bundle_and_daemon_choose_the_same_actions(tmp_path, world, params, encoder):
+def test_checkpoint_bundle_and_daemon_choose_the_same_actions(tmp_path, world, params, encoder, reader):
     from edge.bundle_policy import BundlePolicy
     from edge.client import EdgeClient
     from edge.edge_policy import EdgePolicy
@@ -60,12 +66,13 @@ def test_checkpoint_bundle_and_daemon_choose_the_same_actions(tmp_path, world, p
         seeds = env.episodes("train")[:8]
         trajs = [run_episode(env, seed, "train", "gold-noise", 0.0, rng) for seed in seeds]
         write_trajectories(tmp_path / "expert.jsonl", trajs)
-        overrides = {"steps": 150, "batch_size": 16, "hidden": 32, "log_every": 50}
+        overrides = {"steps": 150, "batch_size": 16, "hidden": 32, "log_every": 50, "reader": reader}
         run = train_from_file(
             tmp_path / "expert.jsonl", algo="bc", reward="sparse", out=tmp_path / "ckpt",
             overrides=overrides, encoder=encoder, progress=False,
         )  # fmt: skip
         export_bundle(run.checkpoint, tmp_path / "bundle")
+        assert load_manifest(tmp_path / "bundle").format_version == (3 if reader == "tokens" else 2)
         runs = {}
         with TorchPolicy(run.checkpoint) as ckpt:
             runs["checkpoint"] = Recorder(ckpt.scores, "checkpoint")

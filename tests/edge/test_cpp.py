@@ -285,11 +285,11 @@ def test_cpp_bench_tool(cpp_build, daemon):
     assert r["input"] == ("embedding" if fmt == 1 else "text")  # format 2 takes text only
 
 
-@pytest.mark.parametrize("bundle_format", [1, 2])
+@pytest.mark.parametrize("bundle_format", [1, 2, 3])
 def test_cpp_tools_follow_the_bundle_format(cpp_build, tmp_path, bundle_format):
     """info reports the bundle format and how much memory the bundle reads; edge_bench sends embeddings to a
-    format-1 bundle and text with the episode memory to a format-2 one; the C++ client's text requests with
-    memory get the Python client's scores on both."""
+    format-1 bundle and text with the episode memory to a format-2 or 3 one; the C++ client's text requests
+    with memory get the Python client's scores on all three."""
     from policy.export import export_random_bundle
 
     bundle = tmp_path / "b"
@@ -297,7 +297,7 @@ def test_cpp_tools_follow_the_bundle_format(cpp_build, tmp_path, bundle_format):
     with Daemon(bundle) as d:
         info = info_of(cpp_build, d.endpoint)
         assert info["bundle_format"] == bundle_format
-        assert (info["memory"] > 0) == (bundle_format == 2)
+        assert (info["memory"] > 0) == (bundle_format >= 2)
         bench = [str(cpp_build / "edge_bench"), "--connect", d.endpoint]
         p = run([*bench, *"--n 30 --warmup 2 --k 3 --episode 7".split()], timeout=120)
         assert p.returncode == 0, p.stderr
@@ -307,7 +307,7 @@ def test_cpp_tools_follow_the_bundle_format(cpp_build, tmp_path, bundle_format):
         with EdgeClient(d.endpoint, timeout=30) as c:
             py = c.act(INSTR, OBS, CANDS)
             py_memory = c.act(INSTR, OBS, CANDS, memory=MEMORY)
-        if bundle_format == 2:  # the memory reaches the policy, so a client that dropped it would show
+        if bundle_format >= 2:  # the memory reaches the policy, so a client that dropped it would show
             assert py_memory["scores"] != pytest.approx(py["scores"], abs=1e-6)
         for memory, want in (([], py), (MEMORY, py_memory)):
             p = query(cpp_build, *act_args(d.endpoint, memory))

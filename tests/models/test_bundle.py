@@ -39,7 +39,7 @@ def test_each_failure_names_the_file_and_the_problem(tmp_path, load, error, name
     with pytest.raises(error, match=rf"{re.escape(str(f))}: not an edgejudge {what} \(format != '{fmt}'\)"):
         load(d)
     f.write_text(json.dumps({"format": fmt, "format_version": version + 98}))
-    reads = "1, 2" if fmt == BUNDLE_FORMAT else str(version)  # bundles of format 1 are still read
+    reads = "1, 2, 3" if fmt == BUNDLE_FORMAT else str(version)  # bundles of formats 1 and 2 are still read
     with pytest.raises(
         error, match=rf"format_version {version + 98} is not supported \(this edgejudge reads {reads}\)"
     ):

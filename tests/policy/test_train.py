@@ -11,7 +11,7 @@ import torch
 
 from labeler.dataset import write_trajectories
 from policy import awr, bc, cql, iql
-from policy.buffer import build_table
+from policy.buffer import TOKEN_LENGTH, build_table
 from policy.rewards import parse_reward
 from policy.train import ConfigError, make_config, parse_overrides, train_from_file
 from tests.support.toy_task import DATA, D, HashEmbedder
@@ -43,8 +43,14 @@ def _train(tmp_path, algo: str, **overrides):
 @pytest.mark.parametrize("algo", ["iql", "cql", "bc", "awr"])
 def test_each_algorithm_learns_the_toy_task(algo, features):
     reward = parse_reward("coren") if algo in ("iql", "cql") else parse_reward("sparse")
+    emb = HashEmbedder()
     table = build_table(
-        DATA, HashEmbedder(), reward, weight_channel=("trca", "advantage"), candidate_features=features
+        DATA,
+        emb,
+        reward,
+        weight_channel=("trca", "advantage"),
+        candidate_features=features,
+        token_source=emb.token_source(TOKEN_LENGTH),
     )
     cfg = make_config(
         algo,
@@ -71,11 +77,14 @@ def test_each_algorithm_learns_the_toy_task(algo, features):
         assert s.candidates[int(row.argmax())] in ("take key", "open door"), (algo, s.candidates, row)
 
 
-def test_training_is_deterministic():
-    table = build_table(DATA, HashEmbedder(), parse_reward("sparse")).to_torch()
-    cfg = make_config("iql", {"steps": 20, "batch_size": 16, "hidden": 16})
-    a = iql.train(table, cfg, dim=D, progress=False)
-    b = iql.train(table, cfg, dim=D, progress=False)
+@pytest.mark.parametrize("reader", ["tokens", "vectors"])
+def test_training_is_deterministic(reader):
+    emb = HashEmbedder()
+    table = build_table(DATA, emb, parse_reward("sparse"), token_source=emb.token_source(TOKEN_LENGTH))
+    cfg = make_config("iql", {"steps": 20, "batch_size": 16, "hidden": 16, "reader": reader})
+    a = iql.train(table.to_torch(), cfg, dim=D, progress=False)
+    b = iql.train(table.to_torch(), cfg, dim=D, progress=False)
+    assert a.model.cfg.reader == reader
     for (ka, va), (kb, vb) in zip(a.model.state_dict().items(), b.model.state_dict().items(), strict=True):
         assert ka == kb and torch.equal(va, vb)
     assert a.curves == b.curves

@@ -244,7 +244,7 @@ _EXPORTED: dict[str, Path] = {}
 
 def exported_bundle(bundle_format: int = 1) -> Path:
     """A bundle from the policy exporter (random-init scorer, MiniLM encoder); once per process and format.
-    Format 1 (the flat scorer) also takes embedding input; format 2 is what training writes."""
+    Format 1 (the flat scorer) also takes embedding input; format 3 is what training writes."""
     key = f"format-{bundle_format}"
     if key not in _EXPORTED:
         import atexit

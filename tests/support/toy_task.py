@@ -11,11 +11,29 @@ from labeler.dataset import Step, Trajectory
 D = 16
 
 
+class HashTokenIds:
+    """Test double of ``models.inputs.tokens.TokenIds``: a word's id is its hash in a small vocabulary."""
+
+    vocab = 97
+
+    def __init__(self, length: int):
+        self.length = length
+
+    def ids(self, text: str) -> list[int]:
+        return [1 + int(hashlib.sha256(w.encode()).hexdigest()[:8], 16) % (self.vocab - 1) for w in text.split()][
+            : self.length
+        ]
+
+
 class HashEmbedder:
-    """Test double: a fixed random unit vector per text."""
+    """Test double: a fixed random unit vector per text (and hashed word ids over a random token table)."""
 
     dim = D
     computed = 0
+
+    def token_source(self, length: int) -> tuple[HashTokenIds, np.ndarray]:
+        table = np.random.default_rng(0).standard_normal((HashTokenIds.vocab, 8)).astype(np.float32)
+        return HashTokenIds(length), table
 
     def embed(self, texts):
         out = []

@@ -30,20 +30,28 @@ def test_the_exported_graphs_take_the_schemas_inputs_in_its_order():
 
     assert _parameters(PolicyGraph.forward) == ("inputs",)  # named from the schema's row
     assert _parameters(FlatScorer.forward) == input_names(1)
-    assert StateInputs._fields == state_names(2)
+    assert StateInputs._fields == state_names(3)  # format 2's and the items' token ids
+    assert state_names(3)[: len(state_names(2))] == state_names(2)
 
 
-def test_the_runtime_feeds_are_the_schemas_state_inputs():
+def test_the_runtime_feeds_are_the_schemas_state_inputs(tmp_path):
+    from edge.runtime import TokenStateArrays, TokenStates
     from models.inputs.arrays import StateArrays, pad_batch
+    from models.inputs.state import StateEncoding
+    from models.inputs.tokens import TokenIds
+    from models.state_layout import layout_of
+    from policy.static_encoder import write_tokenizer
 
     d = 4
-    state = StateArrays(
-        np.zeros((2, d), np.float32),
-        np.ones(2, np.int64),
-        np.zeros((1, d), np.float32),
-        np.zeros((1, d), np.float32),
-    )
+    arrays = (np.zeros((2, d), np.float32), np.ones(2, np.int64), np.zeros((1, d), np.float32))
+    state = StateArrays(*arrays, np.zeros((1, d), np.float32))
     assert tuple(pad_batch([state], d)) == state_names(2)
+    from models.encoder import resolve_encoder
+
+    write_tokenizer(resolve_encoder(), tmp_path / "tokenizer.json")
+    tokens = TokenStates(d, layout_of({}), StateEncoding(), TokenIds(tmp_path / "tokenizer.json", 8), (8, 4))
+    token_state = TokenStateArrays(*arrays, np.zeros((1, d), np.float32), ["an apple", "a fridge"])
+    assert tuple(tokens.feeds([token_state])) == state_names(3)
 
 
 def _listings(path) -> list[int]:

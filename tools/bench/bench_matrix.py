@@ -179,6 +179,11 @@ class Matrix:
         if not (bundle / "manifest.json").is_file():
             self.log(f"{u.world.label}: export {u.name}")
             edgejudge("export", str(ckpt), "--out", str(bundle), "--json")
+        decisions = None
+        if u.source == EXPERT:  # the ceiling: where its decisions fail, per verb, on the test gold paths
+            gold = wd.test_gold(base["test_episodes"])
+            decisions = json.loads(edgejudge("decisions", str(bundle), str(gold), "--json"))
+            decisions = {k: decisions[k] for k in ("decisions", "accuracy", "verbs")}
         common = [
             "--split",
             "test",
@@ -194,6 +199,8 @@ class Matrix:
             serve = ["--serve"] if r["runner"] == "edge-serve" else []
             out, wall, cpu = self.timed(edgejudge, "eval", str(bundle), *serve, guard, *common)
             res = {**_summary(json.loads(out)), **info, **train_info}
+            if decisions is not None:
+                res["gold_decisions"] = decisions
             res.update(eval_seconds=round(wall, 1), eval_cpu_seconds=round(cpu, 1))
             if r["runner"] != "edge-serve":
                 res["agrees_with_edge_serve"] = self.agreement(r, res)

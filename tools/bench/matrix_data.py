@@ -90,6 +90,19 @@ class WorldData:
             )  # fmt: skip
         return path
 
+    def test_gold(self, n: int) -> Path:
+        """``n`` expert episodes of the test split (its gold paths), which the per-decision diagnostic
+        replays."""
+        path = self.dir / f"test-gold-n{n}.jsonl.gz"
+        if not path.exists():
+            self.log(f"{self.w.label}: collect {n} gold paths of the test split")
+            edgejudge(
+                "collect", *self.w.spec_args(), "--split", "test", "--episodes", str(n),
+                "--behaviour", "gold-noise", "--noise", "0", "--seed", str(self.s.collect_seed),
+                "--max-steps", str(self.w.max_steps), "--out", str(path),
+            )  # fmt: skip
+        return path
+
     def _label_tag(self, source: str) -> str:
         if source == "coren":
             return f"coren-{short_hash({'prompts': self.s.coren_prompts, 'judge': self.s.judge})}"

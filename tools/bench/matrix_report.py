@@ -144,6 +144,51 @@ def _headline(agg, plan, top: int, targets) -> list[list[str]]:
     return body
 
 
+def _decision_tables(rows: Sequence[dict[str, Any]], min_decisions: int = 20) -> list[str]:
+    """Per world, the ceiling bundle's per-decision accuracy on the test gold paths, per verb (verbs with
+    fewer than ``min_decisions`` decisions summed in one row)."""
+    seen: dict[tuple, dict[str, Any]] = {}
+    for r in rows:
+        if r.get("gold_decisions") and r.get("source") == "expert":
+            seen.setdefault((r["world"], r["train_episodes"], r["seed"]), r["gold_decisions"])
+    if not seen:
+        return []
+    lines = [
+        "",
+        "### Where the imitation ceiling fails: per-decision accuracy on the test gold paths, per verb",
+        "",
+        f"`edgejudge decisions BUNDLE GOLD`; verbs with fewer than {min_decisions} decisions are summed in "
+        "one row; *instead*: the verbs picked when wrong.",
+        "",
+    ]
+    body = []
+    for (world, n, seed), d in sorted(seen.items()):
+        rest = [0, 0]
+        for verb, v in sorted(d["verbs"].items(), key=lambda kv: -kv[1]["decisions"]):
+            if v["decisions"] < min_decisions:
+                rest[0] += v["decisions"]
+                rest[1] += v["right"]
+                continue
+            instead = ", ".join(f"{k} {c}" for k, c in list(v["wrong_picks"].items())[:3])
+            body.append(
+                [f"{world} (n={n}, seed {seed})", verb, str(v["decisions"]), f"{v['accuracy']:.3f}", instead]
+            )
+        if rest[0]:
+            body.append(
+                [
+                    f"{world} (n={n}, seed {seed})",
+                    "(rarer verbs)",
+                    str(rest[0]),
+                    f"{rest[1] / rest[0]:.3f}",
+                    "",
+                ]
+            )
+        body.append(
+            [f"{world} (n={n}, seed {seed})", "**all**", str(d["decisions"]), f"{d['accuracy']:.3f}", ""]
+        )
+    return lines + _table(["world", "verb", "decisions", "accuracy", "instead"], body)
+
+
 def markdown(store: RowStore, plan: Sequence[dict[str, Any]], targets: dict[str, tuple[str, float]]) -> str:
     rows = store.select(plan)
     agg = aggregate(rows)
@@ -193,6 +238,7 @@ def markdown(store: RowStore, plan: Sequence[dict[str, Any]], targets: dict[str,
             "",
         ]
         lines += _table(["world", "source", *(f"{n} episodes" for n in sizes)], body)
+    lines += _decision_tables(rows)
     checks = [r for r in rows if r.get("runner") == "in-process" and r.get("agrees_with_edge_serve")]
     if checks:
         lines += [

@@ -1,0 +1,238 @@
+"""Token-level reading of the state for each candidate: which item a candidate is about, and what that item
+says beyond the candidate's own words.
+
+A sentence vector averages its words, so "roast the red potato" and "fry the red potato" differ by a sliver
+dominated by the object, and nothing relates ``oven`` in a candidate to ``roast`` in a recipe line. This
+module reads token ids instead, over a frozen pretrained token table (the static encoder's rows: what the
+base sentence encoder says each token means, :mod:`policy.static_encoder`) with a trainable projection and a
+learned weight per token:
+
+- **exact match.** For a candidate ``k`` and an item ``t``, the tokens they share (same id) say what the item
+  is about relative to the candidate: ``rel`` is the weighted share of the candidate's tokens found in the
+  item, ``cov`` the weighted share of the item's tokens found in the candidate. They depend on ids only, so
+  an ingredient or object never seen in training matches like any other ("the white onion" against "take
+  yellow onion" and "take white onion").
+- **relation residuals.** The item's *other* tokens (``roast the``) and the candidate's other tokens (``cook
+  in oven``), each pooled with the learned weights: the entity words both share are masked out of both
+  sides, so what is learned is the relation between the recipe's verb and the appliance, whatever is being
+  cooked. Items and candidates project tokens each their own way, so the element-wise product of the two
+  residuals is a learned bilinear form between them (``roast`` against ``oven``); with their sum, the two
+  shares and the item's kind it forms the pair's vector. Everything per (candidate, item) pair is
+  element-wise: no matrix product of pairs x width x width, which keeps the graph near the cost of pooling.
+- **pooling.** Each candidate attends over the items with logits from its pair vectors and ``rel``; the
+  pooled vector, and per item kind the best ``rel`` and ``cov``, go to the scorer (:mod:`policy.model`).
+
+Two ways to compute the same function: :meth:`TokenReader.dense` from id tensors (the exported graph; the
+token table is baked with its projection into one ``[V, R+1]`` table first, :meth:`TokenReader.bake`), and
+:meth:`TokenReader.rows` in training, where a batch's (candidate text, item text) pairs repeat many times and
+each distinct pair is computed once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import torch
+from torch import nn
+
+EPS = 1e-6
+
+
+class TokenReader(nn.Module):
+    def __init__(self, table: torch.Tensor, hidden: int, kinds: int):
+        super().__init__()
+        self.register_buffer("table", table.float(), persistent=True)  # [V, E] frozen
+        self.hidden, self.kinds = hidden, kinds
+        h = hidden
+        # Per token and side (item, candidate): a relation vector (h) and a weight logit (1).
+        self.proj = nn.Linear(table.shape[1], 2 * (h + 1))
+        self.kind = nn.Embedding(kinds, h)
+        self.overlap = nn.Linear(2, h)
+        self.att = nn.Linear(h, 1)
+        self.att_rel = nn.Parameter(torch.tensor(4.0))
+        self._baked: list[torch.Tensor] | None = None
+
+    @property
+    def exact_dim(self) -> int:
+        """Size of the exact-match features: best ``rel`` and ``cov`` per item kind."""
+        return 2 * (self.kinds - 1)
+
+    # -------------------------------------------------------------------------------------------- token rows
+
+    def bake(self) -> None:
+        """Fold the frozen table into its projection, one [V, h+1] table per side: what the exported graph
+        gathers from."""
+        with torch.no_grad():
+            rows = self.proj(self.table)
+            h = self.hidden
+            self._baked = [rows[:, : h + 1].contiguous(), rows[:, h + 1 :].contiguous()]
+
+    def unbake(self) -> None:
+        self._baked = None
+
+    def split(self, rows: torch.Tensor, ids: torch.Tensor, side: int) -> tuple[torch.Tensor, torch.Tensor]:
+        """(relation vectors [..., h], weights [...]; 0 where ``ids`` is padding) of projected rows
+        [..., 2(h+1)] for ``side`` 0 (item) or 1 (candidate)."""
+        h = self.hidden
+        part = rows[..., side * (h + 1) : (side + 1) * (h + 1)]
+        return part[..., :h], nn.functional.softplus(part[..., h]) * (ids > 0).to(rows.dtype)
+
+    def token_rows(self, ids: torch.Tensor, side: int) -> tuple[torch.Tensor, torch.Tensor]:
+        """:meth:`split` of token ids [...]."""
+        if self._baked is not None:
+            part = self._baked[side][ids]
+            h = self.hidden
+            return part[..., :h], nn.functional.softplus(part[..., h]) * (ids > 0).to(part.dtype)
+        uniq, inv = torch.unique(ids, return_inverse=True)
+        return self.split(self.proj(self.table[uniq])[inv], ids, side)
+
+    # ---------------------------------------------------------------------------------------------- the pair
+
+    def pair(
+        self,
+        c_ids: torch.Tensor,
+        s_ids: torch.Tensor,
+        c_w: torch.Tensor,
+        s_w: torch.Tensor,
+        pool_c: Callable[[torch.Tensor], torch.Tensor],
+        pool_s: Callable[[torch.Tensor], torch.Tensor],
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """For candidate token ids ``c_ids`` [..., Lc] and item token ids ``s_ids`` [..., L] (leading dims
+        broadcast) with their token weights: ``rel`` [...], ``cov`` [...] and the pair's vector [..., h]
+        before the item's kind. ``pool_c(w)`` is the sum of the candidate's token vectors weighted by ``w``
+        [..., Lc] (``pool_s`` the item's)."""
+        c_cmp = torch.where(c_ids > 0, c_ids, torch.full_like(c_ids, -1))  # padding matches nothing
+        eq = c_cmp.unsqueeze(-1) == s_ids.unsqueeze(-2)  # [..., Lc, L]
+        if torch.onnx.is_in_onnx_export():  # a reduction over booleans, as ONNX has it
+            eq = eq.to(c_w.dtype)
+            c_shared, s_shared = eq.amax(-1), eq.amax(-2)  # [..., Lc], [..., L]
+        else:
+            c_shared, s_shared = eq.any(-1).to(c_w.dtype), eq.any(-2).to(c_w.dtype)
+        rel = (c_shared * c_w).sum(-1) / (c_w.sum(-1) + EPS)
+        cov = (s_shared * s_w).sum(-1) / (s_w.sum(-1) + EPS)
+        c_rest = (1.0 - c_shared) * c_w
+        s_rest = (1.0 - s_shared) * s_w
+        c_res = pool_c(c_rest) / (c_rest.sum(-1, keepdim=True) + EPS)
+        s_res = pool_s(s_rest) / (s_rest.sum(-1, keepdim=True) + EPS)
+        vec = s_res + c_res + s_res * c_res + self.overlap(torch.stack([rel, cov], dim=-1))
+        return rel, cov, vec
+
+    # --------------------------------------------------------------------------------------------- two paths
+
+    def dense(
+        self, cand_ids: torch.Tensor, item_ids: torch.Tensor, item_kinds: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """From id tensors: candidates [B,K,Lc], items [B,T,L], kinds [B,T] (0: padding)."""
+        c_vec, c_w = self.token_rows(cand_ids, 1)  # [B,K,Lc,h], [B,K,Lc]
+        s_vec, s_w = self.token_rows(item_ids, 0)  # [B,T,L,h], [B,T,L]
+        # Sums over tokens as batched matrix products: per candidate over its items' weights, per item over
+        # its candidates' (not one small product per pair).
+        rel, cov, vec = self.pair(
+            cand_ids.unsqueeze(2),
+            item_ids.unsqueeze(1),
+            c_w.unsqueeze(2),
+            s_w.unsqueeze(1),
+            lambda w: torch.matmul(w, c_vec),  # [B,K,T,Lc] @ [B,K,Lc,h]
+            lambda w: torch.matmul(w.transpose(1, 2), s_vec).transpose(1, 2),  # [B,T,K,L] @ [B,T,L,h]
+        )  # [B,K,T], [B,K,T,h]
+        vec, logit = self.with_kind(rel, vec, item_kinds.unsqueeze(1))
+        w = self.attend(logit, item_kinds)
+        pooled = torch.matmul(w.unsqueeze(-2), vec).squeeze(-2)  # [B,K,h]
+        return pooled, self.exact(rel, cov, item_kinds)
+
+    def rows(
+        self,
+        tokens: torch.Tensor,
+        cand_rows: torch.Tensor,
+        item_rows: torch.Tensor,
+        item_kinds: torch.Tensor,
+        *,
+        candidate_tokens: int,
+        item_tokens: int,
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """From rows of a token table ``tokens`` [U, L] (one text per row, its ids, 0-padded): candidates'
+        rows [B,K] (their first ``candidate_tokens`` ids read), items' rows [B,T] (``item_tokens``) and kinds
+        [B,T]. Each distinct (candidate, item, kind) is computed once, token vectors are summed and pairs
+        pooled with ``embedding_bag`` (nothing of size pairs x tokens x width is made)."""
+        u, nk = tokens.shape[0], self.kinds
+        key = (cand_rows.unsqueeze(2) * u + item_rows.unsqueeze(1)) * nk + item_kinds.unsqueeze(1)  # [B,K,T]
+        uniq, inv = torch.unique(key, return_inverse=True)
+        kind, pair = uniq % nk, uniq // nk
+        n = len(uniq)
+        texts, text_of = torch.unique(torch.cat([pair // u, pair % u]), return_inverse=True)
+        text_ids = tokens[texts]  # [Ut, L]
+        longest = max(1, int((text_ids > 0).sum(1).max()))
+        text_ids = text_ids[:, :longest]  # the batch's texts are shorter than the table's width
+        vocab, remap = torch.unique(text_ids, return_inverse=True)  # remap [Ut, L]
+        rows = self.proj(self.table[vocab])  # [Ub, 2(h+1)]
+        sides = [self.split(rows, vocab, side) for side in (0, 1)]  # (vectors [Ub,h], weights [Ub]) each
+        c_text, s_text = text_of[:n], text_of[n:]
+        c_ids, s_ids = text_ids[c_text, :candidate_tokens], text_ids[s_text, :item_tokens]
+        c_pos, s_pos = remap[c_text, :candidate_tokens], remap[s_text, :item_tokens]
+        # Most pairs share no token: their residual sums are their texts' whole sums. So each text is summed
+        # once, and only the pairs that share something subtract their shared tokens (about 1 in 5).
+        sharing = torch.nonzero(
+            ((c_ids.unsqueeze(-1) == s_ids.unsqueeze(-2)) & (c_ids > 0).unsqueeze(-1)).flatten(1).any(1)
+        ).squeeze(1)
+
+        def pool(pos: torch.Tensor, text: torch.Tensor, side: int) -> Callable[[torch.Tensor], torch.Tensor]:
+            vec, weight = sides[side]
+            whole_w = weight[pos]
+            ids = remap[:, : pos.shape[1]]
+            whole = nn.functional.embedding_bag(ids, vec, per_sample_weights=weight[ids], mode="sum")[text]
+
+            def summed(rest: torch.Tensor) -> torch.Tensor:
+                shared = (whole_w - rest)[sharing]  # zero on the pairs that share nothing
+                cut = nn.functional.embedding_bag(pos[sharing], vec, per_sample_weights=shared, mode="sum")
+                return whole.index_add(0, sharing, cut, alpha=-1.0)
+
+            return summed
+
+        rel, cov, vec_p = self.pair(
+            c_ids,
+            s_ids,
+            sides[1][1][c_pos],
+            sides[0][1][s_pos],
+            pool(c_pos, c_text, 1),
+            pool(s_pos, s_text, 0),
+        )  # [P], [P], [P,h]
+        vec_p, logit = self.with_kind(rel, vec_p, kind)
+        w = self.attend(logit[inv], item_kinds)  # [B,K,T]
+        b, k, t = w.shape
+        pooled = nn.functional.embedding_bag(
+            inv.reshape(b * k, t), vec_p, per_sample_weights=w.reshape(b * k, t), mode="sum"
+        ).reshape(b, k, self.hidden)
+        return pooled, self.exact(rel[inv], cov[inv], item_kinds)
+
+    # ------------------------------------------------------------------------------------------- pooling
+
+    def with_kind(
+        self, rel: torch.Tensor, vec: torch.Tensor, kinds: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """The pair's vector with its item's kind (``kinds`` broadcast against ``rel``), and its attention
+        logit."""
+        vec = nn.functional.gelu(vec + self.kind(kinds))
+        return vec, self.att(vec).squeeze(-1) + self.att_rel * rel
+
+    def attend(self, logits: torch.Tensor, item_kinds: torch.Tensor) -> torch.Tensor:
+        """Attention weights [B,K,T] of each candidate over the items (none on padding; all zero for a state
+        with no item)."""
+        pad = (item_kinds == 0).unsqueeze(1)  # [B,1,T]
+        w = torch.softmax(logits.masked_fill(pad, -1.0e9), dim=-1)
+        return w * (~pad).to(w.dtype)
+
+    def exact(self, rel: torch.Tensor, cov: torch.Tensor, item_kinds: torch.Tensor) -> torch.Tensor:
+        """Per item kind 1..kinds-1, the best ``rel`` and ``cov`` of each candidate [B,K,2*(kinds-1)] (-1: no
+        item of that kind)."""
+        if torch.onnx.is_in_onnx_export():  # no scatter with a max in the exported opset: a masked max
+            kinds = torch.arange(1, self.kinds, device=rel.device)
+            of_kind = (item_kinds.unsqueeze(-1) == kinds).unsqueeze(1)  # [B,1,T,kinds-1]
+            best = [x.unsqueeze(-1).masked_fill(~of_kind, -1.0).amax(2) for x in (rel, cov)]
+            return torch.cat(best, dim=-1)
+        b, k, t = rel.shape
+        index = item_kinds.unsqueeze(1).expand(b, k, t)
+        best = [
+            torch.full((b, k, self.kinds), -1.0, dtype=x.dtype).scatter_reduce(2, index, x, "amax")[..., 1:]
+            for x in (rel, cov)
+        ]
+        return torch.cat(best, dim=-1)

@@ -1,0 +1,111 @@
+"""policy.token_reader: the token-level reading of items for each candidate.
+
+Contracts: the exact-match shares against hand-computed values, shared (entity) tokens masked out of both
+residuals, the training path (distinct pairs, embedding_bag) equal to the graph's path (id tensors), and the
+baked table equal to the unbaked one."""
+
+from __future__ import annotations
+
+import torch
+
+from policy.token_reader import TokenReader
+
+
+def _reader(vocab: int = 60, dims: int = 8, hidden: int = 16, kinds: int = 5, seed: int = 0) -> TokenReader:
+    torch.manual_seed(seed)
+    return TokenReader(torch.randn(vocab, dims), hidden, kinds)
+
+
+def _equal_weights(r: TokenReader) -> None:
+    """Every token weighs softplus(0) = log 2: shares become plain fractions of tokens."""
+    with torch.no_grad():
+        for row in (r.hidden, 2 * r.hidden + 1):  # the weight logits of both sides
+            r.proj.weight[row].zero_()
+            r.proj.bias[row] = 0.0
+
+
+def test_shares_are_the_weighted_fractions_of_shared_tokens():
+    r = _reader()
+    _equal_weights(r)
+    cand = torch.tensor([[[5, 7, 9, 0]]])  # "cook red potato", one padding id
+    items = torch.tensor([[[7, 9, 11, 12, 13], [20, 21, 0, 0, 0]]])  # shares 2 of 3; shares nothing
+    c_vec, c_w = r.token_rows(cand.unsqueeze(2), 1)
+    s_vec, s_w = r.token_rows(items.unsqueeze(1), 0)
+    rel, cov, _vec = r.pair(
+        cand.unsqueeze(2),
+        items.unsqueeze(1),
+        c_w,
+        s_w,
+        lambda w: torch.matmul(w.unsqueeze(-2), c_vec).squeeze(-2),
+        lambda w: torch.matmul(w.unsqueeze(-2), s_vec).squeeze(-2),
+    )
+    torch.testing.assert_close(rel[0, 0], torch.tensor([2 / 3, 0.0]), atol=1e-5, rtol=0)
+    torch.testing.assert_close(cov[0, 0], torch.tensor([2 / 5, 0.0]), atol=1e-5, rtol=0)
+
+
+def test_shared_tokens_do_not_enter_the_residuals():
+    """Renaming the entity both sides share leaves the pair's vector unchanged: what is read is the
+    relation between the other words (with equal token weights: the shares weigh the entity's tokens)."""
+    r = _reader()
+    _equal_weights(r)
+    cand_a = torch.tensor([[[5, 30, 31]]])  # cook <entity a>
+    item_a = torch.tensor([[[40, 30, 31]]])  # roast <entity a>
+    cand_b = torch.tensor([[[5, 33, 34]]])  # cook <entity b>
+    item_b = torch.tensor([[[40, 33, 34]]])
+    kinds = torch.tensor([[1]])
+    pooled_a, exact_a = r.dense(cand_a, item_a, kinds)
+    pooled_b, exact_b = r.dense(cand_b, item_b, kinds)
+    assert exact_a[0, 0, 0] < 1.0  # the verb is not shared
+    torch.testing.assert_close(pooled_a, pooled_b)
+    torch.testing.assert_close(exact_a, exact_b)
+    # and the other word of the item does matter
+    pooled_c, _ = r.dense(cand_a, torch.tensor([[[41, 30, 31]]]), kinds)
+    assert not torch.allclose(pooled_a, pooled_c)
+
+
+def test_training_rows_equal_the_graph_path_and_baking():
+    r = _reader(seed=1)
+    gen = torch.Generator().manual_seed(2)
+    tokens = torch.randint(1, 25, (12, 7), generator=gen)
+    tokens[:, 5:] = 0
+    tokens[3, 2:] = 0
+    tokens[-1] = 0  # the padding row of a table
+    cand_rows = torch.randint(0, 12, (3, 4), generator=gen)
+    item_rows = torch.randint(0, 12, (3, 6), generator=gen)
+    kinds = torch.randint(0, 5, (3, 6), generator=gen)
+    kinds[2] = 0  # a state with no item
+    got = r.rows(tokens, cand_rows, item_rows, kinds, candidate_tokens=4, item_tokens=6)
+    ref = r.dense(tokens[cand_rows][..., :4], tokens[item_rows][..., :6], kinds)
+    for a, b in zip(got, ref, strict=True):
+        torch.testing.assert_close(a, b, atol=1e-5, rtol=1e-5)
+    assert not ref[0][2].any()  # nothing pooled from no item
+    r.bake()
+    baked = r.dense(tokens[cand_rows][..., :4], tokens[item_rows][..., :6], kinds)
+    r.unbake()
+    for a, b in zip(baked, ref, strict=True):
+        torch.testing.assert_close(a, b, atol=1e-5, rtol=1e-5)
+
+
+def test_gradients_reach_the_projection_not_the_frozen_table():
+    r = _reader()
+    tokens = torch.tensor([[5, 7, 9], [7, 9, 11], [0, 0, 0]])
+    pooled, exact = r.rows(
+        tokens, torch.tensor([[0]]), torch.tensor([[1, 2]]), torch.tensor([[1, 0]]), candidate_tokens=3,
+        item_tokens=3,
+    )  # fmt: skip
+    (pooled.sum() + exact.sum()).backward()
+    assert r.proj.weight.grad is not None and r.proj.weight.grad.abs().sum() > 0
+    assert not r.table.requires_grad
+
+
+def test_exact_features_are_the_same_in_the_exported_form(monkeypatch):
+    r = _reader(kinds=6)
+    gen = torch.Generator().manual_seed(3)
+    rel, cov = torch.rand(2, 3, 7, generator=gen), torch.rand(2, 3, 7, generator=gen)
+    kinds = torch.randint(0, 6, (2, 7), generator=gen)
+    kinds[1] = 0
+    got = r.exact(rel, cov, kinds)
+    monkeypatch.setattr(torch.onnx, "is_in_onnx_export", lambda: True)
+    ref = r.exact(rel, cov, kinds)
+    torch.testing.assert_close(got, ref)
+    assert got.shape == (2, 3, 10) and (got[1] == -1.0).all()
