@@ -60,12 +60,15 @@ class TokenReader(nn.Module):
     # -------------------------------------------------------------------------------------------- token rows
 
     def bake(self) -> None:
-        """Fold the frozen table into its projection, one [V, h+1] table per side: what the exported graph
-        gathers from."""
+        """Fold the frozen table into its projection, one [V, h+1] table per side (vectors, then the token's
+        weight; 0 for the padding id): what the exported graph gathers from."""
         with torch.no_grad():
             rows = self.proj(self.table)
-            h = self.hidden
-            self._baked = [rows[:, : h + 1].contiguous(), rows[:, h + 1 :].contiguous()]
+            ids = torch.arange(len(rows))
+            self._baked = []
+            for side in (0, 1):
+                vec, weight = self.split(rows, ids, side)
+                self._baked.append(torch.cat([vec, weight[:, None]], dim=1))
 
     def unbake(self) -> None:
         self._baked = None
@@ -81,8 +84,7 @@ class TokenReader(nn.Module):
         """:meth:`split` of token ids [...]."""
         if self._baked is not None:
             part = self._baked[side][ids]
-            h = self.hidden
-            return part[..., :h], nn.functional.softplus(part[..., h]) * (ids > 0).to(part.dtype)
+            return part[..., : self.hidden], part[..., self.hidden]
         uniq, inv = torch.unique(ids, return_inverse=True)
         return self.split(self.proj(self.table[uniq])[inv], ids, side)
 
@@ -101,8 +103,8 @@ class TokenReader(nn.Module):
         broadcast) with their token weights: ``rel`` [...], ``cov`` [...] and the pair's vector [..., h]
         before the item's kind. ``pool_c(w)`` is the sum of the candidate's token vectors weighted by ``w``
         [..., Lc] (``pool_s`` the item's)."""
-        c_cmp = torch.where(c_ids > 0, c_ids, torch.full_like(c_ids, -1))  # padding matches nothing
-        eq = c_cmp.unsqueeze(-1) == s_ids.unsqueeze(-2)  # [..., Lc, L]
+        # Padding (id 0) may match padding: both weigh 0, so it changes nothing.
+        eq = c_ids.unsqueeze(-1) == s_ids.unsqueeze(-2)  # [..., Lc, L]
         if torch.onnx.is_in_onnx_export():  # a reduction over booleans, as ONNX has it
             eq = eq.to(c_w.dtype)
             c_shared, s_shared = eq.amax(-1), eq.amax(-2)  # [..., Lc], [..., L]
@@ -123,6 +125,8 @@ class TokenReader(nn.Module):
         self, cand_ids: torch.Tensor, item_ids: torch.Tensor, item_kinds: torch.Tensor
     ) -> tuple[torch.Tensor, torch.Tensor]:
         """From id tensors: candidates [B,K,Lc], items [B,T,L], kinds [B,T] (0: padding)."""
+        if torch.onnx.is_in_onnx_export():  # ids compared as int32: half the bytes of the largest tensor
+            cand_ids, item_ids = cand_ids.to(torch.int32), item_ids.to(torch.int32)
         c_vec, c_w = self.token_rows(cand_ids, 1)  # [B,K,Lc,h], [B,K,Lc]
         s_vec, s_w = self.token_rows(item_ids, 0)  # [B,T,L,h], [B,T,L]
         # Sums over tokens as batched matrix products: per candidate over its items' weights, per item over

@@ -13,6 +13,8 @@ stretches of a shared machine. Rows:
   (:class:`edge.bundle_policy.BundlePolicy`, the daemon's own runtime); ``inproc-static-cold``: the same
   with the tokenizer's chunk cache emptied before every call (a state whose every word is new);
 - ``edge-text-static`` / ``edge-text-minilm``: edge-serve's text ``act`` through the Python ``EdgeClient``;
+- ``edge-text-static-vectors``: the same on a static bundle of format 2 (the scorer without its token
+  reader): what reading tokens costs;
 - ``edge-text-minilm-flat``: the same on a format-1 MiniLM bundle (one vector of the whole state, no
   memory): the per-action cost before the structured policy, the baseline of the MiniLM rows;
 - ``llm-agent``: Gemma 3 270M via llama.cpp choosing among the same candidates (``--llm-states`` states);
@@ -23,7 +25,7 @@ stretches of a shared machine. Rows:
 
     python -m tools.bench.bench_text --out tools/results/bench_text
 
-Without ``--static-bundle`` / ``--minilm-bundle`` random-init format-2 bundles with the default training
+Without ``--static-bundle`` / ``--minilm-bundle`` random-init format-3 bundles with the default training
 features (``action+arguments``) are exported, and always the format-1 ones of the baseline rows (latency
 does not depend on the weights). Writes ``results.json`` and ``results.md`` into ``--out``.
 """
@@ -75,7 +77,7 @@ def real_states(n: int, min_candidates: int, max_steps: int = 40, seed: int = 0)
     return out
 
 
-def export(out: Path, encoder: str, bundle_format: int = 2) -> Path:
+def export(out: Path, encoder: str, bundle_format: int = 3) -> Path:
     from policy.export import export_random_bundle
 
     export_random_bundle(
@@ -240,7 +242,8 @@ def main(
         if minilm_bundle is None and "minilm" not in skipped:
             click.echo("exporting a random-init MiniLM bundle ...", err=True)
             minilm_bundle = export(Path(tmp.name) / "minilm", "all-MiniLM-L6-v2")
-        click.echo("exporting the format-1 bundles of the baseline rows ...", err=True)
+        click.echo("exporting the format-1 bundles of the baseline rows and a format-2 static one ...", err=True)
+        vectors_static = export(Path(tmp.name) / "static-vectors", "static", bundle_format=2)
         flat_static = export(Path(tmp.name) / "static-flat", "static", bundle_format=1)
         flat_minilm = None
         if "minilm" not in skipped:
@@ -258,6 +261,8 @@ def main(
         proc, ep_static = bs.start_edge_serve(static_bundle, [])
         servers.append(proc)
         proc, ep_flat = bs.start_edge_serve(flat_static, [])
+        servers.append(proc)
+        proc, ep_vectors = bs.start_edge_serve(vectors_static, [])
         servers.append(proc)
         ctx = mp.get_context("spawn")
         q0 = ctx.Queue()
@@ -283,6 +288,7 @@ def main(
                 "targets": {
                     "inproc-static": str(static_bundle),
                     "edge-text-static": ep_static,
+                    "edge-text-static-vectors": ep_vectors,
                     "inproc-static-cold": str(static_bundle),
                 },
                 "n": n,
@@ -377,6 +383,10 @@ def ratios(rows: dict[str, dict[str, Any]]) -> dict[str, Any]:
         new, flat = rows["edge-text-minilm"], rows["edge-text-minilm-flat"]
         out["minilm_structured_over_flat_mean"] = new["mean_us"] / flat["mean_us"]
         out["minilm_structured_over_flat_p50"] = new["p50_us"] / flat["p50_us"]
+    if "edge-text-static" in rows and "edge-text-static-vectors" in rows:
+        new, old = rows["edge-text-static"], rows["edge-text-static-vectors"]
+        out["static_tokens_over_vectors_p50"] = new["p50_us"] / old["p50_us"]
+        out["static_tokens_over_vectors_p99"] = new["p99_us"] / old["p99_us"]
     if "edge-text-static" in rows:
         t = rows["edge-text-static"]
         out["targets"] = {
@@ -401,6 +411,7 @@ ROW_NAMES = {
     "inproc-static": "static bundle, in-process runner",
     "inproc-static-cold": "static bundle, in-process, every word new (chunk cache emptied)",
     "edge-text-static": "static bundle, edge-serve text act (Python client)",
+    "edge-text-static-vectors": "static bundle of format 2 (no token reader), edge-serve text act",
     "inproc-minilm": "MiniLM bundle, in-process runner",
     "edge-text-minilm": "MiniLM bundle, edge-serve text act (Python client)",
     "edge-text-minilm-flat": "MiniLM format-1 bundle (flat, no memory), edge-serve text act",
