@@ -1,7 +1,7 @@
 """The token reader reads the word that decides: a recipe's verb picks the appliance, for ingredients never
 seen in training. Real tokenizer, real frozen token table (the static encoder distilled from the local
-MiniLM), real training and a real export, on a small log written here: each episode is one decision, "cook X in
-Y" for the ingredient the directions name, with another ingredient's direction beside it. Sentence vectors
+MiniLM), real training and a real export, on a small log written here: each episode is one decision, "cook X
+in Y" for the ingredient the directions name, with another ingredient's direction beside it. Sentence vectors
 alone cannot tell "roast the X" from "fry the X" well enough to pick the appliance; the token reader can."""
 
 from __future__ import annotations

@@ -20,9 +20,8 @@ class HashTokenIds:
         self.length = length
 
     def ids(self, text: str) -> list[int]:
-        return [1 + int(hashlib.sha256(w.encode()).hexdigest()[:8], 16) % (self.vocab - 1) for w in text.split()][
-            : self.length
-        ]
+        words = text.split()[: self.length]
+        return [1 + int(hashlib.sha256(w.encode()).hexdigest()[:8], 16) % (self.vocab - 1) for w in words]
 
 
 class HashEmbedder:

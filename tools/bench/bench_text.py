@@ -242,7 +242,9 @@ def main(
         if minilm_bundle is None and "minilm" not in skipped:
             click.echo("exporting a random-init MiniLM bundle ...", err=True)
             minilm_bundle = export(Path(tmp.name) / "minilm", "all-MiniLM-L6-v2")
-        click.echo("exporting the format-1 bundles of the baseline rows and a format-2 static one ...", err=True)
+        click.echo(
+            "exporting the format-1 bundles of the baseline rows and a format-2 static one ...", err=True
+        )
         vectors_static = export(Path(tmp.name) / "static-vectors", "static", bundle_format=2)
         flat_static = export(Path(tmp.name) / "static-flat", "static", bundle_format=1)
         flat_minilm = None
