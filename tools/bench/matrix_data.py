@@ -80,24 +80,19 @@ class WorldData:
 
     def expert(self, n: int) -> Path:
         """``n`` pure expert episodes of the train split (gold paths, no noise): the imitation ceiling."""
-        path = self.dir / f"expert-n{n}.jsonl.gz"
-        if not path.exists():
-            self.log(f"{self.w.label}: collect {n} expert episodes")
-            edgejudge(
-                "collect", *self.w.spec_args(), "--split", "train", "--episodes", str(n),
-                "--behaviour", "gold-noise", "--noise", "0", "--seed", str(self.s.collect_seed),
-                "--max-steps", str(self.w.max_steps), "--out", str(path),
-            )  # fmt: skip
-        return path
+        return self._gold_paths("train", n, f"expert-n{n}.jsonl.gz")
 
     def test_gold(self, n: int) -> Path:
         """``n`` expert episodes of the test split (its gold paths), which the per-decision diagnostic
         replays."""
-        path = self.dir / f"test-gold-n{n}.jsonl.gz"
+        return self._gold_paths("test", n, f"test-gold-n{n}.jsonl.gz")
+
+    def _gold_paths(self, split: str, n: int, name: str) -> Path:
+        path = self.dir / name
         if not path.exists():
-            self.log(f"{self.w.label}: collect {n} gold paths of the test split")
+            self.log(f"{self.w.label}: collect {n} expert episodes of the {split} split")
             edgejudge(
-                "collect", *self.w.spec_args(), "--split", "test", "--episodes", str(n),
+                "collect", *self.w.spec_args(), "--split", split, "--episodes", str(n),
                 "--behaviour", "gold-noise", "--noise", "0", "--seed", str(self.s.collect_seed),
                 "--max-steps", str(self.w.max_steps), "--out", str(path),
             )  # fmt: skip
