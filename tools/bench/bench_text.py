@@ -78,10 +78,17 @@ def real_states(n: int, min_candidates: int, max_steps: int = 40, seed: int = 0)
 
 
 def export(out: Path, encoder: str, bundle_format: int = 3) -> Path:
+    """A random-init bundle of what training writes: its candidate features and width."""
+    from policy.buffer import ScorerOptions
     from policy.export import export_random_bundle
 
+    train = ScorerOptions()
     export_random_bundle(
-        out, encoder=encoder, candidate_features="action+arguments", bundle_format=bundle_format
+        out,
+        encoder=encoder,
+        candidate_features=train.candidate_features,
+        hidden=train.hidden,
+        bundle_format=bundle_format,
     )
     return out
 
