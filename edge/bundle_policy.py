@@ -73,7 +73,7 @@ class BundlePolicy(ScoringPolicy):
         self, instruction: str, state: str, candidates: Sequence[str] | None, memory: Memory = ()
     ) -> np.ndarray:
         """One score per candidate (``None``: the bundle's skill list), as edge-serve's text ``act`` gives;
-        ``memory`` is the episode so far (read by format-2 bundles)."""
+        ``memory`` is the episode so far (read by format-2 and 3 bundles)."""
         if candidates is None:
             if not self.skills:
                 raise BundleError(f"{self.dir}: no candidates given and the bundle has no skill list")

@@ -23,7 +23,7 @@ candidate texts alone).
 action taken and the observation (state text) it led to, so the last pair's observation is this request's.
 The daemon is stateless: the client keeps an episode's memory and sends it with every request (at most
 :data:`MAX_MEMORY` pairs; a bundle reads its last ``memory`` of them and nothing older, see ``info``, so a
-client needs to keep no more). Bundles of format 2
+client needs to keep no more). Bundles of format 2 and 3
 (structured, memoryful policies) use it; format-1 bundles ignore it. Text input only.
 
 An ARRAY is ``{"dtype": "float32", "shape": [..], "data": <raw little-endian bytes>}``; only float32 is

@@ -41,8 +41,8 @@ class RuntimeConfig:
     spinning: bool = False
     """Let onnxruntime's worker threads spin while idle (lower latency, burns CPU); off by default."""
     cache_size: int = 4096
-    """Embeddings of candidate, skill, instruction and (format 2) state item and memory texts kept (LRU); 0
-    disables the cache."""
+    """Embeddings of candidate, skill, instruction and (formats 2 and 3) state item and memory texts kept
+    (LRU); 0 disables the cache."""
     encode_chunk: int = 64
     """Most texts per encoder call (bounds padding waste and memory)."""
 
@@ -85,7 +85,7 @@ class Item:
     """One act request ready to score: embeddings, candidate texts (may be None), and the candidate count."""
 
     instruction: np.ndarray  # [D]
-    state: np.ndarray | StateArrays  # format 1: [D]; format 2: the state's items and memory window
+    state: np.ndarray | StateArrays  # format 1: [D]; formats 2, 3: the state's items and memory window
     candidates: np.ndarray  # [K, C]
     texts: list[str] | None
     candidate_texts: list[str] | None = None
@@ -101,7 +101,7 @@ class TextRequest:
     candidates: list[str] | None
     """The candidate actions; None: the bundle's skill list."""
     memory: Memory = ()
-    """The episode so far (read by format-2 bundles: only its last ``encoding.horizon`` pairs)."""
+    """The episode so far (read by format-2 and 3 bundles: only its last ``encoding.horizon`` pairs)."""
 
 
 class FlatStates:

@@ -2,7 +2,9 @@
 
 Inputs: the bundle-format-2 ``policy.onnx`` interface, the table in ``models.inputs.schema`` (the
 instruction, the state's items and their kinds, the memory window's actions, responses and mask, the
-candidates and their mask; scores out, padded candidates get ``MASKED_SCORE``).
+candidates and their mask; scores out, padded candidates get ``MASKED_SCORE``); with the token reader
+(``reader="tokens"``, :mod:`policy.token_reader`) format 3's, which adds the items' and candidates' token
+ids.
 
 How it scores: the instruction, every item (its vector plus a learned embedding of its kind) and every memory
 step (action and response vectors plus a learned embedding of its age) become tokens of width H; a small
