@@ -30,7 +30,7 @@ from models.inputs.arrays import StateArrays, StateTexts, pad_batch, state_array
 from models.inputs.candidates import assemble, candidate_texts
 from models.inputs.schema import POLICY_OUTPUT
 from models.inputs.state import Memory, StateEncoding
-from models.inputs.tokens import TokenIds, token_feeds
+from models.inputs.tokens import TokenIds, id_grid
 from models.state_layout import StateLayout
 
 
@@ -165,13 +165,12 @@ class TokenStates(StructuredStates):
 
     def feeds(self, states: list[StateArrays]) -> dict[str, np.ndarray]:
         texts = [s.item_texts for s in states]  # type: ignore[attr-defined]
-        ids = token_feeds(self.ids, texts, [], item_tokens=self.caps[0])["item_tokens"]
-        return {**pad_batch(states, self.dim), "item_tokens": ids}
+        return {**pad_batch(states, self.dim), "item_tokens": id_grid(self.ids, texts, self.caps[0])}
 
     def candidate_feeds(self, items: list[Item], k: int) -> dict[str, np.ndarray]:
         """``candidate_tokens`` [B, k, L] of the items' candidate texts."""
         texts = [it.candidate_texts or [] for it in items]
-        ids = token_feeds(self.ids, [], texts, candidate_tokens=self.caps[1])["candidate_tokens"]
+        ids = id_grid(self.ids, texts, self.caps[1])
         if ids.shape[1] < k:
             ids = np.pad(ids, ((0, 0), (0, k - ids.shape[1]), (0, 0)))
         return {"candidate_tokens": ids}

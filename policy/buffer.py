@@ -28,7 +28,7 @@ from models.inputs.state import StateEncoding, check_kinds
 from models.inputs.tokens import CANDIDATE_TOKENS, ITEM_TOKENS, TokenIds, pad_ids
 from models.state_layout import StateLayout, layout_of
 from policy.features import TextEmbedder
-from policy.model import READERS, CandidateScorer, Rows, ScorerConfig, StateInputs
+from policy.model import CandidateScorer, Rows, ScorerConfig, StateInputs
 from policy.rewards import RewardSpec, step_channel, step_rewards
 
 TRAIN_CANDIDATE_FEATURES = "action+arguments"
@@ -364,9 +364,7 @@ def scorer_config(table: TransitionTable | TorchTable, cfg: Any, dim: int) -> Sc
     top = int(table.rec_kinds.max()) if len(table.rec_kinds) else 0
     if top >= kinds:  # a table built without its layouts: the kinds it holds
         raise ValueError(f"the states have {top} item kinds, the scorer has room for {kinds - 1}")
-    reader = getattr(cfg, "reader", "vectors")
-    if reader not in READERS:
-        raise ValueError(f"unknown reader {reader!r}: expected one of {', '.join(READERS)}")
+    reader = getattr(cfg, "reader", "vectors")  # ScorerConfig refuses an unknown one
     vocab = dims = 0
     if reader == "tokens":
         if table.tokens is None or table.token_table is None:

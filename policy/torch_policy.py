@@ -14,7 +14,7 @@ import torch
 from edge.policies import Memory, ScoringPolicy
 from models.inputs.arrays import embed_state, pad_batch, state_texts
 from models.inputs.candidates import candidate_matrix
-from models.inputs.tokens import TokenIds, token_feeds
+from models.inputs.tokens import TokenIds, id_grid
 from models.state_layout import layout_of
 from policy.common import load_checkpoint, set_threads
 from policy.features import TextEmbedder
@@ -54,15 +54,9 @@ class TorchPolicy(ScoringPolicy):
         feeds = pad_batch([arrays], d)
         cand_tokens = None
         if self.token_ids is not None:
-            tok = token_feeds(
-                self.token_ids,
-                [[t for _k, t in st.items]],
-                [list(candidates)],
-                item_tokens=cfg.item_tokens,
-                candidate_tokens=cfg.candidate_tokens,
-            )
-            feeds["item_tokens"] = tok["item_tokens"]
-            cand_tokens = torch.from_numpy(tok["candidate_tokens"])
+            feeds["item_tokens"] = id_grid(self.token_ids, [[t for _k, t in st.items]], cfg.item_tokens)
+            ids = id_grid(self.token_ids, [list(candidates)], cfg.candidate_tokens)
+            cand_tokens = torch.from_numpy(ids)
         cand = candidate_matrix(cfg.candidate_features, candidates, self.embedder.embed, d)
         with torch.no_grad():
             s = self.model(

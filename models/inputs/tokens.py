@@ -51,24 +51,11 @@ def pad_ids(rows: Sequence[Sequence[int]], length: int | None = None) -> np.ndar
     return out
 
 
-def token_feeds(
-    ids: TokenIds,
-    items: Sequence[Sequence[str]],
-    candidates: Sequence[Sequence[str]],
-    *,
-    item_tokens: int = ITEM_TOKENS,
-    candidate_tokens: int = CANDIDATE_TOKENS,
-) -> dict[str, np.ndarray]:
-    """``item_tokens`` [B, T, L] and ``candidate_tokens`` [B, K, Lc] for a batch: each state's item texts (in
-    the order of its ``models.inputs.arrays`` items, padded to the most items, at least 1) and each request's
-    candidate texts (padded to the most candidates); lengths are the longest present, at most the caps."""
-    return {
-        "item_tokens": _id_grid(ids, items, item_tokens),
-        "candidate_tokens": _id_grid(ids, candidates, candidate_tokens),
-    }
-
-
-def _id_grid(ids: TokenIds, texts: Sequence[Sequence[str]], cap: int) -> np.ndarray:
+def id_grid(ids: TokenIds, texts: Sequence[Sequence[str]], cap: int) -> np.ndarray:
+    """int64 [B, N, L]: the ids of each group's texts (a state's items in the order of its
+    ``models.inputs.arrays`` items, or a request's candidates), the first ``cap`` of each, padded to the most
+    texts (at least 1) and the longest ids present (at least 1): a format-3 bundle's ``item_tokens`` or
+    ``candidate_tokens``."""
     rows = [[ids.ids(t)[:cap] for t in group] for group in texts]
     n = max(1, max((len(g) for g in rows), default=0))
     length = max(1, max((len(r) for g in rows for r in g), default=0))
