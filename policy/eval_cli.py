@@ -94,6 +94,12 @@ from models.cli_options import (
     help="With --serve or --connect: the client's timeout per request attempt, seconds.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON (with per-episode records).")
+@click.option(
+    "--trace",
+    is_flag=True,
+    help="With --json: each episode's record also holds its steps (the action taken, the number of "
+    "candidates, the world's feedback and the score after it), to see what the policy did.",
+)
 @progress_option()
 def eval_cmd(
     policy_path,
@@ -113,6 +119,7 @@ def eval_cmd(
     threads,
     timeout,
     as_json,
+    trace,
     progress,
 ) -> None:
     """Evaluate a policy by real rollouts: success rate with a 95 % Wilson interval, mean steps,
@@ -145,6 +152,8 @@ def eval_cmd(
         raise click.UsageError(f"--serve runs a bundle (from 'edgejudge export'): {policy_path} is not one")
     if episodes < 1:
         raise click.UsageError("--episodes must be >= 1")
+    if trace and not as_json:
+        raise click.UsageError("--trace records the steps in the JSON result: give --json too")
     if temperature is not None and (kind == "random" or not temperature > 0):
         raise click.UsageError("--sample takes a temperature > 0 and a policy or --baseline llm")
     picks_itself = kind == "random" or temperature is not None
@@ -210,7 +219,14 @@ def eval_cmd(
         policy = episode_policy(policy, spec, loop_guard=guard, strategy=strategy)
         stack.callback(policy.close)
         run = partial(
-            evaluate, policy, spec, split=split, episodes=episodes, max_steps=max_steps, progress=progress
+            evaluate,
+            policy,
+            spec,
+            split=split,
+            episodes=episodes,
+            max_steps=max_steps,
+            progress=progress,
+            trace=trace,
         )
         result = _daemon_call(address, run) if daemon_mode else run()
 

@@ -127,9 +127,12 @@ def evaluate(
     progress: bool | None = None,
     env: EnvAdapter | None = None,
     seeds: Sequence[int | str] | None = None,
+    trace: bool = False,
 ) -> EvalResult:
     """Roll ``policy`` out for ``episodes`` real episodes on the first ids of ``split`` (or on ``seeds``); the
-    latency is the wall time of each ``act`` (:class:`edge.policies.Timed` over the policy)."""
+    latency is the wall time of each ``act`` (:class:`edge.policies.Timed` over the policy). With ``trace``
+    every episode record also holds its steps: the action taken (None for an answer outside the
+    candidates), how many candidates there were, the world's feedback and the score after it."""
     from labeler.progress import progress as progress_bar
 
     cls = adapter_class(spec.adapter)
@@ -153,19 +156,31 @@ def evaluate(
                 timed.reset()
                 memory.clear()
                 state = env.reset(seed, split)
+                steps: list[dict[str, Any]] = []
                 while not state.done:
                     idx = timed.act(state.instruction, state.observation, state.candidates, memory)
                     actions += 1
-                    if not (isinstance(idx, int) and 0 <= idx < len(state.candidates)):
+                    offered = len(state.candidates)
+                    if not (isinstance(idx, int) and 0 <= idx < offered):
                         invalid += 1  # an answer outside the candidates: the adapter says what it does
+                        action = None
                         state = env.invalid()
-                        continue
-                    action = state.candidates[idx]
-                    state = env.step(action)
-                    memory.record(action, state.observation)
-                per_episode.append(
-                    {"seed": seed, "success": state.success, "steps": env.num_steps, "score": state.score}
-                )
+                    else:
+                        action = state.candidates[idx]
+                        state = env.step(action)
+                        memory.record(action, state.observation)
+                    if trace:
+                        steps.append(
+                            {"action": action, "candidates": offered, "feedback": state.feedback,
+                             "score": state.score}
+                        )  # fmt: skip
+                record = {
+                    "seed": seed,
+                    "success": state.success,
+                    "steps": env.num_steps,
+                    "score": state.score,
+                }
+                per_episode.append(record | ({"trace": steps} if trace else {}))
                 bar.update(1)
                 done = len(per_episode)
                 bar.set_postfix(success=f"{sum(e['success'] for e in per_episode) / done:.0%}")

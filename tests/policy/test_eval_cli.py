@@ -36,10 +36,20 @@ def test_serve_drives_episodes_through_edge_serve_as_in_process(cli, bundle):
     assert len(served["model"]) == 64 and served["endpoint"].startswith("tcp://127.0.0.1:")
     assert served["loop_guard"] is True and served["guard_overrides"] >= 0  # the default: the client's guard
     assert served["policy"] == "edge-serve+guard" and served["state_format"] == "twx/1"
-    # the same bundle in process, under the same default: the same episodes, step for step
-    local = evaluate(cli, str(bundle), "--max-steps", "3")
+    assert all("trace" not in e for e in served["per_episode"])
+    # the same bundle in process, under the same default: the same episodes, step for step (--trace: the
+    # actions taken, what the world said and the score after each)
+    local = evaluate(cli, str(bundle), "--max-steps", "3", "--trace")
     assert local["loop_guard"] is True and "latency" not in local and "endpoint" not in local
-    assert local["per_episode"] == served["per_episode"] and local["actions"] == served["actions"]
+    assert [{k: v for k, v in e.items() if k != "trace"} for e in local["per_episode"]] == served[
+        "per_episode"
+    ]
+    assert local["actions"] == served["actions"]
+    for e in local["per_episode"]:
+        assert len(e["trace"]) == e["steps"] and e["trace"][-1]["score"] == e["score"]
+        for step in e["trace"]:
+            assert isinstance(step["action"], str) and step["candidates"] >= 1
+            assert isinstance(step["feedback"], str)
 
 
 def test_connect_reaches_a_running_daemon_and_no_loop_guard_takes_the_argmax(cli, bundle):
@@ -72,5 +82,7 @@ def test_serve_and_connect_refuse_what_they_cannot_run(cli, bundle, tmp_path):
     assert proc.returncode == 2 and "--baseline random takes no POLICY_PATH, --serve" in proc.stderr
     proc = cli("eval", "--baseline", "random", "--loop-guard", "--episodes", "1")
     assert proc.returncode == 2 and "--loop-guard needs a policy" in proc.stderr
+    proc = cli("eval", str(bundle), "--episodes", "1", "--trace")
+    assert proc.returncode == 2 and "give --json too" in proc.stderr
     proc = cli("eval", "--help")
     assert "[default: on" in " ".join(proc.stdout.split())
