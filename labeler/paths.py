@@ -15,14 +15,18 @@ from models import world_paths
 from models.state_layout import layout_of
 
 
+def world_key(traj: Trajectory) -> Callable[[str], str]:
+    """The world key of the state layout ``traj`` records, with its actions (see
+    :meth:`models.state_layout.StateLayout.world_key`)."""
+    layout, actions = layout_of(traj.meta), [s.action for s in traj.steps]
+    return lambda text: layout.world_key(text, actions)
+
+
 def path_steps(traj: Trajectory, key: Callable[[str], str] | None = None) -> list[int]:
-    """Indices of ``traj``'s steps on its loop-erased path (``key``: by default the world key of the state
-    layout ``traj`` records, with its actions: see :meth:`models.state_layout.StateLayout.world_key`)."""
+    """Indices of ``traj``'s steps on its loop-erased path (``key``: by default :func:`world_key`)."""
     if not traj.steps:
         return []
-    if key is None:
-        layout, actions = layout_of(traj.meta), [s.action for s in traj.steps]
-        key = lambda text: layout.world_key(text, actions)  # noqa: E731
+    key = key or world_key(traj)
     return world_paths.path_steps([s.observation for s in traj.steps], traj.steps[-1].next_observation, key)
 
 

@@ -23,7 +23,7 @@ import dataclasses
 from collections.abc import Callable
 
 from labeler.dataset import Trajectory
-from labeler.paths import path_steps
+from labeler.paths import changed, path_steps, world_key
 
 
 def loop_erase(traj: Trajectory, key: Callable[[str], str] | None = None) -> Trajectory:
@@ -35,6 +35,13 @@ def loop_erase(traj: Trajectory, key: Callable[[str], str] | None = None) -> Tra
 
 
 def detour_steps(traj: Trajectory, key: Callable[[str], str] | None = None) -> list[int]:
-    """Indices of the steps that are *not* on the loop-erased path (their effect was undone later)."""
+    """Indices of the steps whose effect was undone later: off the loop-erased path, and changing the world
+    state. A step that changes no world part (reading a recipe, examining, looking around) is off the path
+    too, but nothing of it was undone: it may be what found the information the next steps need."""
+    key = key or world_key(traj)
     kept = set(path_steps(traj, key))
-    return [i for i in range(len(traj.steps)) if i not in kept]
+    return [
+        i
+        for i, s in enumerate(traj.steps)
+        if i not in kept and changed(s.observation, s.next_observation, key)
+    ]
