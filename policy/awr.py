@@ -62,4 +62,10 @@ def train(table: TorchTable, cfg: AWRConfig, *, dim: int, progress: bool | None 
         return {"loss": loss.item(), "nll": -logp.mean().item(), "weight_mean": b.weight.mean().item()}
 
     curves = train_loop(data, update, cfg, desc="awr", progress=progress, modules=[actor])
-    return TrainResult(model=actor.eval(), curves=curves, config=asdict(cfg), loss_key="loss")
+    return TrainResult(
+        model=actor.eval(),
+        curves=curves,
+        config=asdict(cfg),
+        loss_key="loss",
+        extra={"weights": weights.numpy()},
+    )

@@ -15,7 +15,10 @@ import torch.nn.functional as F
 from policy.buffer import ScorerOptions, TransitionTable, new_scorer
 from policy.common import TrainResult, optimize, train_loop
 
-FILTERS = ("all", "success", "paths")
+FILTERS = ("all", "success", "paths", "labeled", "success-labeled")
+LABEL_FILTERS = ("labeled", "success-labeled")
+"""Filters that read the step rewards (a dense ``--reward``: the labels, the terminal bonus, the detour
+penalty)."""
 
 
 @dataclass
@@ -30,8 +33,11 @@ class BCConfig(ScorerOptions):
     """Adam learning rate (BC on 8.5k TWC steps: 1,000 updates at 3e-4 underfit, 5 % test success; 3,000 at
     1e-3: 20 %)."""
     filter: str = "all"
-    """'all' steps; only steps of 'success'ful episodes; or 'paths': the loop-erased paths of the successful
-    episodes (policy.paths: detours that return to an earlier world state are dropped)."""
+    """'all' steps; only steps of 'success'ful episodes; 'paths': the loop-erased paths of the successful
+    episodes (policy.paths: detours that return to an earlier world state are dropped); with a dense reward,
+    'labeled': the steps of any episode whose reward is positive (what the labels rank as progress, and the
+    successful episodes' last steps), or 'success-labeled': the steps of successful episodes whose reward is
+    not negative (what the labels do not call harmful)."""
     seed: int = 0
     """Seed for initialisation and batch sampling."""
     log_every: int = 50
@@ -43,11 +49,18 @@ def select(table: TransitionTable, filter: str) -> TransitionTable:
         raise ValueError(f"unknown BC filter {filter!r}: expected {', '.join(FILTERS)}")
     if filter == "all":
         return table
+    if filter == "labeled":
+        rows = np.flatnonzero(table.reward > 0)
+        if len(rows) == 0:
+            raise ValueError("BC on labeled steps: no step has a positive reward")
+        return table.subset(rows)
     # 'paths' tables are built from loop-erased successful episodes (policy.train); keep their success rows
-    rows = np.flatnonzero(table.success > 0)
-    if len(rows) == 0:
+    keep = table.success > 0
+    if not keep.any():
         raise ValueError("BC on successful episodes: the dataset has no successful episode")
-    return table.subset(rows)
+    if filter == "success-labeled":
+        keep &= table.reward >= 0
+    return table.subset(np.flatnonzero(keep))
 
 
 def train(table: TransitionTable, cfg: BCConfig, *, dim: int, progress: bool | None = None) -> TrainResult:

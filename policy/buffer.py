@@ -82,6 +82,16 @@ class Batch:
         self.success = t.success[rows]  # [B] float: the step's episode succeeded
 
     @functools.cached_property
+    def taken(self) -> tuple[Rows, torch.Tensor]:
+        """The taken action as the only candidate ([B,1,P] rows and an all-true [B,1] mask). The scorer
+        scores every candidate on its own (:class:`policy.model.CandidateScorer`), so its score of this one
+        alone equals its score among all the step's candidates, at a fraction of the cost: what a critic of
+        the data's actions needs."""
+        t = self._t
+        index = t.cand[self._rows, self.action].unsqueeze(1)
+        return Rows(t.emb, index, t.tokens), torch.ones(len(self._rows), 1, dtype=torch.bool)
+
+    @functools.cached_property
     def next_state(self) -> StateInputs:
         return self._t.states(self._t.next_state[self._rows])
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import copy
 from dataclasses import asdict, dataclass
 
+import numpy as np
 import torch
 import torch.nn.functional as F
 
@@ -71,8 +72,9 @@ def train(table: TorchTable, cfg: IQLConfig, *, dim: int, progress: bool | None 
 
     def update(b, _step: int) -> dict[str, float]:
         a = b.action.unsqueeze(1)
+        taken, one = b.taken  # the critic needs Q of the data's action only (candidates score independently)
         with torch.no_grad():
-            q_t = q_target(b.instruction, b.state, b.cands, b.mask).gather(1, a).squeeze(1)
+            q_t = q_target(b.instruction, b.state, taken, one).squeeze(1)
         # V: expectile of the target Q over the data's actions
         v_s = v(b.instruction, b.state)
         adv = q_t - v_s
@@ -81,7 +83,7 @@ def train(table: TorchTable, cfg: IQLConfig, *, dim: int, progress: bool | None 
         # Q: one-step TD towards r + gamma V(s')
         with torch.no_grad():
             target = cfg.reward_scale * b.reward + cfg.gamma * (1.0 - b.done) * v(b.instruction, b.next_state)
-        q_sa = q(b.instruction, b.state, b.cands, b.mask).gather(1, a).squeeze(1)
+        q_sa = q(b.instruction, b.state, taken, one).squeeze(1)
         loss_q = F.mse_loss(q_sa, target)
         optimize(opt_q, loss_q)
         soft_update(q_target, q, cfg.tau)
@@ -101,4 +103,20 @@ def train(table: TorchTable, cfg: IQLConfig, *, dim: int, progress: bool | None 
         }
 
     curves = train_loop(table, update, cfg, desc="iql", progress=progress, modules=[q, v, actor])
-    return TrainResult(model=actor.eval(), curves=curves, config=asdict(cfg), loss_key="loss_q")
+    weights = advantage_weights(table, q_target, v, cfg)
+    return TrainResult(
+        model=actor.eval(), curves=curves, config=asdict(cfg), loss_key="loss_q", extra={"weights": weights}
+    )
+
+
+@torch.no_grad()
+def advantage_weights(
+    table: TorchTable, q: torch.nn.Module, v: torch.nn.Module, cfg: IQLConfig, batch_size: int = 256
+) -> np.ndarray:
+    """The actor's weight of every transition under the final critic (what it imitates, and how much)."""
+    out = []
+    for start in range(0, table.n, batch_size):
+        b = table.batch(torch.arange(start, min(start + batch_size, table.n)))
+        adv = q(b.instruction, b.state, *b.taken).squeeze(1) - v(b.instruction, b.state)
+        out.append(torch.exp(cfg.beta * adv).clamp(max=cfg.weight_clip))
+    return torch.cat(out).numpy()

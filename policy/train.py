@@ -123,6 +123,8 @@ def train_from_file(
     set_threads()
     cfg = make_config(algo, overrides or {})
     spec = parse_reward(reward) if isinstance(reward, str) else reward
+    if algo == "bc" and cfg.filter in bc.LABEL_FILTERS and spec.is_sparse:
+        raise ConfigError(f"bc filter {cfg.filter!r} reads the labels: give a dense --reward (e.g. trca)")
     trajs = all_trajs = read_trajectories(data, skip_invalid=skip_invalid)
     if algo == "bc" and cfg.filter == "paths":
         trajs = [loop_erase(t) for t in all_trajs if t.success]

@@ -68,3 +68,25 @@ def test_a_layout_with_more_item_kinds_than_the_scorer_is_refused_when_the_table
     for t in (table, table.to_torch()):
         with pytest.raises(ValueError, match="training data: the state layout has 14 parts"):
             scorer_config(t, BCConfig(), D)
+
+
+@pytest.mark.parametrize("reader", ["vectors", "tokens"])
+def test_the_taken_candidate_alone_scores_as_it_does_among_all(reader):
+    """IQL's critic scores only the data's action (Batch.taken): the scorer scores candidates independently,
+    so that score must be the one it has among all the step's candidates."""
+    from policy.buffer import ScorerOptions, new_scorer
+
+    embedder = HashEmbedder()
+    table = build_table(
+        DATA,
+        embedder,
+        parse_reward("sparse"),
+        token_source=embedder.token_source(8) if reader == "tokens" else None,
+    ).to_torch()
+    scorer = new_scorer(table, ScorerOptions(hidden=8, reader=reader), D)
+    b = table.batch(torch.arange(len(DATA[0].steps) + 6))
+    with torch.no_grad():
+        among_all = scorer(b.instruction, b.state, b.cands, b.mask).gather(1, b.action.unsqueeze(1))
+        alone = scorer(b.instruction, b.state, *b.taken)
+    assert alone.shape == among_all.shape
+    torch.testing.assert_close(alone, among_all, rtol=1e-5, atol=1e-5)

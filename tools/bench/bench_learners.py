@@ -1,0 +1,210 @@
+"""Which offline learner turns a success-scarce file and its labels into the best policy: learners side by
+side on the same files, with where each one's weight goes.
+
+    python -m tools.bench.bench_learners --world twc-easy --learner bc-success --learner iql-trca \\
+        --out tools/results/bench_learners.json
+
+Per world it takes the benchmark matrix's success-scarce training file (``tools.bench.matrix_data``: the
+same pool, cut and judge-built TRCA rubric as ``bench_matrix``'s ``trca-built`` rows, in the same work
+folder), trains every learner on it and reports:
+
+- **success**: rollouts of the checkpoint on the test split's first episodes with the client's generic loop
+  guard, in process (this is a diagnostic: the matrix's rows are the exported bundle through edge-serve);
+- **decisions**: per-decision accuracy against the test split's gold paths (``policy.decisions``), per verb;
+- **where the weight goes**: the share of the learner's training weight on steps whose logged action was the
+  world's gold action, against that share of the data's steps (a weighted imitation learner that puts no more
+  weight on gold steps than the data does imitates the data's mixture); and the per-step AUROC of the weights
+  for gold steps.
+
+Learners are named presets (``LEARNERS``) or ``NAME=ALGO:REWARD[:KEY=VALUE,...]``. Rows are keyed by their
+configuration and written after each one (resumable).
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import click
+import numpy as np
+
+from tools.bench.benchlib import load_average, provenance
+
+LEARNERS: dict[str, tuple[str, str, dict[str, str]]] = {
+    "bc-success": ("bc", "sparse", {"filter": "success"}),
+    "iql-sparse": ("iql", "sparse", {}),
+    "iql-trca": ("iql", "trca", {}),
+    "awr-trca": ("awr", "trca", {}),
+    "cql-trca": ("cql", "trca", {}),
+    "bc-labeled": ("bc", "trca", {"filter": "labeled"}),
+    "bc-success-labeled": ("bc", "trca", {"filter": "success-labeled"}),
+}
+DETOUR_PENALTY = 0.05
+"""Dense rewards' detour penalty, as in the matrix."""
+
+
+def parse_learner(text: str) -> tuple[str, str, str, dict[str, str]]:
+    if text in LEARNERS:
+        algo, reward, sets = LEARNERS[text]
+        return text, algo, reward, dict(sets)
+    name, eq, rest = text.partition("=")
+    parts = rest.split(":")
+    if not eq or len(parts) not in (2, 3):
+        raise click.BadParameter(f"{text!r}: a preset ({', '.join(LEARNERS)}) or NAME=ALGO:REWARD[:K=V,...]")
+    sets = dict(kv.split("=", 1) for kv in parts[2].split(",")) if len(parts) == 3 and parts[2] else {}
+    return name, parts[0], parts[1], sets
+
+
+def gold_flags(trajectories: list[Any]) -> np.ndarray:
+    """Per transition (steps with candidates, in the table's order): the logged action was the gold one."""
+    return np.array(
+        [bool(s.info.get("gold")) for t in trajectories for s in t.steps if s.candidates], dtype=bool
+    )
+
+
+def bc_weights(trajectories: list[Any], filter: str, spec: Any) -> np.ndarray:
+    """BC's weight of every transition: 1 where its filter keeps the step, else 0."""
+    from policy.rewards import step_rewards
+
+    out = []
+    for t in trajectories:
+        rewards = step_rewards(t, spec)
+        for s, r in zip(t.steps, rewards, strict=True):
+            if not s.candidates:
+                continue
+            keep = {
+                "all": True,
+                "success": t.success,
+                "paths": t.success,
+                "labeled": r > 0,
+                "success-labeled": t.success and r >= 0,
+            }[filter]
+            out.append(float(keep))
+    return np.array(out)
+
+
+def weight_report(weights: np.ndarray, gold: np.ndarray) -> dict[str, float]:
+    from labeler.auroc import auroc
+
+    w = np.asarray(weights, dtype=np.float64)
+    share = float(w[gold].sum() / max(w.sum(), 1e-12))
+    return {
+        "gold_step_share_of_data": float(gold.mean()),
+        "gold_step_share_of_weight": share,
+        "weight_auroc_gold": float(auroc(w.tolist(), gold.tolist())) if 0 < gold.sum() < len(gold) else None,
+        "weight_mean": float(w.mean()),
+        "weight_max": float(w.max()),
+        "steps_with_weight": float((w > 1e-6).mean()),
+    }
+
+
+@click.command()
+@click.option("--world", "worlds", multiple=True, default=("twc-easy",), show_default=True)
+@click.option("--learner", "learners", multiple=True, required=True, help="Preset or NAME=ALGO:REWARD[:K=V].")
+@click.option("--episodes", "train_episodes", default=120, show_default=True, help="Training file size.")
+@click.option("--steps", default=1000, show_default=True, help="Updates per learner.")
+@click.option("--seed", "seeds", multiple=True, type=int, default=(0,), show_default=True)
+@click.option("--test-episodes", default=50, show_default=True)
+@click.option("--gold-episodes", default=50, show_default=True, help="Test gold paths for the decisions.")
+@click.option("--work-dir", default="runs/matrix", show_default=True, type=click.Path(path_type=Path))
+@click.option("--out", default="tools/results/bench_learners.json", show_default=True, type=click.Path())
+def main(worlds, learners, train_episodes, steps, seeds, test_episodes, gold_episodes, work_dir, out) -> None:
+    from labeler.dataset import read_trajectories
+    from policy.common import set_threads
+    from policy.decisions import decision_accuracy
+    from policy.episode_policy import episode_policy
+    from policy.evaluate import evaluate
+    from policy.features import TextEmbedder
+    from policy.rewards import parse_reward
+    from policy.torch_policy import TorchPolicy
+    from policy.train import train_from_file
+    from tools.bench.matrix_data import BUILT_TRCA, WorldData
+    from tools.bench.matrix_plan import QUICK, parse_world, with_overrides
+    from tools.bench.matrix_store import RowStore
+
+    set_threads()
+    store = RowStore(out)
+    embedder = TextEmbedder("all-MiniLM-L6-v2", progress=False)
+    plan = [parse_learner(x) for x in learners]
+    for label in worlds:
+        world = parse_world(label)
+        sizes = with_overrides(QUICK, sizes=(train_episodes,))
+        data = WorldData(work_dir, world, sizes, lambda m: click.echo(m, err=True))
+        dense, _stats = data.training_file(BUILT_TRCA, train_episodes)
+        trajs = read_trajectories(dense)
+        gold = gold_flags(trajs)
+        test_gold = read_trajectories(data.test_gold(gold_episodes))
+        for name, algo, reward, sets in plan:
+            for seed in seeds:
+                cfg = {
+                    "world": world.label,
+                    "train_episodes": train_episodes,
+                    "learner": name,
+                    "algo": algo,
+                    "reward": reward,
+                    "set": sets,
+                    "steps": steps,
+                    "seed": seed,
+                    "test_episodes": test_episodes,
+                }
+                if store.get(cfg) is not None:
+                    continue
+                click.echo(f"{world.label}: {name} seed {seed}", err=True)
+                spec = parse_reward(reward, detour_penalty=0.0 if reward == "sparse" else DETOUR_PENALTY)
+                ckpt = Path(work_dir) / "learners" / f"{world.label}-n{train_episodes}-{name}-s{seed}"
+                run = train_from_file(
+                    dense,
+                    algo=algo,
+                    reward=spec,
+                    out=ckpt,
+                    overrides={**sets, "steps": str(steps), "seed": str(seed)},
+                    progress=False,
+                    embedder=embedder,
+                )
+                weights = run.result.extra.get("weights")
+                if weights is None and algo == "bc":
+                    weights = bc_weights(trajs, sets.get("filter", "all"), spec)
+                policy = TorchPolicy(ckpt, embedder=embedder)
+                decisions = decision_accuracy(policy, test_gold)
+                env_spec = world_spec(world)
+                t0 = time.perf_counter()
+                result = evaluate(
+                    episode_policy(policy, env_spec, loop_guard=True),
+                    env_spec,
+                    split="test",
+                    episodes=test_episodes,
+                    max_steps=world.max_steps,
+                    progress=False,
+                )
+                row = {
+                    "success_rate": result.success_rate,
+                    "ci95": list(result.ci95),
+                    "mean_steps": result.mean_steps,
+                    "decisions": decisions.to_dict(),
+                    "decision_accuracy": decisions.accuracy,
+                    "weights": weight_report(np.asarray(weights), gold) if weights is not None else None,
+                    "train_seconds": run.seconds - run.embed_seconds,
+                    "updates_per_second": steps / max(run.seconds - run.embed_seconds, 1e-9),
+                    "eval_seconds": time.perf_counter() - t0,
+                    "transitions": run.transitions,
+                    "load_average": load_average(),
+                }
+                store.put(cfg, row)
+                click.echo(
+                    f"  success {result.success_rate:.0%}, decisions {decisions.accuracy:.3f}, "
+                    f"{row['updates_per_second']:.2f} upd/s, weights {row['weights']}",
+                    err=True,
+                )
+    store.meta.setdefault("provenance", provenance())
+    store.save()
+
+
+def world_spec(world):
+    from policy.envs import parse_env
+
+    return parse_env(world.env, world.params)
+
+
+if __name__ == "__main__":
+    main()
