@@ -10,7 +10,10 @@ Only the success flag of each trajectory is used (a robot log has it; ``info`` i
   built from this data, an orchestrator trained on it, a QA set built from its successes): then the AUROC is
   in-sample and optimistic, and only a held-out figure (a rubric or orchestrator fit on other episodes, or
   the labelers' own cross-fitted checks) says whether it generalises.
-* **verdict** — ``separates`` (AUROC >= 0.6 and the interval's low end above 0.5), ``weak`` (neither clearly
+* **verdict** — ``separates`` (AUROC >= 0.6 and the interval's low end above 0.5), ``in-sample`` (it would
+  separate, but the labeler fit it on these flags: measured, built-rubric TRCA labels of two ScienceWorld
+  logs separated in-sample at 0.81 while they ranked steps at 0.625; that the labels fail even in-sample is
+  still told as ``weak`` or ``inverted``), ``weak`` (neither clearly
   better nor worse than chance), ``inverted`` (the interval's high end below 0.5: the labels rank failures
   above successes and are likely to hurt), ``too few`` (fewer than :data:`MIN_PER_CLASS` successes or
   failures: measured, a permutation of a log's rewards over its steps, labels that rank nothing, was
@@ -103,15 +106,20 @@ def fitted_on_flags(trajectories: Sequence[Trajectory], channel: str) -> bool:
 
 
 def verdict(
-    a: float | None, low: float | None, high: float | None, smaller_class: int = MIN_PER_CLASS
+    a: float | None,
+    low: float | None,
+    high: float | None,
+    smaller_class: int = MIN_PER_CLASS,
+    fitted: bool = False,
 ) -> str:
-    """The verdict of an AUROC and its interval; ``smaller_class``: the episodes of the rarer outcome."""
+    """The verdict of an AUROC and its interval; ``smaller_class``: the episodes of the rarer outcome;
+    ``fitted``: the labeler fit the channel on these success flags (a separation is then in-sample)."""
     if a is None:
         return "n/a"
     if smaller_class < MIN_PER_CLASS:
         return "too few"
     if a >= SEPARATES_AUROC and low is not None and low > 0.5:
-        return "separates"
+        return "in-sample" if fitted else "separates"
     if high is not None and high < 0.5:
         return "inverted"
     return "weak"
@@ -119,6 +127,9 @@ def verdict(
 
 MESSAGES = {
     "separates": "its mean reward separates successes from failures",
+    "in-sample": "its mean reward separates successes from failures, but the labeler fit it on these success "
+    "flags, so this cannot tell whether the labels generalise: check them on episodes the labeler did not "
+    "see (the rubric builder's --check-folds, or a rubric built from another log)",
     "weak": "its mean reward does not clearly separate successes from failures: no evidence the labels help",
     "inverted": "its mean reward ranks failures above successes: these labels are likely to make a policy "
     "worse than the sparse reward",
@@ -140,11 +151,11 @@ def check_channels(
         if m is None:
             continue
         a, lo, hi = bootstrap_auroc(m, y, boots, seed)
-        v = verdict(a, lo, hi, min(sum(y), len(y) - sum(y)))
         fitted = fitted_on_flags(trajectories, ch)
+        v = verdict(a, lo, hi, min(sum(y), len(y) - sum(y)), fitted)
         msg = MESSAGES[v]
-        if fitted and v != "n/a":
-            msg += " (in-sample: fit on these success flags, optimistic; check on held-out episodes)"
+        if fitted and v in ("weak", "inverted"):
+            msg += " (even in-sample, fit on these success flags)"
         out.append(ChannelCheck(ch, len(y), sum(y), a, lo, hi, fitted, v, msg))
     return out
 
@@ -189,6 +200,6 @@ def format_checks(checks: Sequence[ChannelCheck], path: str = "") -> str:
             f"{c.channel:<28} {f(c.auroc):>29} {ci:>15} {('yes' if c.fitted else 'no'):>12}  {c.verdict}"
         )
     for c in checks:
-        if c.verdict in ("weak", "inverted", "too few"):
+        if c.verdict in ("weak", "inverted", "too few", "in-sample"):
             lines.append(f"warning: {c.channel}: {c.message}")
     return "\n".join(lines)

@@ -56,6 +56,22 @@ def test_mean_rewards_and_verdicts_by_hand():
     assert verdict(0.55, 0.51, 0.6) == "weak"  # above chance but below 0.6
     assert verdict(0.2, 0.05, 0.4) == "inverted"
     assert verdict(None, None, None) == "n/a"
+    assert verdict(0.8, 0.6, 0.95, fitted=True) == "in-sample"  # fit on these flags: cannot tell
+    assert verdict(0.55, 0.45, 0.6, fitted=True) == "weak"  # not even in-sample: that is still told
+
+
+def test_labels_fit_on_the_same_flags_are_never_called_separating():
+    ds = _dataset()
+    for t in ds:
+        for s in t.steps:
+            s.labels = {"trca": s.labels["x"]}
+        t.provenance = {"trca": {"rubric_grounded": True, "rubric_dataset": "d", "labeled_from": "d"}}
+    checks = {c.channel: c for c in check_channels(ds, ["trca.good", "trca.bad"], boots=50)}
+    good, bad = checks["trca.good"], checks["trca.bad"]
+    assert good.auroc == 1.0 and good.fitted and good.verdict == "in-sample"
+    assert bad.verdict == "inverted" and "even in-sample" in bad.message
+    text = format_checks([good, bad])
+    assert "warning: trca.good" in text and "cannot tell whether the labels generalise" in text
     assert verdict(0.9, 0.7, 1.0, smaller_class=2) == "too few"  # two successes: no verdict
 
 
