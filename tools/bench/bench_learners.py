@@ -37,6 +37,8 @@ LEARNERS: dict[str, tuple[str, str, dict[str, str]]] = {
     "iql-trca": ("iql", "trca", {}),
     "awr-trca": ("awr", "trca", {}),
     "cql-trca": ("cql", "trca", {}),
+    "iql-trca-fast": ("iql", "trca", {"lr": "1e-3", "tau": "0.02"}),
+    "iql-sparse-fast": ("iql", "sparse", {"lr": "1e-3", "tau": "0.02"}),
     "bc-labeled": ("bc", "trca", {"filter": "labeled"}),
     "bc-success-labeled": ("bc", "trca", {"filter": "success-labeled"}),
 }

@@ -39,6 +39,7 @@ from tools.bench.benchlib import edgejudge, load_average, provenance
 from tools.bench.matrix_data import BUILT_TRCA, WorldData, short_hash
 from tools.bench.matrix_plan import (
     EXPERT,
+    LEARNERS,
     SIZES,
     Sizes,
     Unit,
@@ -144,7 +145,8 @@ class Matrix:
             for r in todo:
                 self.put(r, {"status": "error", "reason": f"data: {e.message.strip().splitlines()[-1]}"})
             return
-        if info["train_successes"] == 0 and u.algo == "bc":
+        algo, _filter = LEARNERS[u.algo]
+        if info["train_successes"] == 0 and algo == "bc":
             for r in todo:
                 self.put(r, {"status": "skipped", "reason": "no successful episode to clone", **info})
             return
@@ -155,7 +157,7 @@ class Matrix:
                 "train",
                 str(data),
                 "--algo",
-                u.algo,
+                algo,
                 "--reward",
                 {BUILT_TRCA: "trca", EXPERT: "sparse"}.get(u.source, u.source),
                 "--steps",
@@ -168,7 +170,7 @@ class Matrix:
             ]
             if base["detour_penalty"]:
                 args += ["--detour-penalty", str(base["detour_penalty"])]
-            if u.algo == "bc":
+            if algo == "bc":
                 args += ["--set", f"filter={base.get('bc_filter', 'success')}"]
             out, wall, cpu = self.timed(edgejudge, *args)
             train_info = {"train_seconds": round(wall, 1), "train_cpu_seconds": round(cpu, 1)}
@@ -316,7 +318,11 @@ def _words(text: str | None) -> tuple[str, ...] | None:
     help="Reward sources for IQL (comma-separated): sparse, trca (the shipped rubric of the task type), "
     "trca-built (a rubric the judge builds from each training file, unreviewed), coren.",
 )
-@click.option("--algos", help="iql and/or bc (BC learns from the successful episodes: source sparse).")
+@click.option(
+    "--algos",
+    help="Learners: iql, bc (BC on the successful episodes: source sparse), bc-labeled (BC on the successful "
+    "episodes' steps the labels do not call harmful: TRCA sources), awr (TRCA's advantages).",
+)
 @click.option("--clients", help="argmax and/or guard (the generic loop guard).")
 @click.option(
     "--test-episodes", type=click.IntRange(1), help="Test episodes per row (the split's first seeds)."
@@ -399,7 +405,7 @@ def main(
         raise click.BadParameter(str(e), param_hint="--world") from None
     bad = (
         [x for x in s.sources if x not in ("sparse", "trca", BUILT_TRCA, "coren")]
-        + [x for x in s.algos if x not in ("iql", "bc")]
+        + [x for x in s.algos if x not in LEARNERS]
         + [x for x in s.clients if x not in ("argmax", "guard")]
     )
     if bad:

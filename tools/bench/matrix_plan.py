@@ -156,6 +156,18 @@ def _world_config(w: World, s: Sizes, episodes: int) -> dict[str, Any]:
     }
 
 
+LEARNERS: dict[str, tuple[str, str | None]] = {
+    "iql": ("iql", None),
+    "awr": ("awr", None),
+    "bc": ("bc", "success"),
+    "bc-labeled": ("bc", "success-labeled"),
+}
+"""The matrix's learners: ``edgejudge train --algo`` and BC's filter. ``bc`` learns from the successful
+episodes (source sparse); ``iql`` from every source; ``awr`` (TRCA's stored advantages) and ``bc-labeled``
+(the successful episodes' steps the labels do not call harmful) from every TRCA source."""
+SPARSE_ONLY = ("bc",)
+TRCA_ONLY = ("awr", "bc-labeled")
+
 EXPERT = "expert"
 """The source of the imitation-ceiling rows: BC on pure expert episodes (gold paths, no noise)."""
 
@@ -186,8 +198,9 @@ def train_config(w: World, s: Sizes, source: str, algo: str, n: int, seed: int) 
         "collect_seed": s.collect_seed,
         "max_success_rate": s.max_success_rate,
     }
-    if algo == "bc":
-        cfg["bc_filter"] = "success"
+    bc_filter = LEARNERS[algo][1]
+    if bc_filter:
+        cfg["bc_filter"] = bc_filter
     if source == "coren":
         cfg["coren_prompts"] = s.coren_prompts
         cfg["judge"] = s.judge
@@ -197,9 +210,14 @@ def train_config(w: World, s: Sizes, source: str, algo: str, n: int, seed: int) 
 def units(w: World, s: Sizes) -> list[Unit]:
     """The trained policies of world ``w``, each with its edge-serve rows (and the in-process check row on
     the headline unit: the largest size, the first seed, IQL on the first dense source)."""
-    pairs = [("iql", src) for src in s.sources if "iql" in s.algos] + (
-        [("bc", "sparse")] if "bc" in s.algos else []
-    )
+    pairs = []
+    for algo in s.algos:
+        if algo in SPARSE_ONLY:
+            pairs.append((algo, "sparse"))
+        elif algo in TRCA_ONLY:
+            pairs += [(algo, src) for src in s.sources if src.startswith("trca")]
+        else:
+            pairs += [(algo, src) for src in s.sources]
     pairs += [("bc", EXPERT)] if s.expert_sizes and "bc" in s.algos else []
     dense = [src for src in s.sources if src != "sparse"]
     head_src = dense[0] if dense else s.sources[0]

@@ -21,12 +21,16 @@ ROW_NAMES = {
     ("iql", "trca"): "IQL, TRCA (shipped rubric)",
     ("iql", "trca-built"): "IQL, TRCA (rubric built from the data, unreviewed)",
     ("iql", "coren"): "IQL, COREN",
+    ("bc-labeled", "trca-built"): "BC on successes, steps the labels keep (TRCA built)",
+    ("awr", "trca-built"): "AWR on TRCA advantages (built)",
     ("bc", "sparse"): "BC on successes (sparse)",
     ("bc", "expert"): "BC on expert episodes (imitation ceiling)",
     ("random", "-"): "random",
     ("llm-agent", "-"): "LLM-as-agent",
 }
 ORDER = list(ROW_NAMES)
+TRAINED = [(a, src) for a, src in ORDER if src not in ("expert", "-")]
+"""The rows trained on the success-scarce files (the curves against data size)."""
 
 
 def _color(algo: str, src: str) -> str:
@@ -215,7 +219,7 @@ def markdown(store: RowStore, plan: Sequence[dict[str, Any]], targets: dict[str,
     for client in ("guard", "argmax"):
         body = []
         for w in _worlds(plan):
-            for algo, src in ORDER[:5]:
+            for algo, src in TRAINED:
                 cells = [_cell(_find(agg, w["world"], algo, src, n, client, "edge-serve")) for n in sizes]
                 if any(cells):
                     body.append([w["world"], ROW_NAMES[(algo, src)], *cells])
@@ -347,7 +351,7 @@ def plot(store: RowStore, plan: Sequence[dict[str, Any]]) -> bytes:
     ax.legend(fontsize=7)
     for j, world in enumerate(worlds):
         ax = axes[0][1 + j]
-        for algo, src in ORDER[:5]:
+        for algo, src in TRAINED:
             pts = [(n, _find(agg, world, algo, src, n, *HEADLINE)) for n in sizes]
             pts = [(n, g) for n, g in pts if g is not None]
             if not pts:
