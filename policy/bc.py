@@ -15,8 +15,8 @@ import torch.nn.functional as F
 from policy.buffer import ScorerOptions, TransitionTable, new_scorer
 from policy.common import TrainResult, optimize, train_loop
 
-FILTERS = ("all", "success", "paths", "labeled", "success-labeled")
-LABEL_FILTERS = ("labeled", "success-labeled")
+FILTERS = ("all", "success", "paths", "labeled", "success-labeled", "success+progress")
+LABEL_FILTERS = ("labeled", "success-labeled", "success+progress")
 """Filters that read the step rewards (a dense ``--reward``: the labels, the terminal bonus, the detour
 penalty)."""
 
@@ -36,8 +36,9 @@ class BCConfig(ScorerOptions):
     """'all' steps; only steps of 'success'ful episodes; 'paths': the loop-erased paths of the successful
     episodes (policy.paths: detours that return to an earlier world state are dropped); with a dense reward,
     'labeled': the steps of any episode whose reward is positive (what the labels rank as progress, and the
-    successful episodes' last steps), or 'success-labeled': the steps of successful episodes whose reward is
-    not negative (what the labels do not call harmful)."""
+    successful episodes' last steps), 'success-labeled': the steps of successful episodes whose reward is
+    not negative (what the labels do not call harmful), or 'success+progress': those and the failed
+    episodes' steps with a positive reward (what the labels call progress wherever it happened)."""
     seed: int = 0
     """Seed for initialisation and batch sampling."""
     log_every: int = 50
@@ -60,6 +61,8 @@ def select(table: TransitionTable, filter: str) -> TransitionTable:
         raise ValueError("BC on successful episodes: the dataset has no successful episode")
     if filter == "success-labeled":
         keep &= table.reward >= 0
+    if filter == "success+progress":
+        keep = (keep & (table.reward >= 0)) | (table.reward > 0)
     return table.subset(np.flatnonzero(keep))
 
 

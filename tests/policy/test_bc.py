@@ -47,6 +47,10 @@ def test_success_labeled_drops_what_the_labels_call_harmful_in_the_successful_ep
     assert _kept("success-labeled") == [(0, 0.5), (0, 1.0)]
 
 
+def test_success_plus_progress_adds_the_failed_episodes_progress():
+    assert _kept("success+progress") == [(0, 0.5), (0, 1.0), (1, 0.4)]
+
+
 def test_all_keeps_everything_and_unknown_filters_are_refused():
     assert len(_kept("all")) == 6
     with pytest.raises(ValueError, match="unknown BC filter"):

@@ -41,6 +41,7 @@ LEARNERS: dict[str, tuple[str, str, dict[str, str]]] = {
     "iql-sparse-fast": ("iql", "sparse", {"lr": "1e-3", "tau": "0.02"}),
     "bc-labeled": ("bc", "trca", {"filter": "labeled"}),
     "bc-success-labeled": ("bc", "trca", {"filter": "success-labeled"}),
+    "bc-success-progress": ("bc", "trca", {"filter": "success+progress"}),
 }
 DETOUR_PENALTY = 0.05
 """Dense rewards' detour penalty, as in the matrix."""
@@ -81,9 +82,27 @@ def bc_weights(trajectories: list[Any], filter: str, spec: Any) -> np.ndarray:
                 "paths": t.success,
                 "labeled": r > 0,
                 "success-labeled": t.success and r >= 0,
+                "success+progress": (t.success and r >= 0) or r > 0,
             }[filter]
             out.append(float(keep))
     return np.array(out)
+
+
+def label_quality(trajectories: list[Any]) -> dict[str, Any]:
+    """The training file's labels beside the policies they produce: per-step AUROC of ``trca.total`` against
+    score progress and the gold path, and ``label quality --check``'s success separation."""
+    from labeler.label_check import check_channels
+    from labeler.quality import measure
+
+    report = {c.channel: c.to_dict() for c in measure(trajectories).channels}
+    (check,) = check_channels(trajectories, ["trca.total"])
+    return {
+        "episodes": len(trajectories),
+        "successes": sum(t.success for t in trajectories),
+        "trca.total": report.get("trca.total"),
+        "env.reward": report.get("env.reward"),
+        "check": check.to_dict(),
+    }
 
 
 def weight_report(weights: np.ndarray, gold: np.ndarray) -> dict[str, float]:
@@ -136,6 +155,7 @@ def main(worlds, learners, train_episodes, steps, seeds, test_episodes, gold_epi
         dense, _stats = data.training_file(BUILT_TRCA, train_episodes)
         trajs = read_trajectories(dense)
         gold = gold_flags(trajs)
+        store.meta.setdefault("labels", {})[f"{world.label}-n{train_episodes}"] = label_quality(trajs)
         test_gold = read_trajectories(data.test_gold(gold_episodes))
         for name, algo, reward, sets in plan:
             for seed in seeds:
