@@ -204,6 +204,7 @@ class TorchTable:
         self.done = torch.from_numpy(t.done.astype(np.float32))
         self.weight = torch.from_numpy(t.weight.astype(np.float32))
         self.success = torch.from_numpy(t.success.astype(np.float32))
+        self.episode = torch.from_numpy(t.episode.astype(np.int64))  # [N] the step's trajectory
 
     def states(self, records: torch.Tensor) -> StateInputs:
         kinds, mem_mask = self.rec_kinds[records], self.rec_mem_mask[records]

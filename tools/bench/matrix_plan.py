@@ -201,6 +201,8 @@ def train_config(w: World, s: Sizes, source: str, algo: str, n: int, seed: int) 
     bc_filter = LEARNERS[algo][1]
     if bc_filter:
         cfg["bc_filter"] = bc_filter
+    if algo == "iql":
+        cfg["reward_scale"] = "return-span"  # IQL's default: returns scaled to a fixed spread
     if source == "coren":
         cfg["coren_prompts"] = s.coren_prompts
         cfg["judge"] = s.judge
