@@ -22,6 +22,7 @@ configuration and written after each one (resumable).
 
 from __future__ import annotations
 
+import statistics
 import time
 from pathlib import Path
 from typing import Any
@@ -37,8 +38,6 @@ LEARNERS: dict[str, tuple[str, str, dict[str, str]]] = {
     "iql-trca": ("iql", "trca", {}),
     "awr-trca": ("awr", "trca", {}),
     "cql-trca": ("cql", "trca", {}),
-    "iql-trca-fast": ("iql", "trca", {"lr": "1e-3", "tau": "0.02"}),
-    "iql-sparse-fast": ("iql", "sparse", {"lr": "1e-3", "tau": "0.02"}),
     "bc-labeled": ("bc", "trca", {"filter": "labeled"}),
     "bc-success-labeled": ("bc", "trca", {"filter": "success-labeled"}),
     "bc-success-progress": ("bc", "trca", {"filter": "success+progress"}),
@@ -130,7 +129,10 @@ def weight_report(weights: np.ndarray, gold: np.ndarray) -> dict[str, float]:
 @click.option("--gold-episodes", default=50, show_default=True, help="Test gold paths for the decisions.")
 @click.option("--work-dir", default="runs/matrix", show_default=True, type=click.Path(path_type=Path))
 @click.option("--out", default="tools/results/bench_learners.json", show_default=True, type=click.Path())
-def main(worlds, learners, train_episodes, steps, seeds, test_episodes, gold_episodes, work_dir, out) -> None:
+@click.option("--report-only", is_flag=True, help="Write OUT.md from the stored rows; train nothing.")
+def main(
+    worlds, learners, train_episodes, steps, seeds, test_episodes, gold_episodes, work_dir, out, report_only
+) -> None:
     from labeler.dataset import read_trajectories
     from policy.common import set_threads
     from policy.decisions import decision_accuracy
@@ -144,8 +146,11 @@ def main(worlds, learners, train_episodes, steps, seeds, test_episodes, gold_epi
     from tools.bench.matrix_plan import QUICK, parse_world, with_overrides
     from tools.bench.matrix_store import RowStore
 
-    set_threads()
     store = RowStore(out)
+    if report_only:
+        write_report(store, out)
+        return
+    set_threads()
     embedder = TextEmbedder("all-MiniLM-L6-v2", progress=False)
     plan = [parse_learner(x) for x in learners]
     for label in worlds:
@@ -220,6 +225,77 @@ def main(worlds, learners, train_episodes, steps, seeds, test_episodes, gold_epi
                 )
     store.meta.setdefault("provenance", provenance())
     store.save()
+    write_report(store, out)
+
+
+KEY_VERBS = 4
+"""Verbs per world in the report's per-verb column (the most frequent on the gold paths)."""
+
+
+def report(rows: list[dict[str, Any]], labels: dict[str, Any]) -> str:
+    """One table per world and training size: each learner's success (mean over seeds, each seed's rate), its
+    decisions overall and on the world's most frequent verbs, and where its training weight goes."""
+    from policy.evaluate import wilson_interval
+
+    out = []
+    for key in sorted({(r["world"], r["train_episodes"]) for r in rows}):
+        mine = [r for r in rows if (r["world"], r["train_episodes"]) == key]
+        lab = labels.get(f"{key[0]}-n{key[1]}") or {}
+        total = lab.get("trca.total") or {}
+        out.append(f"### {key[0]}, {key[1]} training episodes ({lab.get('successes', '?')} successful)")
+        out.append("")
+        if total:
+            out.append(
+                f"TRCA (built rubric) per-step AUROC: progress {total['auroc_progress']:.3f}, gold path "
+                f"{total['auroc_gold']:.3f}; label check: {lab['check']['verdict']} "
+                f"({lab['check']['auroc']:.3f})."
+            )
+            out.append("")
+        counts: dict[str, int] = {}
+        for r in mine:
+            for verb, v in r["decisions"]["verbs"].items():
+                counts[verb] = max(counts.get(verb, 0), v["decisions"])
+        verbs = sorted(counts, key=lambda v: -counts[v])[:KEY_VERBS]
+        head = ["learner", "success (seeds)", "95 % interval", "decisions", *verbs, "gold share of weight"]
+        out += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+        by_learner: dict[str, list[dict[str, Any]]] = {}
+        for r in mine:
+            by_learner.setdefault(r["learner"], []).append(r)
+        ranked = sorted(
+            by_learner.items(), key=lambda kv: -statistics.fmean(r["success_rate"] for r in kv[1])
+        )
+        for name, rs in ranked:
+            rs = sorted(rs, key=lambda r: r["seed"])
+            n = sum(r["test_episodes"] for r in rs)
+            wins = round(sum(r["success_rate"] * r["test_episodes"] for r in rs))
+            lo, hi = wilson_interval(wins, n)
+            seeds = " / ".join(f"{100 * r['success_rate']:.0f}" for r in rs)
+            right = sum(r["decisions"]["decisions"] * r["decision_accuracy"] for r in rs)
+            cells = [
+                name,
+                f"{100 * statistics.fmean(r['success_rate'] for r in rs):.0f} % ({seeds})",
+                f"[{100 * lo:.0f}, {100 * hi:.0f}]",
+                f"{right / sum(r['decisions']['decisions'] for r in rs):.3f}",
+            ]
+            for verb in verbs:
+                tallies = [r["decisions"]["verbs"].get(verb) for r in rs]
+                got = sum(t["right"] for t in tallies if t)
+                of = sum(t["decisions"] for t in tallies if t)
+                cells.append(f"{got / of:.2f}" if of else "")
+            shares = [r["weights"]["gold_step_share_of_weight"] for r in rs if r.get("weights")]
+            data = [r["weights"]["gold_step_share_of_data"] for r in rs if r.get("weights")]
+            cells.append(f"{statistics.fmean(shares):.2f} (data {data[0]:.2f})" if shares else "")
+            out.append("| " + " | ".join(cells) + " |")
+        out.append("")
+    return "\n".join(out)
+
+
+def write_report(store: Any, out: str) -> None:
+    from tools.bench.benchlib import atomic_write
+
+    rows = [r for r in store.rows.values() if "success_rate" in r]
+    md = Path(out).with_suffix(".md")
+    atomic_write(md, report(rows, store.meta.get("labels", {})) + "\n")
 
 
 def world_spec(world):

@@ -3,11 +3,12 @@
 # judge answers are cached, so a rerun is faster).
 #
 #   collect (train split, success-scarce) -> label (TRCA on all, COREN on a slice) -> train (IQL on TRCA
-#   rewards; on the same episodes the sparse baselines: IQL on the success flag, BC on successful episodes)
+#   rewards, BC on the successful episodes' steps the labels keep; on the same episodes the sparse baselines:
+#   IQL on the success flag, BC on successful episodes)
 #   -> export (ONNX bundles) -> evaluate the
 #   bundle (onnxruntime only; argmax and with the client-side loop guard) -> edge-serve + test episodes driven
-#   through the daemon by a client with the generic loop guard (the headline row), for the IQL-TRCA bundle and
-#   for the sparse IQL bundle -> the imitation ceiling (BC on expert episodes of the same world, exported and
+#   through the daemon by a client with the generic loop guard (the headline row), for the IQL-TRCA bundle, the
+#   label-kept BC bundle and the sparse IQL bundle -> the imitation ceiling (BC on expert episodes of the same world, exported and
 #   served the same way: what the policy can copy at best) -> summary. 60 training episodes: with few
 #   successes the dense labels matter.
 #
@@ -59,9 +60,11 @@ fi
 "${EJ[@]}" label quality "$OUT/train.trca.jsonl.gz" --json > "$OUT/trca.quality.json"
 "${EJ[@]}" label quality "$OUT/train.trca.jsonl.gz"
 
-stage "4/8 train: IQL on TRCA rewards (dense; undone detours penalised); sparse baselines: BC on successes, IQL"
+stage "4/8 train on TRCA rewards (dense; undone detours penalised): IQL, and BC on the successful episodes' steps the labels keep; sparse baselines: BC on successes, IQL"
 "${EJ[@]}" train "$OUT/train.trca.jsonl.gz" --algo iql --reward trca --detour-penalty 0.05 --set steps="$STEPS" \
   --seed 0 --out "$OUT/ckpt-iql-trca"
+"${EJ[@]}" train "$OUT/train.trca.jsonl.gz" --algo bc --set filter=success-labeled --reward trca \
+  --detour-penalty 0.05 --set steps="$STEPS" --seed 0 --out "$OUT/ckpt-bc-labeled"
 "${EJ[@]}" train "$OUT/train.trca.jsonl.gz" --algo bc --set filter=success --reward sparse --seed 0 \
   --out "$OUT/ckpt-bc"
 "${EJ[@]}" train "$OUT/train.jsonl.gz" --algo iql --reward sparse --set steps="$STEPS" --seed 0 \
@@ -70,6 +73,7 @@ stage "4/8 train: IQL on TRCA rewards (dense; undone detours penalised); sparse 
 stage "5/8 export: ONNX bundle (policy + MiniLM encoder + tokenizer, checksummed manifest, parity checked)"
 "${EJ[@]}" export "$OUT/ckpt-iql-trca" --out "$OUT/bundle"
 "${EJ[@]}" export "$OUT/ckpt-iql-sparse" --out "$OUT/bundle-sparse"
+"${EJ[@]}" export "$OUT/ckpt-bc-labeled" --out "$OUT/bundle-bc-labeled"
 
 stage "6/8 evaluate on the $ENV_NAME test split: the bundle via onnxruntime, the sparse baseline, random"
 EVAL=("${EJ[@]}" eval "${WORLD[@]}" --split test --episodes "$TEST_EPISODES" --json)
@@ -81,6 +85,7 @@ EVAL=("${EJ[@]}" eval "${WORLD[@]}" --split test --episodes "$TEST_EPISODES" --j
 stage "7/8 serve: edge-serve on the bundle, $ENV_NAME test episodes driven through it (Python client, loop guard)"
 "${EVAL[@]}" "$OUT/bundle" --serve > "$OUT/drive.json"
 "${EVAL[@]}" "$OUT/bundle-sparse" --serve > "$OUT/drive.sparse.json"
+"${EVAL[@]}" "$OUT/bundle-bc-labeled" --serve > "$OUT/drive.bc-labeled.json"
 
 stage "8/8 imitation ceiling: BC on $EXPERT_EPISODES expert episodes (gold paths), exported and served the same way"
 "${EJ[@]}" collect "${WORLD[@]}" --split train --episodes "$EXPERT_EPISODES" --behaviour gold-noise --noise 0 \

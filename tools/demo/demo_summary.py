@@ -46,6 +46,11 @@ def main(out_dir: str) -> None:
     lat = d["latency"]
     via = "IQL-TRCA bundle via edge-serve" + (" + loop guard" if d.get("loop_guard") else "")
     print(f"{via:44s} {_rate(d):22s} {lat['round_trip_ms_p50']:14.2f}")
+    kept_path = out / "drive.bc-labeled.json"
+    kept = _load(kept_path) if kept_path.exists() else None
+    if kept is not None:
+        name = "  BC, label-kept steps, same way"
+        print(f"{name:44s} {_rate(kept):22s} {kept['latency']['round_trip_ms_p50']:14.2f}")
     sparse_path = out / "drive.sparse.json"
     sparse = _load(sparse_path) if sparse_path.exists() else None
     if sparse is not None:
@@ -82,6 +87,7 @@ def main(out_dir: str) -> None:
             f"bundle behind edge-serve + generic loop guard: {d['success_rate']:.0%} trained on TRCA labels "
             f"vs {sparse['success_rate']:.0%} on the success flag alone ({gain:+.0f} points, "
             f"{d['episodes']} test episodes)"
+            + (f"; BC on the label-kept steps {kept['success_rate']:.0%}" if kept is not None else "")
         )
     if expert is not None:
         print(
