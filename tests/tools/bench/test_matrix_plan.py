@@ -23,3 +23,27 @@ def test_world_names_and_the_headline_unit():
     assert not [
         u for u in units(parse_world("twc-easy"), with_overrides(QUICK, algos=("iql",))) if u.algo == "bc"
     ]
+
+
+def test_learners_train_on_the_sources_they_read():
+    plan = with_overrides(
+        QUICK,
+        sizes=(20,),
+        sources=("sparse", "trca-built", "coren"),
+        algos=("iql", "bc", "bc-labeled", "awr"),
+        coren_max_episodes=20,
+    )
+    us = units(parse_world("twc-easy"), plan)
+    pairs = {(u.algo, u.source) for u in us if u.source != "expert"}
+    assert pairs == {
+        ("iql", "sparse"),
+        ("iql", "trca-built"),
+        ("iql", "coren"),
+        ("bc", "sparse"),  # BC on the successes reads only the flag
+        ("bc-labeled", "trca-built"),  # the label-kept steps and AWR's advantages are TRCA's
+        ("awr", "trca-built"),
+    }
+    kept = next(u for u in us if u.algo == "bc-labeled")
+    assert kept.rows[0]["bc_filter"] == "success-labeled" and kept.rows[0]["detour_penalty"] == 0.05
+    iql = next(u for u in us if u.algo == "iql")
+    assert iql.rows[0]["reward_scale"] == "return-span"
