@@ -9,3 +9,5 @@ python -m tools.bench.bench_matrix --world twc-easy --world cookingworld-small -
     --sources sparse,trca-built --algos iql,bc,bc-labeled,awr $W --out tools/results/bench_matrix
 python -m tools.bench.bench_matrix --world twc-easy --seeds 1,2 --sources sparse,trca-built --algos bc,bc-labeled $W \
     --out tools/results/bench_matrix
+python -m tools.bench.bench_matrix --world twc-easy --seeds 1 --sources sparse,trca-built --algos iql $W \
+    --out tools/results/bench_matrix
