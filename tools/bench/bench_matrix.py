@@ -396,7 +396,8 @@ def main(
         llm_episodes=llm_episodes,
         steps=steps,
         coren_max_episodes=coren_max_episodes,
-        expert_sizes=tuple(n for n in _ints(expert_sizes) or () if n > 0) if expert_sizes else None,
+        # given but empty ("" or "0"): no ceiling rows; not given: the preset's
+        expert_sizes=None if expert_sizes is None else tuple(n for n in _ints(expert_sizes) or () if n > 0),
         max_success_rate=max_success_rate,
     )
     try:

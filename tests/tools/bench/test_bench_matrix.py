@@ -64,3 +64,19 @@ def test_tiny_matrix_writes_json_md_png_and_resumes(tmp_path):
     again = json.loads((tmp_path / "res" / "m.json").read_text())
     assert again["rows"] == payload["rows"] and ckpts[0].stat().st_mtime == mtime
     assert len(again["meta"]["runs"]) == 2
+
+
+def test_an_empty_expert_size_list_plans_no_ceiling_rows(tmp_path):
+    def planned(*extra: str) -> str:
+        cmd = [
+            sys.executable, "-m", "tools.bench.bench_matrix", "--world", "twc-easy", "--sizes", "120",
+            "--seeds", "0", "--sources", "sparse", "--algos", "bc", "--llm-episodes", "0",
+            "--work-dir", str(tmp_path), "--out", str(tmp_path / "m"), "--dry-run", *extra,
+        ]  # fmt: skip
+        p = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=120)
+        assert p.returncode == 0, p.stderr[-2000:]
+        return p.stdout
+
+    assert "bc/expert" in planned()  # not given: the preset's ceiling sizes
+    assert "bc/expert" not in planned("--expert-sizes", "")
+    assert "bc/expert" not in planned("--expert-sizes", "0")
