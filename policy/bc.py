@@ -45,25 +45,32 @@ class BCConfig(ScorerOptions):
     """Updates between logged curve points."""
 
 
+def kept(filter: str, success, reward):
+    """Which steps ``filter`` keeps, from their episode's success flag and their reward (numpy arrays or one
+    step's values); 'paths' keeps the successful episodes' rows of a table built from their loop-erased
+    paths (policy.train)."""
+    if filter == "all":
+        return np.ones_like(reward, dtype=bool)
+    if filter == "labeled":
+        return reward > 0
+    if filter == "success-labeled":
+        return success & (reward >= 0)
+    if filter == "success+progress":
+        return (success & (reward >= 0)) | (reward > 0)
+    return success  # 'success', 'paths'
+
+
 def select(table: TransitionTable, filter: str) -> TransitionTable:
     if filter not in FILTERS:
         raise ValueError(f"unknown BC filter {filter!r}: expected {', '.join(FILTERS)}")
     if filter == "all":
         return table
     if filter == "labeled":
-        rows = np.flatnonzero(table.reward > 0)
-        if len(rows) == 0:
+        if not (table.reward > 0).any():
             raise ValueError("BC on labeled steps: no step has a positive reward")
-        return table.subset(rows)
-    # 'paths' tables are built from loop-erased successful episodes (policy.train); keep their success rows
-    keep = table.success > 0
-    if not keep.any():
+    elif not (table.success > 0).any():
         raise ValueError("BC on successful episodes: the dataset has no successful episode")
-    if filter == "success-labeled":
-        keep &= table.reward >= 0
-    if filter == "success+progress":
-        keep = (keep & (table.reward >= 0)) | (table.reward > 0)
-    return table.subset(np.flatnonzero(keep))
+    return table.subset(np.flatnonzero(kept(filter, table.success > 0, table.reward)))
 
 
 def train(table: TransitionTable, cfg: BCConfig, *, dim: int, progress: bool | None = None) -> TrainResult:

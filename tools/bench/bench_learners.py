@@ -42,8 +42,6 @@ LEARNERS: dict[str, tuple[str, str, dict[str, str]]] = {
     "bc-success-labeled": ("bc", "trca", {"filter": "success-labeled"}),
     "bc-success-progress": ("bc", "trca", {"filter": "success+progress"}),
 }
-DETOUR_PENALTY = 0.05
-"""Dense rewards' detour penalty, as in the matrix."""
 
 
 def parse_learner(text: str) -> tuple[str, str, str, dict[str, str]]:
@@ -67,24 +65,17 @@ def gold_flags(trajectories: list[Any]) -> np.ndarray:
 
 def bc_weights(trajectories: list[Any], filter: str, spec: Any) -> np.ndarray:
     """BC's weight of every transition: 1 where its filter keeps the step, else 0."""
+    from policy.bc import kept
     from policy.rewards import step_rewards
 
-    out = []
-    for t in trajectories:
-        rewards = step_rewards(t, spec)
-        for s, r in zip(t.steps, rewards, strict=True):
-            if not s.candidates:
-                continue
-            keep = {
-                "all": True,
-                "success": t.success,
-                "paths": t.success,
-                "labeled": r > 0,
-                "success-labeled": t.success and r >= 0,
-                "success+progress": (t.success and r >= 0) or r > 0,
-            }[filter]
-            out.append(float(keep))
-    return np.array(out)
+    return np.array(
+        [
+            float(kept(filter, t.success, r))
+            for t in trajectories
+            for s, r in zip(t.steps, step_rewards(t, spec), strict=True)
+            if s.candidates
+        ]
+    )
 
 
 def label_quality(trajectories: list[Any]) -> dict[str, Any]:
@@ -178,7 +169,8 @@ def main(
                 if store.get(cfg) is not None:
                     continue
                 click.echo(f"{world.label}: {name} seed {seed}", err=True)
-                spec = parse_reward(reward, detour_penalty=0.0 if reward == "sparse" else DETOUR_PENALTY)
+                penalty = 0.0 if reward == "sparse" else sizes.detour_penalty  # as in the matrix
+                spec = parse_reward(reward, detour_penalty=penalty)
                 ckpt = Path(work_dir) / "learners" / f"{world.label}-n{train_episodes}-{name}-s{seed}"
                 run = train_from_file(
                     dense,
