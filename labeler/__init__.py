@@ -1,4 +1,5 @@
-"""Labeling: the trajectory format, the local judge, and the dense reward labelers TRCA and COREN.
+"""Labeling: the trajectory format, the local judge, and the dense reward labelers TRCA, COREN and the
+success-model potential.
 
 Imports ``models`` and ``edge``, never ``policy``.
 
@@ -7,6 +8,7 @@ Packages:
 * ``judge`` — the local GGUF judge over llama.cpp
 * ``trca`` — rubric credit assignment
 * ``coren`` — consistency-guided reward ensemble
+* ``potential`` — the success-model potential: ΔΦ from a model of the log's own success flags (no judge)
 * ``cluster`` — labeling on Ray judge actors (optional)
 * ``prompts`` — shipped prompt files
 * ``rubrics`` — shipped rubric files

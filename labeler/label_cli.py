@@ -4,6 +4,7 @@ Subcommands load lazily (like the top-level group), so ``edgejudge label quality
 Each labeling method registers itself here with one line in :data:`LABEL_SUBCOMMANDS`:
 
 * ``label coren``   — COREN consistency-guided reward ensemble (``labeler.coren.cli``)
+* ``label potential`` — success-model potential ΔΦ, no judge (``labeler.potential.cli``)
 * ``label quality`` — AUROC of every label channel vs the environment's ground truth (``labeler.quality``)
 * ``label trca``    — TRCA rubric credit assignment (``labeler.trca.cli``)
 """
@@ -18,6 +19,7 @@ from models.lazy_group import LazyGroup
 LABEL_SUBCOMMANDS: dict[str, str] = {
     "trca": "labeler.trca.cli:trca",
     "coren": "labeler.coren.cli:coren",
+    "potential": "labeler.potential.cli:potential",
     "quality": "labeler.quality:quality",
 }
 

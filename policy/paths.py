@@ -23,7 +23,7 @@ import dataclasses
 from collections.abc import Callable
 
 from labeler.dataset import Trajectory
-from labeler.paths import changed, path_steps, world_key
+from labeler.paths import changed, changed_steps, path_steps
 
 
 def loop_erase(traj: Trajectory, key: Callable[[str], str] | None = None) -> Trajectory:
@@ -38,8 +38,9 @@ def detour_steps(traj: Trajectory, key: Callable[[str], str] | None = None) -> l
     """Indices of the steps whose effect was undone later: off the loop-erased path, and changing the world
     state. A step that changes no world part (reading a recipe, examining, looking around) is off the path
     too, but nothing of it was undone: it may be what found the information the next steps need."""
-    key = key or world_key(traj)
     kept = set(path_steps(traj, key))
+    if key is None:
+        return [i for i, c in enumerate(changed_steps(traj)) if i not in kept and c]
     return [
         i
         for i, s in enumerate(traj.steps)

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from labeler.dataset import Step, Trajectory
 from policy.paths import detour_steps
 
-ALIASES = {"coren": ("coren", "ensemble"), "trca": ("trca", "total")}
+ALIASES = {"coren": ("coren", "ensemble"), "trca": ("trca", "total"), "potential": ("potential", "delta")}
 
 
 class RewardError(ValueError):

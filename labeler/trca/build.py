@@ -39,6 +39,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from labeler.dataset import Trajectory
+from labeler.paths import partial_states
 from labeler.trca import grounding
 from labeler.trca.found import generic_refusals, layout_notes, named_arguments, slug
 from labeler.trca.grounding import TAG_CATEGORY, ground, kept_bindings, verdict
@@ -123,6 +124,13 @@ def build_rubric(
         )
     mined = mine(trajs, min_count=cfg.min_count)
     notes = layout_notes(layout_of(trajs[0].meta))
+    partial = sum(1 for t in trajs if partial_states(t))
+    if partial:
+        notes.append(
+            f"{partial} of {len(trajs)} trajectories show only part of the scene in each state: their checks "
+            "read the episode so far (evidence is new when the episode had not shown it; an action changed "
+            "nothing when it drew an empty response or one it had drawn before)"
+        )
     templates = mined.templates[: cfg.max_templates]
     log(
         f"mined {len(mined.templates)} transition templates from {mined.steps} steps; "

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from functools import cached_property, lru_cache
 
 from labeler.dataset import Trajectory
+from labeler.paths import answered_anew, partial_states
 from labeler.trca.rubric import Item, Rubric
 from models.state_layout import PLAIN_LAYOUT, StateLayout, layout_of
 
@@ -101,6 +102,11 @@ class Transition:
     ``history`` part."""
     earlier: tuple[str, ...] = ()
     """The responses to the episode's actions before this one (oldest first)."""
+    seen: tuple[str, ...] | None = None
+    """On a trajectory whose states show only part of the scene (:func:`partial_states`): every state text
+    the episode showed up to this step's, oldest first. The checks then read the episode so far instead of
+    the state alone: evidence is new when the episode had not shown it, and an action changed nothing when
+    it drew an empty response or one it had drawn before. None: the states show the whole scene."""
 
     @cached_property
     def before(self) -> StateView:
@@ -123,7 +129,10 @@ class Transition:
     @cached_property
     def world_changed(self) -> bool:
         """Whether the action changed the world state (the layout's world key, echoes of the episode's
-        actions left out)."""
+        actions left out); on partial states, whether it drew a response the same action had not drawn
+        before in the episode."""
+        if self.seen is not None:  # labeler.paths.answered_anew: the rule the trainers' detours read too
+            return answered_anew(self.action, self.response, zip(self.previous, self.earlier, strict=False))
         key = self.layout.world_key
         return key(self.observation, self.actions) != key(self.next_observation, self.actions)
 
@@ -158,9 +167,11 @@ def _phrase(arg: str) -> re.Pattern[str]:
 
 
 def transitions_of(traj: Trajectory) -> list[Transition]:
-    """A trajectory's steps as transitions, read through the layout it records."""
+    """A trajectory's steps as transitions, read through the layout it records (with the episode so far
+    when its states are partial: :func:`partial_states`)."""
     layout = layout_of(traj.meta)
     actions = tuple(s.action for s in traj.steps)
+    partial = partial_states(traj)
     out: list[Transition] = []
     responses: list[str] = []
     for i, s in enumerate(traj.steps):
@@ -172,6 +183,7 @@ def transitions_of(traj: Trajectory) -> list[Transition]:
             layout,
             actions[:i],
             tuple(responses),
+            tuple(x.observation for x in traj.steps[: i + 1]) if partial else None,
         )
         responses.append(tr.response)
         out.append(tr)
@@ -287,7 +299,11 @@ class CompiledItem:
                 return None
             extra = sorted(changed)
         if self.terms:
-            new_terms = sorted(self._found(tr.after.context) - self._found(tr.before.context))
+            if tr.seen is None:
+                known = self._found(tr.before.context)
+            else:
+                known = frozenset().union(*(self._found(_norm(t)) for t in tr.seen))
+            new_terms = sorted(self._found(tr.after.context) - known)
             if not new_terms:
                 return None
             extra = sorted({*extra, *new_terms})

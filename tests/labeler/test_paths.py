@@ -64,3 +64,39 @@ def test_a_trajectory_path_by_hand():
     assert path_steps(t) == [0, 4]
     key = layout_of(t.meta).world_key
     assert key(t.steps[0].next_observation) == key(t.steps[2].next_observation)
+
+
+def _response_only(steps: list[tuple[str, str]], first: str = "You wake up in the hall.") -> Trajectory:
+    """A response-only log: each state is the last response plus an inventory line."""
+    out, before = [], first
+    for action, response in steps:
+        out.append(Step(f"{before}\nInventory: nothing", action, [action], response))
+        before = response
+    return Trajectory("r", "Find the apple.", "toy", True, out)
+
+
+def test_partial_states_are_told_from_whether_states_name_what_the_actions_act_on():
+    from labeler.paths import partial_states
+
+    log = _response_only([("go to kitchen", "You move to the kitchen."), ("take apple", "You take it.")])
+    assert partial_states(log)
+    full = [Step("Hall with an apple and a door to the kitchen.", a, [a], "x") for a in ("go to kitchen", "take apple")]
+    assert not partial_states(Trajectory("f", "Find the apple.", "toy", False, full))
+
+
+def test_on_partial_states_a_loop_is_a_return_that_learned_nothing_new():
+    from labeler.paths import changed_steps
+
+    log = _response_only(
+        [
+            ("go to kitchen", "You move to the kitchen."),  # 0
+            ("go to hall", "You move to the hall."),  # 1: back where... but it learned "the hall" answer
+            ("go to kitchen", "You move to the kitchen."),  # 2: the kitchen again, nothing new since step 1
+            ("go to hall", "You move to the hall."),  # 3: and the hall again: steps 2-3 are a loop
+            ("take pear", "No such thing."),  # 4
+            ("go to kitchen", "You move to the kitchen."),  # 5
+            ("take pear", "No such thing."),  # 6: the same refusal, but step 5 ... was no news either
+        ]
+    )
+    assert path_steps(log) == [0, 1, 4, 5, 6]
+    assert changed_steps(log) == [True, True, False, False, True, False, False]

@@ -118,3 +118,53 @@ def test_argument_in_relates_the_action_to_the_instruction_an_earlier_response_o
             'argument_in = "Bad Place"\n',
             "x.toml",
         )
+
+
+def _response_only(steps: list[tuple[str, str]], first: str) -> Trajectory:
+    """A response-only log: each state is the last response plus an inventory line."""
+    out, before = [], first
+    for action, response in steps:
+        out.append(Step(f"{before}\nInventory: nothing", action, [action], response))
+        before = response
+    return Trajectory("r", "Find the apple.", "toy", False, out)
+
+
+RESPONSE_STEPS = [
+    ("look around", "You are in the hall. You see an apple and a door to the kitchen."),
+    ("go to kitchen", "You move to the kitchen."),
+    ("look around", "You are in the kitchen. You see an apple and a door to the hall."),
+    ("take pear", "No such thing."),
+    ("take pear", "No such thing."),
+]
+
+
+def test_on_partial_states_evidence_is_new_to_the_episode_and_a_repeated_answer_changes_nothing():
+    from labeler.trca.checks import transitions_of
+
+    rubric = parse_rubric(
+        """
+format = "edgejudge.rubrics"
+format_version = 1
+task_type = "toy"
+version = 1
+[[items]]
+id = "apple-seen"
+category = "evidence"
+text = "An apple appears"
+appears = ["apple"]
+[[items]]
+id = "idle"
+category = "invalidity"
+text = "Changes nothing"
+unchanged = true
+""",
+        "toy.toml",
+    )
+    cr = CompiledRubric(rubric)
+    trs = transitions_of(_response_only(RESPONSE_STEPS, "You wake up."))
+    assert all(tr.seen is not None for tr in trs)
+    hits = [{cr.items[i].item.id for i, _ in cr.hits(tr)} for tr in trs]
+    # the apple is new the first time the episode shows it, not when the kitchen shows it again
+    assert "apple-seen" in hits[0] and "apple-seen" not in hits[2]
+    # the first "No such thing." is news; the same answer to the same action again changed nothing
+    assert "idle" not in hits[3] and "idle" in hits[4]

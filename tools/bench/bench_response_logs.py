@@ -1,0 +1,198 @@
+"""Label quality on response-only logs: each state is the response to the last action plus an inventory line
+(:mod:`tools.bench.response_logs`), the shape of many raw agent logs.
+
+ScienceWorld, TEST variations, ``gold-noise`` behaviour. Per family a pool is collected once; two kinds of
+log are cut from it with :func:`tools.bench.matrix_store.scarce_subset` (at most 30 % successful):
+
+- **per family**: ``--episodes`` (30) episodes of each of the first ``--families`` (4) families, labeled
+  on their own (one judge-built rubric each);
+- **mixed**: ``--mixed-episodes`` (5) episodes of each of all the families in one file, one rubric per task
+  type built from that file: few episodes and one or no success per task type.
+
+Each log goes through the user's commands, unreviewed: ``rubrics build --check-folds 0`` per task type →
+``label trca`` → ``label potential`` (the cross-fitted success-model potential, no judge) → optionally
+``label coren`` (``--coren``: 2 prompts, mean vote; about 1 step/s) → per-step AUROC of each
+channel against score progress (:func:`labeler.quality.measure`, the only reader of ``info``), and the label
+check's verdict without ground truth. Every stage's file is kept under ``--work``, so a rerun resumes.
+
+    python -m tools.bench.bench_response_logs --work runs/response \\
+        --json tools/results/bench_response_logs.json --md tools/results/bench_response_logs.md
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import click
+
+from labeler.dataset import read_trajectories, write_trajectories
+from labeler.label_check import check_channels
+from labeler.quality import measure
+from tools.bench.benchlib import atomic_write, edgejudge, write_results
+from tools.bench.matrix_store import pool_is_enough, scarce_subset
+from tools.bench.response_logs import response_only
+
+FAMILIES = (
+    "find-living-thing",
+    "find-non-living-thing",
+    "find-plant",
+    "chemistry-mix",
+    "find-animal",
+    "test-conductivity",
+    "lifespan-longest-lived",
+    "use-thermometer",
+)
+CHANNELS = ("trca.total", "potential.delta", "coren.ensemble")
+MAX_SUCCESS_RATE = 0.3
+MAX_STEPS = 40
+NOISE = 0.4
+
+
+def _once(path: Path, timings: dict, name: str, *args: str) -> None:
+    if path.exists():
+        return
+    t0 = time.perf_counter()
+    edgejudge(*args)
+    timings[name] = timings.get(name, 0.0) + round(time.perf_counter() - t0, 1)
+
+
+def pool(family: str, work: Path, need: int, timings: dict) -> list:
+    """A pool of the family's TEST episodes (adapter logs, kept for reuse) with enough failures and
+    successes for a success-scarce cut of ``need`` episodes: collected at 1.6x ``need`` (at least 20),
+    doubled until it has (up to 8x)."""
+    n = max(20, int(need * 1.6))
+    while True:
+        path = work / f"pool-{family}-{n}.jsonl.gz"
+        _once(path, timings, "collect_s", "collect", "--env", f"scienceworld:{family}", "--split", "test",
+              "--episodes", str(n), "--behaviour", "gold-noise", "--noise", str(NOISE), "--seed", "1",
+              "--max-steps", str(MAX_STEPS), "--out", str(path), "--no-progress")  # fmt: skip
+        trajs = read_trajectories(path)
+        if pool_is_enough(trajs, need, MAX_SUCCESS_RATE) or n >= 8 * need:
+            return trajs
+        n *= 2
+
+
+def label(data: Path, timings: dict, coren: bool = False) -> Path:
+    """Build one rubric per task type of ``data``, label TRCA and the potential (and COREN, 2 prompts, when
+    asked); the labeled file."""
+    tasks = sorted({t.task_type for t in read_trajectories(data)})
+    stem = data.name.removesuffix(".jsonl.gz")
+    rubrics = []
+    for task in tasks:
+        rubric = data.with_name(f"{stem}.{task}.toml")
+        _once(rubric, timings, "build_s", "rubrics", "build", "--dataset", str(data), "--task-type", task,
+              "--out", str(rubric), "--check-folds", "0", "--no-progress")  # fmt: skip
+        rubrics += ["--rubrics", str(rubric)]
+    trca = data.with_name(f"{stem}.trca.jsonl.gz")
+    _once(trca, timings, "trca_s", "label", "trca", str(data), *rubrics, "--out", str(trca), "--no-progress")
+    out = data.with_name(f"{stem}.labeled.jsonl.gz")
+    _once(out, timings, "potential_s", "label", "potential", str(trca), "--out", str(out))
+    if not coren:
+        return out
+    both = data.with_name(f"{stem}.coren.jsonl.gz")
+    _once(both, timings, "coren_s", "label", "coren", str(out), "--out", str(both), "--no-progress")
+    return both
+
+
+def make_logs(work: Path, families: int, episodes: int, mixed: int, timings: dict) -> dict[str, Path]:
+    """The response-only logs (see the module docstring): name -> path."""
+    logs: dict[str, Path] = {}
+    mixed_trajs = []
+    for i, fam in enumerate(FAMILIES):
+        need = episodes if i < families else mixed
+        trajs = pool(fam, work, need, timings)
+        if i < families:
+            path = work / f"{fam}.response.jsonl.gz"
+            if not path.exists():
+                write_trajectories(
+                    path, [response_only(t) for t in scarce_subset(trajs, need, MAX_SUCCESS_RATE)]
+                )
+            logs[fam] = path
+        mixed_trajs += [response_only(t) for t in scarce_subset(trajs, mixed, MAX_SUCCESS_RATE)]
+    path = work / f"mixed-{len(FAMILIES)}x{mixed}.response.jsonl.gz"
+    if not path.exists():
+        write_trajectories(path, mixed_trajs)
+    logs[f"mixed-{len(FAMILIES)}x{mixed}"] = path
+    return logs
+
+
+def quality(trajs) -> dict:
+    rep = measure(trajs).to_dict()
+    by = {c["channel"]: c["auroc_progress"] for c in rep["channels"]}
+    present = [c for c in CHANNELS if by.get(c) is not None]
+    checks = {c.channel: c.to_dict()["verdict"] for c in check_channels(trajs, present)}
+    return {
+        **{k: rep[k] for k in ("trajectories", "steps", "progress_steps", "successes")},
+        "env_reward": by.get("env.reward"),
+        "auroc": {c: by.get(c) for c in CHANNELS},
+        "check": checks,
+    }
+
+
+def report(labeled: dict[str, Path], families: int) -> dict:
+    rows = []
+    pooled = []
+    for name, path in labeled.items():
+        trajs = read_trajectories(path)
+        rows.append({"log": name, **quality(trajs)})
+        if name in FAMILIES:
+            pooled += trajs
+            for_family = rows[-1]
+            for_family["family"] = True
+    if pooled:
+        rows.append({"log": f"pooled, {families} families", **quality(pooled)})
+    return {"channels": list(CHANNELS), "max_success_rate": MAX_SUCCESS_RATE, "rows": rows}
+
+
+def markdown(rep: dict) -> str:
+    def f(v):
+        return "n/a" if v is None else f"{v:.3f}"
+
+    head = " | ".join(rep["channels"])
+    lines = [
+        f"| log | episodes | steps (progress) | successes | env reward | {head} |",
+        "|---|---|---|---|---|" + "---|" * len(rep["channels"]),
+    ]
+    for r in rep["rows"]:
+        cells = " | ".join(
+            f"{f(r['auroc'][c])}" + (f" ({r['check'][c]})" if c in r["check"] else "")
+            for c in rep["channels"]
+        )
+        lines.append(
+            f"| {r['log']} | {r['trajectories']} | {r['steps']} ({r['progress_steps']}) | {r['successes']} "
+            f"| {f(r['env_reward'])} | {cells} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+@click.command()
+@click.option("--families", default=4, show_default=True, help="Families labeled on their own (the first N).")
+@click.option("--episodes", default=30, show_default=True, help="Episodes per family log.")
+@click.option("--mixed-episodes", default=5, show_default=True, help="Episodes per family in the mixed log.")
+@click.option("--work", type=click.Path(path_type=Path), default=Path("runs/response"), show_default=True)
+@click.option("--coren", default="", help="Comma-separated logs to label with COREN too ('all': every log).")
+@click.option("--json", "json_out", type=click.Path(path_type=Path), default=None)
+@click.option("--md", "md_out", type=click.Path(path_type=Path), default=None)
+def main(families: int, episodes: int, mixed_episodes: int, work: Path, coren: str, json_out: Path | None,
+         md_out: Path | None) -> None:  # fmt: skip
+    """Unreviewed labels on response-only ScienceWorld logs (see the module docstring)."""
+    work.mkdir(parents=True, exist_ok=True)
+    timings: dict = {}
+    logs = make_logs(work, families, episodes, mixed_episodes, timings)
+    labeled = {}
+    for name, path in logs.items():
+        click.echo(f"[{name}] build, label", err=True)
+        with_coren = coren == "all" or name in coren.split(",")
+        labeled[name] = label(path, timings, with_coren)
+    rep = {**report(labeled, families), "timings": timings}
+    md = markdown(rep)
+    click.echo(md)
+    if json_out:
+        write_results(json_out, rep)
+    if md_out:
+        atomic_write(md_out, md)
+
+
+if __name__ == "__main__":
+    main()
