@@ -27,7 +27,7 @@ METHOD = "potential"
 )
 @click.option(
     "--l2",
-    default=1.0,
+    default=30.0,
     show_default=True,
     type=click.FloatRange(0.0, min_open=True),
     help="L2 penalty on the model's weights (larger: smoother, closer to zero).",

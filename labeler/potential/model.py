@@ -36,8 +36,11 @@ class PotentialError(ValueError):
 @dataclass(frozen=True)
 class PotentialConfig:
     folds: int = 5
-    l2: float = 1.0
-    """L2 penalty on the weights, in units of one trajectory's total sample weight."""
+    l2: float = 30.0
+    """L2 penalty on the weights, in units of one trajectory's total sample weight. Strong: on logs of
+    30-90 episodes a weight that only a few episodes support stays near zero, and the fit is close to a
+    feature's success-weighted frequency (per-step AUROC on ScienceWorld response-only logs: 0.74 at 1,
+    0.81 at 10, 0.83 at 30-100, 0.78 at 1,000)."""
     iterations: int = 400
     seed: int = 0
 

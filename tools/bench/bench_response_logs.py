@@ -4,14 +4,18 @@
 ScienceWorld, TEST variations, ``gold-noise`` behaviour. Per family a pool is collected once; two kinds of
 log are cut from it with :func:`tools.bench.matrix_store.scarce_subset` (at most 30 % successful):
 
-- **per family**: ``--episodes`` (30) episodes of each of the first ``--families`` (4) families, labeled
-  on their own (one judge-built rubric each);
-- **mixed**: ``--mixed-episodes`` (5) episodes of each of all the families in one file, one rubric per task
-  type built from that file: few episodes and one or no success per task type.
+- **families**: ``--episodes`` (30) episodes of each of the first ``--families`` (4) families in one log;
+- **mixed**: ``--mixed-episodes`` (5) episodes of each of all eight families in one log: few episodes and one
+  success per task type.
+
+Each log is labeled as a user labels theirs: one judge-built rubric per task type, and the potential fit on
+the whole log (task types pooled, with per-task features). Rows: each log pooled, and per family where a
+family has at least 10 episodes. Beside the labels, the per-step AUROC of the episode's own success flag on
+every step: what BC on the successes weighs by, the floor a per-step label has to clear.
 
 Each log goes through the user's commands, unreviewed: ``rubrics build --check-folds 0`` per task type →
 ``label trca`` → ``label potential`` (the cross-fitted success-model potential, no judge) → optionally
-``label coren`` (``--coren``: 2 prompts, mean vote; about 1 step/s) → per-step AUROC of each
+``label coren`` on the mixed log (``--coren``: 2 prompts, mean vote; about 1 step/s) → per-step AUROC of each
 channel against score progress (:func:`labeler.quality.measure`, the only reader of ``info``), and the label
 check's verdict without ground truth. Every stage's file is kept under ``--work``, so a rerun resumes.
 
@@ -97,51 +101,58 @@ def label(data: Path, timings: dict, coren: bool = False) -> Path:
 
 def make_logs(work: Path, families: int, episodes: int, mixed: int, timings: dict) -> dict[str, Path]:
     """The response-only logs (see the module docstring): name -> path."""
-    logs: dict[str, Path] = {}
-    mixed_trajs = []
+    per_family, mixed_trajs = [], []
     for i, fam in enumerate(FAMILIES):
-        need = episodes if i < families else mixed
-        trajs = pool(fam, work, need, timings)
+        trajs = pool(fam, work, episodes if i < families else mixed, timings)
         if i < families:
-            path = work / f"{fam}.response.jsonl.gz"
-            if not path.exists():
-                write_trajectories(
-                    path, [response_only(t) for t in scarce_subset(trajs, need, MAX_SUCCESS_RATE)]
-                )
-            logs[fam] = path
+            per_family += [response_only(t) for t in scarce_subset(trajs, episodes, MAX_SUCCESS_RATE)]
         mixed_trajs += [response_only(t) for t in scarce_subset(trajs, mixed, MAX_SUCCESS_RATE)]
-    path = work / f"mixed-{len(FAMILIES)}x{mixed}.response.jsonl.gz"
-    if not path.exists():
-        write_trajectories(path, mixed_trajs)
-    logs[f"mixed-{len(FAMILIES)}x{mixed}"] = path
-    return logs
+    n = len(FAMILIES)
+    logs = {
+        f"{families} families x {episodes}": (work / f"families-{families}x{episodes}.jsonl.gz", per_family),
+        f"{n} families x {mixed}": (work / f"mixed-{n}x{mixed}.jsonl.gz", mixed_trajs),
+    }
+    for path, trajs in logs.values():
+        if not path.exists():
+            write_trajectories(path, trajs)
+    return {name: path for name, (path, _) in logs.items()}
+
+
+def _success_broadcast(trajs) -> float | None:
+    """Per-step AUROC of the episode's own success flag on every step (what BC on the successes weighs by):
+    the baseline any per-step label has to beat."""
+    from labeler.auroc import auroc
+
+    steps = [(float(t.success), s.info.get("progress")) for t in trajs for s in t.steps]
+    pairs = [(v, p > 0) for v, p in steps if p is not None]
+    return auroc([v for v, _ in pairs], [y for _, y in pairs]) if pairs else None
 
 
 def quality(trajs) -> dict:
     rep = measure(trajs).to_dict()
     by = {c["channel"]: c["auroc_progress"] for c in rep["channels"]}
     present = [c for c in CHANNELS if by.get(c) is not None]
-    checks = {c.channel: c.to_dict()["verdict"] for c in check_channels(trajs, present)}
+    checks = {c.channel: c.to_dict()["verdict"] for c in check_channels(trajs, present)} if present else {}
     return {
         **{k: rep[k] for k in ("trajectories", "steps", "progress_steps", "successes")},
         "env_reward": by.get("env.reward"),
+        "success_broadcast": _success_broadcast(trajs),
         "auroc": {c: by.get(c) for c in CHANNELS},
         "check": checks,
     }
 
 
-def report(labeled: dict[str, Path], families: int) -> dict:
+def report(labeled: dict[str, Path]) -> dict:
+    """A row per log (pooled) and, for a log of several families with enough episodes each, per family."""
     rows = []
-    pooled = []
     for name, path in labeled.items():
         trajs = read_trajectories(path)
-        rows.append({"log": name, **quality(trajs)})
-        if name in FAMILIES:
-            pooled += trajs
-            for_family = rows[-1]
-            for_family["family"] = True
-    if pooled:
-        rows.append({"log": f"pooled, {families} families", **quality(pooled)})
+        rows.append({"log": name, "pooled": True, **quality(trajs)})
+        by_family: dict[str, list] = {}
+        for t in trajs:
+            by_family.setdefault(t.task_type, []).append(t)
+        if min(len(v) for v in by_family.values()) >= 10:
+            rows += [{"log": f"  {fam}", "pooled": False, **quality(v)} for fam, v in by_family.items()]
     return {"channels": list(CHANNELS), "max_success_rate": MAX_SUCCESS_RATE, "rows": rows}
 
 
@@ -151,8 +162,8 @@ def markdown(rep: dict) -> str:
 
     head = " | ".join(rep["channels"])
     lines = [
-        f"| log | episodes | steps (progress) | successes | env reward | {head} |",
-        "|---|---|---|---|---|" + "---|" * len(rep["channels"]),
+        f"| log | episodes | steps (progress) | successes | env reward | own success flag | {head} |",
+        "|---|---|---|---|---|---|" + "---|" * len(rep["channels"]),
     ]
     for r in rep["rows"]:
         cells = " | ".join(
@@ -161,7 +172,7 @@ def markdown(rep: dict) -> str:
         )
         lines.append(
             f"| {r['log']} | {r['trajectories']} | {r['steps']} ({r['progress_steps']}) | {r['successes']} "
-            f"| {f(r['env_reward'])} | {cells} |"
+            f"| {f(r['env_reward'])} | {f(r['success_broadcast'])} | {cells} |"
         )
     return "\n".join(lines) + "\n"
 
@@ -171,10 +182,10 @@ def markdown(rep: dict) -> str:
 @click.option("--episodes", default=30, show_default=True, help="Episodes per family log.")
 @click.option("--mixed-episodes", default=5, show_default=True, help="Episodes per family in the mixed log.")
 @click.option("--work", type=click.Path(path_type=Path), default=Path("runs/response"), show_default=True)
-@click.option("--coren", default="", help="Comma-separated logs to label with COREN too ('all': every log).")
+@click.option("--coren", is_flag=True, help="Label the mixed log with COREN too (about 1 step/s).")
 @click.option("--json", "json_out", type=click.Path(path_type=Path), default=None)
 @click.option("--md", "md_out", type=click.Path(path_type=Path), default=None)
-def main(families: int, episodes: int, mixed_episodes: int, work: Path, coren: str, json_out: Path | None,
+def main(families: int, episodes: int, mixed_episodes: int, work: Path, coren: bool, json_out: Path | None,
          md_out: Path | None) -> None:  # fmt: skip
     """Unreviewed labels on response-only ScienceWorld logs (see the module docstring)."""
     work.mkdir(parents=True, exist_ok=True)
@@ -183,9 +194,8 @@ def main(families: int, episodes: int, mixed_episodes: int, work: Path, coren: s
     labeled = {}
     for name, path in logs.items():
         click.echo(f"[{name}] build, label", err=True)
-        with_coren = coren == "all" or name in coren.split(",")
-        labeled[name] = label(path, timings, with_coren)
-    rep = {**report(labeled, families), "timings": timings}
+        labeled[name] = label(path, timings, coren and name.endswith(f"x {mixed_episodes}"))
+    rep = {**report(labeled), "timings": timings}
     md = markdown(rep)
     click.echo(md)
     if json_out:

@@ -15,7 +15,10 @@ def _traj(i: int, success: bool, actions: list[str]) -> Trajectory:
 
 def _log() -> list[Trajectory]:
     wins = [_traj(i, True, ["look", "press button", "look"]) for i in range(6)]
-    losses = [_traj(10 + i, False, ["look", "kick wall", "look", "kick wall", "look", "kick wall"]) for i in range(6)]
+    losses = [
+        _traj(10 + i, False, ["look", "kick wall", "look", "kick wall", "look", "kick wall"])
+        for i in range(6)
+    ]
     return wins + losses
 
 
@@ -28,7 +31,9 @@ def test_the_fit_weighs_what_marks_success_up_and_what_marks_failure_down():
     from labeler.potential.features import step_features
 
     trajs = _log()
-    model = fit([increments(list(step_features(t))) for t in trajs], [t.success for t in trajs], PotentialConfig())
+    model = fit(
+        [increments(list(step_features(t))) for t in trajs], [t.success for t in trajs], PotentialConfig(l2=1)
+    )
     press, kick = model.weights["*|a:press button"], model.weights["*|a:kick wall"]
     assert press > 0.1 and kick < -0.1
     assert abs(model.weights.get("*|a:look", 0.0)) < 0.1 * min(press, -kick)  # in every episode: says nothing
@@ -61,5 +66,7 @@ def test_each_trajectory_is_labeled_by_a_model_that_did_not_see_it():
 
 def test_too_few_successes_is_an_error_that_says_what_is_needed():
     trajs = [_traj(0, True, ["a"])] + [_traj(i, False, ["b"]) for i in range(1, 5)]
-    with pytest.raises(PotentialError, match="at least 2 successful and 2 failed trajectories, this log has 1 and 4"):
+    with pytest.raises(
+        PotentialError, match="at least 2 successful and 2 failed trajectories, this log has 1 and 4"
+    ):
         crossfit(trajs)
