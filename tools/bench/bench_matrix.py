@@ -316,7 +316,8 @@ def _words(text: str | None) -> tuple[str, ...] | None:
 @click.option(
     "--sources",
     help="Reward sources for IQL (comma-separated): sparse, trca (the shipped rubric of the task type), "
-    "trca-built (a rubric the judge builds from each training file, unreviewed), coren.",
+    "trca-built (a rubric the judge builds from each training file, unreviewed), coren, potential (the "
+    "success-model potential fit on each training file, cross-fitted; no judge).",
 )
 @click.option(
     "--algos",
@@ -405,7 +406,7 @@ def main(
     except ValueError as e:
         raise click.BadParameter(str(e), param_hint="--world") from None
     bad = (
-        [x for x in s.sources if x not in ("sparse", "trca", BUILT_TRCA, "coren")]
+        [x for x in s.sources if x not in ("sparse", "trca", BUILT_TRCA, "coren", "potential")]
         + [x for x in s.algos if x not in LEARNERS]
         + [x for x in s.clients if x not in ("argmax", "guard")]
     )

@@ -136,6 +136,10 @@ class WorldData:
             path = self._built_trca(n)
         elif source == "sparse":
             path = self.plain(n)
+        elif source == "potential":  # cross-fitted on the file itself: each size is labeled on its own
+            path = self.dir / f"data-n{n}.potential.jsonl.gz"
+            if not path.exists():
+                edgejudge("label", "potential", str(self.plain(n)), "--out", str(path))
         else:
             plain = self.plain(n)
             tag = self._label_tag(source)
