@@ -8,7 +8,6 @@ import click
 
 from labeler.dataset import DatasetError, read_trajectories, write_trajectories
 from labeler.potential.model import PotentialConfig, PotentialError, crossfit
-from models.cli_options import progress_option
 
 METHOD = "potential"
 
@@ -33,8 +32,7 @@ METHOD = "potential"
     help="L2 penalty on the model's weights (larger: smoother, closer to zero).",
 )
 @click.option("--seed", default=0, show_default=True, help="Seed of the fold split.")
-@progress_option()
-def potential(file, out, folds, l2, seed, progress) -> None:  # noqa: ARG001 - fitting is seconds, no bar
+def potential(file, out, folds, l2, seed) -> None:
     """Label FILE with the success-model potential and write OUT.
 
     A logistic model over episode prefixes, fit on FILE's own success flags, gives each prefix a potential

@@ -81,36 +81,46 @@ def fit(
         for inc in ep:
             for name in inc:
                 vocab.setdefault(name, len(vocab))
-    rows, ys, ws = [], [], []
+    # Samples are the prefixes (the empty one, then after each step); a prefix's log-odds is the bias plus
+    # the running sum of its steps' contributions, so only the steps' increments are stored (sparse) and
+    # the gradient of a step's weights is its increment times the summed errors of the prefixes holding it.
     n_pos = max(sum(1 for s in success if s), 1)
     n_neg = max(len(success) - n_pos, 1)
+    cols, vals, labels, weights = [], [], [], []
     for ep, ok in zip(episodes, success, strict=True):
         if not ep:
             continue
-        cls_w = 0.5 / (n_pos if ok else n_neg) / (len(ep) + 1)
-        acc: dict[int, float] = {}
-        rows.append({})  # the empty prefix: what the log says before any step (pins the bias)
+        labels.append(1.0 if ok else 0.0)
+        weights.append(0.5 / (n_pos if ok else n_neg) / (len(ep) + 1))
         for inc in ep:
-            for n, v in inc.items():
-                acc[vocab[n]] = acc.get(vocab[n], 0.0) + v
-            rows.append(dict(acc))
-        ys += [1.0 if ok else 0.0] * (len(ep) + 1)
-        ws += [cls_w] * (len(ep) + 1)
-    x = np.zeros((len(rows), len(vocab)), dtype=np.float64)
-    for i, row in enumerate(rows):
-        if row:
-            x[i, list(row)] = list(row.values())
-    y, sw = np.asarray(ys), np.asarray(ws)
+            for name, v in inc.items():
+                cols.append(vocab[name])
+                vals.append(v)
+    steps = [len(ep) for ep in episodes if ep]
+    step_of = np.repeat(np.arange(sum(steps)), [len(inc) for ep in episodes if ep for inc in ep])
+    col, val = np.asarray(cols, dtype=np.int64), np.asarray(vals)
+    n_steps = int(sum(steps))
+    ep_of_step = np.repeat(np.arange(len(steps)), steps)
+    start = np.concatenate([[0], np.cumsum(steps)[:-1]]).astype(np.int64)
+    y_ep, w_ep = np.asarray(labels), np.asarray(weights)
+    y_step, w_step = y_ep[ep_of_step], w_ep[ep_of_step]
     lam = cfg.l2 / len(success)  # the loss sums to 1 over trajectories: one trajectory weighs 1/len(success)
     w, b = np.zeros(len(vocab)), 0.0
     m_w, v_w = np.zeros_like(w), np.zeros_like(w)
     m_b = v_b = 0.0
     lr, b1, b2, eps = 0.05, 0.9, 0.999, 1e-8
     for step in range(1, cfg.iterations + 1):
-        p = 1.0 / (1.0 + np.exp(-(x @ w + b)))
-        g = sw * (p - y)
-        gw = x.T @ g + lam * w
-        gb = float(g.sum())
+        contrib = np.bincount(step_of, weights=val * w[col], minlength=n_steps)
+        run = np.cumsum(contrib)
+        z = b + run - np.repeat(run[start] - contrib[start], steps)  # each episode's running sum, from 0
+        g_step = w_step * (1.0 / (1.0 + np.exp(-z)) - y_step)  # the prefixes after each step
+        g_empty = w_ep * (1.0 / (1.0 + np.exp(-b)) - y_ep)  # the empty prefixes
+        tail = np.cumsum(g_step[::-1])[::-1]  # errors of the prefixes at or after each step ...
+        ends = np.concatenate([start[1:], [n_steps]])
+        after_end = np.append(tail, 0.0)[ends]
+        held = tail - np.repeat(after_end, steps)  # ... within its episode
+        gw = np.bincount(col, weights=val * held[step_of], minlength=len(vocab)) + lam * w
+        gb = float(g_step.sum() + g_empty.sum())
         m_w = b1 * m_w + (1 - b1) * gw
         v_w = b2 * v_w + (1 - b2) * gw * gw
         m_b = b1 * m_b + (1 - b1) * gb
