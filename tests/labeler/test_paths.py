@@ -80,7 +80,8 @@ def test_partial_states_are_told_from_whether_states_name_what_the_actions_act_o
 
     log = _response_only([("go to kitchen", "You move to the kitchen."), ("take apple", "You take it.")])
     assert partial_states(log)
-    full = [Step("Hall with an apple and a door to the kitchen.", a, [a], "x") for a in ("go to kitchen", "take apple")]
+    hall = "Hall with an apple and a door to the kitchen."
+    full = [Step(hall, a, [a], "x") for a in ("go to kitchen", "take apple")]
     assert not partial_states(Trajectory("f", "Find the apple.", "toy", False, full))
 
 

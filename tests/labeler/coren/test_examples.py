@@ -23,8 +23,5 @@ def test_examples_built_from_the_data():
     assert [e.progress for e in ex][:2] == [True, False]  # interleaved
     pre = data_preamble("Say whether each action made progress.\n\nTask: x", ex)
     assert pre.startswith("Say whether each action made progress.\n\nTask: Put the things where they belong.")
-    assert (
-        "Action: put apple in fridge\nResult: You put the apple in the fridge.\nProgress: Yes"
-        in pre
-    )
+    assert "Action: put apple in fridge\nResult: You put the apple in the fridge.\nProgress: Yes" in pre
     assert data_examples(trajs, per_type=4) == ex  # seeded

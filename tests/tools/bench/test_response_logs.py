@@ -15,6 +15,9 @@ LAYOUT = StateLayout(
 )
 
 
+RAW = "You take\n\tthe apple."
+
+
 def _state(feedback: str | None, inventory: str, room: str) -> str:
     return LAYOUT.compose({"feedback": feedback, "inventory": inventory, "room": room})
 
@@ -23,19 +26,19 @@ def test_states_become_the_last_response_and_the_inventory_and_nothing_else():
     s0 = _state(None, "nothing", "A hall. A door to the kitchen.")
     s1 = _state("You move to the kitchen.", "nothing", "A kitchen with an apple.")
     s2 = _state("You take the apple.", "an apple", "A kitchen.")
-    traj = Trajectory(
-        "t", "Take the apple.", "toy", True,
-        [Step(s0, "go to kitchen", ["go to kitchen"], s1, info={"score": 0.5, "progress": 0.5, "variation": 3}),
-         Step(s1, "take apple", ["take apple"], s2,
-              info={"score": 1.0, "progress": 0.5, "feedback": "You take\n\tthe apple."})],
-        meta={"state_layout": LAYOUT.to_dict(), "state_format": "toy/1", "env": "toy", "params": "", "seed": 1},
-    )  # fmt: skip
+    steps = [
+        Step(s0, "go to kitchen", ["go to kitchen"], s1, info={"score": 0.5, "progress": 0.5, "seed": 3}),
+        Step(s1, "take apple", ["take apple"], s2, info={"score": 1.0, "progress": 0.5, "feedback": RAW}),
+    ]
+    meta = {"state_layout": LAYOUT.to_dict(), "state_format": "toy/1", "env": "toy", "params": "", "seed": 1}
+    traj = Trajectory("t", "Take the apple.", "toy", True, steps, meta=meta)
     out = response_only(traj)
     first, second = out.steps
-    assert first.observation == "A hall. A door to the kitchen.\nInventory: nothing"  # the scene it started in
+    # the first state: the scene the episode started in
+    assert first.observation == "A hall. A door to the kitchen.\nInventory: nothing"
     assert first.next_observation == "You move to the kitchen."
     assert second.observation == "You move to the kitchen.\nInventory: nothing"
-    assert second.next_observation == "You take\n\tthe apple."  # the raw answer, as the world wrote it
+    assert second.next_observation == RAW  # the raw answer, as the world wrote it
     assert first.info == {"score": 0.5, "progress": 0.5}  # ground truth for measuring only
     assert out.meta == {"seed": 1}
     assert traj.steps[0].observation == s0  # the input is left as it was
