@@ -31,7 +31,7 @@ from labeler.dataset import iter_trajectories, read_trajectories, write_trajecto
 from labeler.label_check import check_channels
 from labeler.quality import measure
 from models.state_layout import layout_of
-from tools.bench.benchlib import atomic_write, edgejudge, write_results
+from tools.bench.benchlib import edgejudge, publish
 
 SW_FAMILIES = ("find-living-thing", "find-non-living-thing", "find-plant", "chemistry-mix")
 WORLDS = {
@@ -229,12 +229,7 @@ def main(worlds: str, episodes: int, work: Path, json_out: Path | None, md_out: 
             click.echo(f"[{name}] collect, build, label (recorded layout and plain text)", err=True)
             done.append(run_world(name, work, episodes))
     rep = {**report(done), "episodes": episodes}
-    md = markdown(rep)
-    click.echo(md)
-    if json_out:
-        write_results(json_out, rep)
-    if md_out:
-        atomic_write(md_out, md)
+    publish(rep, markdown(rep), json_out, md_out)
 
 
 if __name__ == "__main__":

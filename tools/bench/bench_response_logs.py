@@ -33,7 +33,7 @@ import click
 from labeler.dataset import read_trajectories, write_trajectories
 from labeler.label_check import check_channels
 from labeler.quality import measure
-from tools.bench.benchlib import atomic_write, edgejudge, write_results
+from tools.bench.benchlib import edgejudge, publish
 from tools.bench.matrix_store import pool_is_enough, scarce_subset
 from tools.bench.response_logs import response_only
 
@@ -196,12 +196,7 @@ def main(families: int, episodes: int, mixed_episodes: int, work: Path, coren: b
         click.echo(f"[{name}] build, label", err=True)
         labeled[name] = label(path, timings, coren and name.endswith(f"x {mixed_episodes}"))
     rep = {**report(labeled), "timings": timings}
-    md = markdown(rep)
-    click.echo(md)
-    if json_out:
-        write_results(json_out, rep)
-    if md_out:
-        atomic_write(md_out, md)
+    publish(rep, markdown(rep), json_out, md_out)
 
 
 if __name__ == "__main__":

@@ -132,6 +132,16 @@ def write_results(
     return record
 
 
+def publish(payload: Mapping[str, Any], md: str, json_out: Path | None, md_out: Path | None) -> None:
+    """A benchmark's report: ``md`` on stdout, and to ``md_out`` and ``payload`` to ``json_out`` (via
+    :func:`write_results`) when given."""
+    click.echo(md)
+    if json_out:
+        write_results(json_out, payload)
+    if md_out:
+        atomic_write(md_out, md)
+
+
 def _json_default(value: Any) -> Any:
     """numpy scalars and arrays (``.tolist()``/``.item()``), everything else by ``float``."""
     for attr in ("tolist", "item"):

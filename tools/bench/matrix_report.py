@@ -21,6 +21,7 @@ ROW_NAMES = {
     ("iql", "trca"): "IQL, TRCA (shipped rubric)",
     ("iql", "trca-built"): "IQL, TRCA (rubric built from the data, unreviewed)",
     ("iql", "coren"): "IQL, COREN",
+    ("iql", "potential"): "IQL, success-model potential (no judge)",
     ("bc-labeled", "trca-built"): "BC on successes, steps the labels keep (TRCA built)",
     ("awr", "trca-built"): "AWR on TRCA advantages (built)",
     ("bc", "sparse"): "BC on successes (sparse)",
@@ -228,7 +229,7 @@ def markdown(store: RowStore, plan: Sequence[dict[str, Any]], targets: dict[str,
             lines += _table(["world", "row", *(f"{n} episodes" for n in sizes)], body)
     body = []
     for w in _worlds(plan):
-        for src in ("trca", "trca-built", "coren"):
+        for src in ("trca", "trca-built", "coren", "potential"):
             cells = []
             for n in sizes:
                 d, s = (_find(agg, w["world"], "iql", x, n, *HEADLINE) for x in (src, "sparse"))
