@@ -41,7 +41,7 @@ def test_the_response_only_log_how_to(tmp_path, cli):
     q = cli("label", "quality", str(labeled), "--json")
     assert q.returncode == 0, q.stderr
     auroc = {c["channel"]: c["auroc_progress"] for c in json.loads(q.stdout)["channels"]}
-    assert auroc["potential.delta"] >= 0.75, auroc  # 0.80 when measured
+    assert auroc["potential.delta"] >= 0.75, auroc  # 0.795 when measured
     assert auroc["trca.total"] > auroc["env.reward"] + 0.05, auroc
     ckpt, bundle = tmp_path / "ckpt", tmp_path / "bundle"
     t = cli("train", str(labeled), "--algo", "iql", "--reward", "potential", "--steps", "40",
