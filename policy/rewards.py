@@ -1,8 +1,10 @@
-"""Reward sources for offline RL: ``sparse``, ``coren``, ``trca`` or any stored ``METHOD.CHANNEL``.
+"""Reward sources for offline RL: ``sparse``, ``coren``, ``trca``, ``potential`` or any stored
+``METHOD.CHANNEL``.
 
 - ``sparse``: only the environment's outcome: 1.0 on the last step of a successful episode, else 0.
 - ``coren``: ``labels["coren"]["ensemble"]`` per step (the COREN labeler's ensembled reward).
 - ``trca``: ``labels["trca"]["total"]`` per step (TRCA's r = (1-λ) r^F + λ r^B).
+- ``potential``: ``labels["potential"]["delta"]`` per step (the success-model potential's ΔΦ).
 - ``METHOD.CHANNEL``: any stored channel, e.g. ``coren.contextual``, ``trca.breakthrough``.
 
 Dense sources add the terminal success reward (``terminal_bonus``, default 1.0), as TRCA's returns do, so the
@@ -59,7 +61,7 @@ def parse_reward(
     method, dot, channel = t.partition(".")
     if not dot or not method or not channel:
         raise RewardError(
-            f"unknown reward {text!r}: expected sparse, coren, trca or METHOD.CHANNEL "
+            f"unknown reward {text!r}: expected sparse, coren, trca, potential or METHOD.CHANNEL "
             "(e.g. coren.contextual, trca.breakthrough)"
         )
     return RewardSpec(t, method, channel, terminal_bonus, scale, detour_penalty)

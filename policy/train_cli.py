@@ -25,7 +25,8 @@ from models.cli_options import fail, progress_option
     "--reward",
     default="sparse",
     show_default=True,
-    help="sparse (success flag only) | coren (coren.ensemble) | trca (trca.total) | METHOD.CHANNEL.",
+    help="sparse (success flag only) | coren (coren.ensemble) | trca (trca.total) | potential "
+    "(potential.delta) | METHOD.CHANNEL.",
 )
 @click.option(
     "--terminal-bonus",
