@@ -11,3 +11,5 @@ python -m tools.bench.bench_matrix --world twc-easy --seeds 1,2 --sources sparse
     --out tools/results/bench_matrix
 python -m tools.bench.bench_matrix --world twc-easy --seeds 1 --sources sparse,trca-built --algos iql $W \
     --out tools/results/bench_matrix
+python -m tools.bench.bench_matrix --world twc-hard --seeds 0 --sources sparse,trca-built,potential \
+    --algos iql,bc,bc-labeled,awr $W --out tools/results/bench_matrix
