@@ -13,3 +13,6 @@ python -m tools.bench.bench_matrix --world twc-easy --seeds 1 --sources sparse,t
     --out tools/results/bench_matrix
 python -m tools.bench.bench_matrix --world twc-hard --seeds 0 --sources sparse,trca-built,potential \
     --algos iql,bc,bc-labeled,awr $W --out tools/results/bench_matrix
+python -m tools.bench.bench_matrix --world scienceworld-find-animal --seeds 0 --sources sparse,trca-built,potential \
+    --algos iql,bc --sizes 120 --clients guard --test-episodes 20 --steps 1000 --llm-episodes 0 --expert-sizes 0 \
+    --work-dir runs/matrix --out tools/results/bench_matrix_sw
