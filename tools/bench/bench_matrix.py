@@ -131,14 +131,41 @@ class Matrix:
 
     # ------------------------------------------------------------------ rows
 
-    def run_unit(self, u: Unit) -> None:
-        todo = [r for r in u.rows if not self.done(r)]
-        if not todo:
+    def decisions(self, wd: WorldData, policy: Path, test_episodes: int) -> dict[str, Any]:
+        """Where a policy's decisions fail, per verb, on the test split's gold paths (``edgejudge
+        decisions``): read beside its success to tell what it learned from what it could not."""
+        gold = wd.test_gold(test_episodes)
+        report = json.loads(edgejudge("decisions", str(policy), str(gold), "--json"))
+        return {k: report[k] for k in ("decisions", "accuracy", "verbs")}
+
+    def backfill(self, u: Unit, wd: WorldData, ckpt: Path) -> None:
+        """Finished rows of ``u`` without their gold-path decisions or label quality (rows made before
+        either was recorded) get them from the checkpoint and labels still in the work folder."""
+        rows = [self.store.get(r) for r in u.rows]
+        lacking = [
+            r
+            for r in rows
+            if r and r.get("status") == "ok" and ("gold_decisions" not in r or "label_quality" not in r)
+        ]
+        if not lacking or not (ckpt / "checkpoint.json").is_file():
             return
+        self.log(f"{u.world.label}: decisions and label quality of {u.name}")
+        extra = {
+            "gold_decisions": self.decisions(wd, ckpt, lacking[0]["test_episodes"]),
+            "label_quality": wd.label_quality(u.source, u.episodes),
+        }
+        for r in lacking:
+            self.store.put(r["config"], {**{k: v for k, v in r.items() if k != "config"}, **extra})
+
+    def run_unit(self, u: Unit) -> None:
         base = {k: v for k, v in u.rows[0].items() if k not in ("client", "runner")}
         wd = self.data(u.world)
         ckpt = wd.dir / "ckpt" / f"{u.name}-{short_hash(base)}"
         bundle = wd.dir / "bundle" / f"{u.name}-{short_hash(base)}"
+        todo = [r for r in u.rows if not self.done(r)]
+        if not todo:
+            self.backfill(u, wd, ckpt)
+            return
         try:
             data, info = wd.training_file(u.source, u.episodes)
         except click.ClickException as e:
@@ -181,11 +208,8 @@ class Matrix:
         if not (bundle / "manifest.json").is_file():
             self.log(f"{u.world.label}: export {u.name}")
             edgejudge("export", str(ckpt), "--out", str(bundle), "--json")
-        decisions = None
-        if u.source == EXPERT:  # the ceiling: where its decisions fail, per verb, on the test gold paths
-            gold = wd.test_gold(base["test_episodes"])
-            decisions = json.loads(edgejudge("decisions", str(bundle), str(gold), "--json"))
-            decisions = {k: decisions[k] for k in ("decisions", "accuracy", "verbs")}
+        decisions = self.decisions(wd, bundle, base["test_episodes"])
+        labels = wd.label_quality(u.source, u.episodes)
         common = [
             "--split",
             "test",
@@ -200,9 +224,13 @@ class Matrix:
             guard = "--loop-guard" if r["client"] == "guard" else "--no-loop-guard"
             serve = ["--serve"] if r["runner"] == "edge-serve" else []
             out, wall, cpu = self.timed(edgejudge, "eval", str(bundle), *serve, guard, *common)
-            res = {**_summary(json.loads(out)), **info, **train_info}
-            if decisions is not None:
-                res["gold_decisions"] = decisions
+            res = {
+                **_summary(json.loads(out)),
+                **info,
+                **train_info,
+                "gold_decisions": decisions,
+                "label_quality": labels,
+            }
             res.update(eval_seconds=round(wall, 1), eval_cpu_seconds=round(cpu, 1))
             if r["runner"] != "edge-serve":
                 res["agrees_with_edge_serve"] = self.agreement(r, res)
@@ -255,6 +283,8 @@ class Matrix:
             mine = [r for u in us for r in u.rows] + bs
             plan += mine
             if all(self.done(r) for r in mine):
+                for u in us if not self.baselines_only else []:
+                    self.run_unit(u)  # only fills in what finished rows lack
                 continue
             try:
                 for cfg in bs:
@@ -309,7 +339,8 @@ def _words(text: str | None) -> tuple[str, ...] | None:
     "worlds",
     multiple=True,
     help="A preset (twc-easy, twc-medium, twc-hard, cookingworld-small, cookingworld-large, "
-    "scienceworld-find-animal) or LABEL=ADAPTER:TASK[PARAMS]@MAX_STEPS; repeatable.",
+    "scienceworld-find-animal, scienceworld-lifespan-longest-lived) or LABEL=ADAPTER:TASK[PARAMS]@MAX_STEPS; "
+    "repeatable.",
 )
 @click.option("--sizes", help="Training episodes per data size, comma-separated (e.g. 30,60,120,250).")
 @click.option("--seeds", help="Training seeds, comma-separated.")
@@ -355,6 +386,13 @@ def _words(text: str | None) -> tuple[str, ...] | None:
     type=click.Path(exists=True, dir_okay=False),
     help="Take the finished rows of another results file (a run elsewhere) into OUT.json; repeatable.",
 )
+@click.option(
+    "--ceiling",
+    "ceiling_file",
+    type=click.Path(exists=True, dir_okay=False),
+    help="A results file with imitation-ceiling rows (BC on expert episodes of the same worlds) to show "
+    "beside this one's rows: a line in the tables and plots, and per-verb decisions against them.",
+)
 @click.option("--baselines-only", is_flag=True, help="Compute only the random and LLM-as-agent rows.")
 @click.option("--report-only", is_flag=True, help="Write OUT.json/.md/.png from the rows already there.")
 @click.option("--dry-run", is_flag=True, help="List the rows and whether each is done; compute nothing.")
@@ -376,6 +414,7 @@ def main(
     out,
     keep_bundles,
     merge_files,
+    ceiling_file,
     baselines_only,
     report_only,
     dry_run,
@@ -420,6 +459,10 @@ def main(
         for key, row in RowStore(other).rows.items():
             if row.get("status") in FINAL and store.rows.get(key, {}).get("status") not in FINAL:
                 store.rows[key] = row
+    try:
+        ceiling = list(RowStore(ceiling_file).rows.values()) if ceiling_file else []
+    except ValueError as e:
+        raise click.ClickException(str(e)) from None
     m = Matrix(s, ws, Path(work_dir).resolve(), store, keep_bundles)
     m.baselines_only = baselines_only
     plan = [r for w in ws for u in units(w, s) for r in u.rows] + [r for w in ws for r in baseline_rows(w, s)]
@@ -434,7 +477,7 @@ def main(
     if report_only:
         store.meta = {**store.meta, **meta}
         store.save()
-        write_report(store, plan, Path(out))
+        write_report(store, plan, Path(out), ceiling=ceiling)
         click.echo(f"{sum(m.done(r) for r in plan)} of {len(plan)} rows done; wrote {out}.json, .md, .png")
         return
     if dry_run:
@@ -461,7 +504,7 @@ def main(
     ]
     store.meta = {**meta, "runs": runs[-20:]}
     store.save()
-    write_report(store, plan, Path(out))
+    write_report(store, plan, Path(out), ceiling=ceiling)
     click.echo(
         f"{m.computed} rows computed, {reused} reused, {len(plan) - m.computed - reused} unfinished; "
         f"{wall:.0f} s ({cpu:.0f} CPU-s); wrote {out}.json, {out}.md, {out}.png"

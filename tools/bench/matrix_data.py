@@ -10,6 +10,7 @@ file, COREN the largest of the COREN sizes; a smaller labeled file is the labele
 from __future__ import annotations
 
 import hashlib
+import json
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -108,7 +109,7 @@ class WorldData:
         task type found in it; success-grounded, no hand edit): what a user with ``n`` episodes gets."""
         from labeler.dataset import read_trajectories
 
-        path = self.dir / f"data-n{n}.{BUILT_TRCA}.jsonl.gz"
+        path = self.label_path(BUILT_TRCA, n)
         if path.exists():
             return path
         plain = self.plain(n)
@@ -126,6 +127,44 @@ class WorldData:
         edgejudge("label", "trca", str(plain), *rubric_args, "--out", str(path))
         return path
 
+    def label_path(self, source: str, n: int) -> Path:
+        """Where the ``n``-episode training file labeled for ``source`` is kept (made or not)."""
+        if source == EXPERT:
+            return self.dir / f"expert-n{n}.jsonl.gz"
+        if source == "sparse":
+            return self.dir / f"data-n{n}.jsonl.gz"
+        return self.dir / f"data-n{n}.{self._label_tag(source)}.jsonl.gz"
+
+    def label_quality(self, source: str, n: int) -> dict[str, Any] | None:
+        """The labels behind a row: per-step AUROC of the reward channel of ``source`` against score progress
+        and the gold path (``label quality``), and its success separation (``label quality --check``); None
+        for the success flag and expert episodes, or when the labeled file is not there. Cached beside it."""
+        from labeler.dataset import read_trajectories
+        from labeler.label_check import check_channels
+        from labeler.quality import measure
+        from policy.rewards import parse_reward
+
+        path = self.label_path(source, n)
+        if source in ("sparse", EXPERT) or not path.exists():
+            return None
+        cache = path.with_name(path.name.removesuffix(".jsonl.gz") + ".quality.json")
+        if cache.exists():
+            return json.loads(cache.read_text())
+        spec = parse_reward("trca" if source == BUILT_TRCA else source)
+        channel = f"{spec.method}.{spec.channel}"
+        trajs = read_trajectories(path)
+        q = next((c for c in measure(trajs).channels if c.channel == channel), None)
+        checks = check_channels(trajs, [channel])
+        out = {
+            "channel": channel,
+            "auroc_progress": q.auroc_progress if q else None,
+            "auroc_gold": q.auroc_gold if q else None,
+            "check": checks[0].verdict if checks else None,
+            "check_auroc": checks[0].auroc if checks else None,
+        }
+        cache.write_text(json.dumps(out))
+        return out
+
     def training_file(self, source: str, n: int) -> tuple[Path, dict[str, Any]]:
         """The success-scarce training file of ``n`` episodes labeled for ``source``, and its statistics."""
         from labeler.dataset import read_trajectories, write_trajectories
@@ -137,7 +176,7 @@ class WorldData:
         elif source == "sparse":
             path = self.plain(n)
         elif source == "potential":  # cross-fitted on the file itself: each size is labeled on its own
-            path = self.dir / f"data-n{n}.potential.jsonl.gz"
+            path = self.label_path("potential", n)
             if not path.exists():
                 edgejudge("label", "potential", str(self.plain(n)), "--out", str(path))
         else:
@@ -160,7 +199,7 @@ class WorldData:
                 )
                 edgejudge("label", source, str(self.plain(big_n)), "--out", str(big), *extra)
                 self.log(f"{self.w.label}: labeled in {time.perf_counter() - t0:.0f} s")
-            path = self.dir / f"data-n{n}.{tag}.jsonl.gz"
+            path = self.label_path(source, n)
             if not path.exists():
                 ids = {t.id for t in read_trajectories(plain)}
                 write_trajectories(path, [t for t in read_trajectories(big) if t.id in ids])

@@ -44,9 +44,17 @@ PRESETS: dict[str, World] = {
         World("twc-easy", "twx:twc", "level=easy", 40, "success", 0.90),
         World("twc-medium", "twx:twc", "level=medium", 60, "success", 0.75),
         World("twc-hard", "twx:twc", "level=hard", 80, "success", 0.60),
-        World("cookingworld-small", "twx:cookingworld", "level=small", 40, "success", 0.60),
+        World("cookingworld-small", "twx:cookingworld", "level=small", 40, "success", 0.70),
         World("cookingworld-large", "twx:cookingworld", "level=large", 80),
         World("scienceworld-find-animal", "scienceworld:find-animal", None, 60, "score", 0.50),
+        World(
+            "scienceworld-lifespan-longest-lived",
+            "scienceworld:lifespan-longest-lived",
+            None,
+            20,
+            "score",
+            0.50,
+        ),
     )
 }
 

@@ -117,28 +117,37 @@ def _table(header: list[str], body: list[list[str]]) -> list[str]:
     ]
 
 
+def _ceiling_size(agg, world: str) -> int | None:
+    """The largest number of expert episodes of a world's imitation-ceiling rows."""
+    return max((k[3] for k in agg if k[0] == world and k[2] == "expert"), default=None)
+
+
 def _headline(agg, plan, top: int, targets) -> list[list[str]]:
-    """Per world: every trained row at the largest size (guard and argmax via edge-serve), random, LLM."""
+    """Per world: every trained row at the largest size (guard and argmax via edge-serve), the imitation
+    ceiling at its own size, random, LLM."""
     body = []
     for w in _worlds(plan):
         name = w["world"]
         metric, target = targets.get(name, ("success", None))
         for algo, src in ORDER:
             runner, n = ("in-process", 0) if algo in ("random", "llm-agent") else ("edge-serve", top)
+            if src == "expert":
+                n = _ceiling_size(agg, name) or top
             guard = _find(agg, name, algo, src, n, "guard", runner)
             argmax = _find(agg, name, algo, src, n, "argmax", runner)
             g = guard or argmax
             if g is None:
                 continue
             verdict = ""
-            if target is not None and guard is not None and runner == "edge-serve":
+            if target is not None and guard is not None and runner == "edge-serve" and src != "expert":
                 value = guard["mean"] if metric == "success" else (guard["score"] or 0.0)
                 verdict = f"{'met' if value >= target else 'missed'}: {metric} {value:.2f} vs {target:.2f}"
             score = "" if g["score"] is None else f"{g['score']:.2f}"
+            label = ROW_NAMES[(algo, src)] + (f", {n} episodes" if src == "expert" else "")
             body.append(
                 [
                     name,
-                    ROW_NAMES[(algo, src)],
+                    label,
                     _cell(guard),
                     _cell(argmax),
                     score,
@@ -194,9 +203,125 @@ def _decision_tables(rows: Sequence[dict[str, Any]], min_decisions: int = 20) ->
     return lines + _table(["world", "verb", "decisions", "accuracy", "instead"], body)
 
 
-def markdown(store: RowStore, plan: Sequence[dict[str, Any]], targets: dict[str, tuple[str, float]]) -> str:
+DENSE = {"trca", "trca-built", "coren", "potential"}
+
+
+def _verbs(group: dict[str, Any]) -> dict[str, list[int]] | None:
+    """A group's gold-path decisions pooled over its seeds: verb -> [right, decisions] (None when a seed's
+    row has none)."""
+    out: dict[str, list[int]] = {}
+    for r in group["rows"]:
+        d = r.get("gold_decisions")
+        if not d:
+            return None
+        for verb, v in d["verbs"].items():
+            acc = out.setdefault(verb, [0, 0])
+            acc[0] += v["right"]
+            acc[1] += v["decisions"]
+    return out
+
+
+def _best(agg, world: str, n: int, dense: bool) -> tuple[tuple[str, str], dict[str, Any]] | None:
+    """The most successful trained row (edge-serve, guard) of a world and size with gold-path decisions,
+    among the dense-label rows or the success-flag rows."""
+    found = []
+    for algo, src in TRAINED:
+        g = _find(agg, world, algo, src, n, *HEADLINE)
+        if g is not None and (src in DENSE) == dense and _verbs(g) is not None:
+            found.append(((algo, src), g))
+    return max(found, key=lambda x: x[1]["mean"], default=None)
+
+
+def _verb_gap_tables(agg, plan, top: int, min_decisions: int = 20) -> list[str]:
+    """Per world: per-verb decision accuracy on the test gold paths of the imitation ceiling, the best
+    dense-label row and the best success-flag row: which decisions the labels win back and which stay
+    capped."""
+    body = []
+    for w in _worlds(plan):
+        world = w["world"]
+        m = _ceiling_size(agg, world)
+        ceil = m and (
+            _find(agg, world, "bc", "expert", m, *HEADLINE)
+            or _find(agg, world, "bc", "expert", m, "argmax", "edge-serve")
+        )
+        dense, sparse = _best(agg, world, top, True), _best(agg, world, top, False)
+        if dense is None:
+            continue
+        cols = [_verbs(ceil) if ceil else None, _verbs(dense[1]), _verbs(sparse[1]) if sparse else None]
+        verbs = sorted(
+            {v for c in cols if c for v, (_, n) in c.items() if n >= min_decisions},
+            key=lambda v: -max(c[v][1] for c in cols if c and v in c),
+        )
+        names = f"{ROW_NAMES[dense[0]]} ({_pct(dense[1]['mean'])})" + (
+            f" / {ROW_NAMES[sparse[0]]} ({_pct(sparse[1]['mean'])})" if sparse else ""
+        )
+        for verb in [*verbs, "**all**"]:
+            cells = []
+            for c in cols:
+                if c is None:
+                    cells.append("")
+                    continue
+                right, n = (
+                    [sum(x[0] for x in c.values()), sum(x[1] for x in c.values())]
+                    if verb == "**all**"
+                    else c.get(verb, [0, 0])
+                )
+                cells.append(f"{right / n:.2f} ({n})" if n else "")
+            body.append([f"{world}: {names}", verb, *cells])
+    if not body:
+        return []
+    return [
+        "",
+        f"### Where the labels help: per-verb decisions on the test gold paths ({top} episodes)",
+        "",
+        "`edgejudge decisions` of each row's policy on the gold paths of the same test games, pooled over "
+        "seeds (accuracy, decisions): the imitation ceiling, the best dense-label row and the best "
+        f"success-flag row of each world (named first); verbs with at least {min_decisions} decisions.",
+        "",
+        *_table(["world: best dense / best sparse", "verb", "ceiling", "best dense", "best sparse"], body),
+    ]
+
+
+def _label_table(rows: Sequence[dict[str, Any]]) -> list[str]:
+    """The labels behind the rows: per training file and source, the reward channel's per-step AUROC and
+    success separation."""
+    seen: dict[tuple, dict[str, Any]] = {}
+    for r in rows:
+        if r.get("label_quality"):
+            seen.setdefault((r["world"], r["train_episodes"], r["source"]), r["label_quality"])
+    if not seen:
+        return []
+
+    def f(x: float | None) -> str:
+        return "" if x is None else f"{x:.3f}"
+
+    body = [
+        [world, str(n), src, q["channel"], f(q["auroc_progress"]), f(q["auroc_gold"]),
+         f"{q['check']} ({f(q['check_auroc'])})" if q.get("check") else ""]
+        for (world, n, src), q in sorted(seen.items())
+    ]  # fmt: skip
+    return [
+        "",
+        "### The labels behind the rows",
+        "",
+        "Each training file's reward channel: per-step AUROC against score progress and the gold path "
+        "(`edgejudge label quality`), and the success separation of its mean per episode "
+        "(`label quality --check`: *in-sample* when the labels were fit on the same flags).",
+        "",
+        *_table(["world", "episodes", "source", "channel", "AUROC progress", "AUROC gold", "check"], body),
+    ]
+
+
+def markdown(
+    store: RowStore,
+    plan: Sequence[dict[str, Any]],
+    targets: dict[str, tuple[str, float]],
+    ceiling: Sequence[dict[str, Any]] = (),
+) -> str:
+    """The report of ``plan``'s rows in ``store``; ``ceiling``: imitation-ceiling rows of another results
+    file (BC on expert episodes of the same worlds), shown beside them."""
     rows = store.select(plan)
-    agg = aggregate(rows)
+    agg = aggregate([*rows, *(r for r in ceiling if r.get("source") == "expert")])
     meta = store.meta
     sizes = sorted({r["train_episodes"] for r in plan if r["train_episodes"]})
     top = max(sizes) if sizes else 0
@@ -243,6 +368,8 @@ def markdown(store: RowStore, plan: Sequence[dict[str, Any]], targets: dict[str,
             "",
         ]
         lines += _table(["world", "source", *(f"{n} episodes" for n in sizes)], body)
+    lines += _verb_gap_tables(agg, plan, top)
+    lines += _label_table(rows)
     lines += _decision_tables(rows)
     checks = [r for r in rows if r.get("runner") == "in-process" and r.get("agrees_with_edge_serve")]
     if checks:
@@ -307,15 +434,15 @@ def markdown(store: RowStore, plan: Sequence[dict[str, Any]], targets: dict[str,
     return "\n".join(lines) + "\n"
 
 
-def plot(store: RowStore, plan: Sequence[dict[str, Any]]) -> bytes:
-    """Success per world and source (headline client, largest size) with 95 % intervals, and the data-size
-    curves per world; PNG bytes."""
+def plot(store: RowStore, plan: Sequence[dict[str, Any]], ceiling: Sequence[dict[str, Any]] = ()) -> bytes:
+    """Success per world and source (headline client, largest size) with 95 % intervals, and per world the
+    data-size curves with the imitation ceiling and random as lines; PNG bytes."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    agg = aggregate(store.select(plan))
+    agg = aggregate([*store.select(plan), *(r for r in ceiling if r.get("source") == "expert")])
     worlds = [w["world"] for w in _worlds(plan)]
     sizes = sorted({r["train_episodes"] for r in plan if r["train_episodes"]})
     top = max(sizes) if sizes else 0
@@ -370,6 +497,10 @@ def plot(store: RowStore, plan: Sequence[dict[str, Any]]) -> bytes:
         rnd = _find(agg, world, "random", "-", 0, "argmax", "in-process")
         if rnd:
             ax.axhline(rnd["mean"], color="grey", linestyle=":", label="random")
+        m = _ceiling_size(agg, world)
+        ceil = _find(agg, world, "bc", "expert", m, *HEADLINE) if m else None
+        if ceil:
+            ax.axhline(ceil["mean"], color="black", linestyle="--", label=f"imitation ceiling ({m} expert)")
         ax.set_xscale("log")
         ax.minorticks_off()
         ax.set_xticks(sizes, [str(n) for n in sizes])
@@ -384,9 +515,15 @@ def plot(store: RowStore, plan: Sequence[dict[str, Any]]) -> bytes:
     return buf.getvalue()
 
 
-def write_report(store: RowStore, plan: Sequence[dict[str, Any]], out: str | Path, targets=None) -> None:
+def write_report(
+    store: RowStore,
+    plan: Sequence[dict[str, Any]],
+    out: str | Path,
+    targets=None,
+    ceiling: Sequence[dict[str, Any]] = (),
+) -> None:
     from tools.bench.matrix_plan import PRESETS
 
     targets = targets or {k: (w.metric, w.target) for k, w in PRESETS.items() if w.target is not None}
-    atomic_write(f"{out}.md", markdown(store, plan, targets))
-    atomic_write(f"{out}.png", plot(store, plan))
+    atomic_write(f"{out}.md", markdown(store, plan, targets, ceiling))
+    atomic_write(f"{out}.png", plot(store, plan, ceiling))

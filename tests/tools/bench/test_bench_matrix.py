@@ -41,6 +41,10 @@ def test_tiny_matrix_writes_json_md_png_and_resumes(tmp_path):
     served = rows[("iql", "trca", "edge-serve")]
     assert served["train_episodes"] == 6 and served["source"] == "trca" and served["client"] == "guard"
     assert served["train_success_rate"] <= 0.3 and served["detour_penalty"] == 0.05
+    # every trained row: its decisions on the test gold paths, and the labels it learned from
+    assert served["gold_decisions"]["decisions"] > 0 and "take" in served["gold_decisions"]["verbs"]
+    labels = served["label_quality"]
+    assert labels["channel"] == "trca.total" and 0 <= labels["auroc_progress"] <= 1
     check = rows[("iql", "trca", "in-process")]["agrees_with_edge_serve"]
     assert check == {"episodes_equal": 2, "of": 2}  # the in-process runner acts exactly as edge-serve
     md = (tmp_path / "res" / "m.md").read_text()
@@ -64,6 +68,18 @@ def test_tiny_matrix_writes_json_md_png_and_resumes(tmp_path):
     again = json.loads((tmp_path / "res" / "m.json").read_text())
     assert again["rows"] == payload["rows"] and ckpts[0].stat().st_mtime == mtime
     assert len(again["meta"]["runs"]) == 2
+
+    # a row made before decisions and label quality were recorded gets them from its checkpoint
+    for r in again["rows"]:
+        if r["source"] == "trca-built":
+            del r["gold_decisions"], r["label_quality"]
+    (tmp_path / "res" / "m.json").write_text(json.dumps(again))
+    assert "0 rows computed, 5 reused" in run()
+    third = json.loads((tmp_path / "res" / "m.json").read_text())["rows"]
+    third = {(r["source"], r["runner"]): r for r in third}
+    built_again = third[("trca-built", "edge-serve")]
+    assert built_again["gold_decisions"] == built["gold_decisions"]
+    assert built_again["label_quality"] == built["label_quality"]
 
 
 def test_an_empty_expert_size_list_plans_no_ceiling_rows(tmp_path):

@@ -22,3 +22,42 @@ def test_report_pools_seeds_and_lists_rows_without_a_result(tmp_path):
     assert "Rows without a result:" in md and "not run" in md  # the last row was never computed
     assert "### Dense labels minus sparse" in md
     assert (tmp_path / "m.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def _verbs(take: tuple[int, int], put: tuple[int, int]) -> dict:
+    verbs = {
+        v: {"right": r, "decisions": n, "accuracy": r / n, "wrong_picks": {}}
+        for v, (r, n) in (("take", take), ("put", put))
+    }
+    right, n = take[0] + put[0], take[1] + put[1]
+    return {"decisions": n, "accuracy": right / n, "verbs": verbs}
+
+
+def test_report_sets_the_ceiling_and_the_labels_beside_the_rows(tmp_path):
+    from tools.bench.matrix_report import markdown
+
+    w = parse_world("twc-easy")
+    s = with_overrides(QUICK, sizes=(10,), seeds=(0, 1), sources=("sparse", "trca"), algos=("iql",))
+    plan = [r for u in units(w, s) for r in u.rows if r["runner"] == "edge-serve"]
+    store = RowStore(tmp_path / "m.json")
+    for cfg in plan:
+        dense = cfg["source"] == "trca"
+        k = 7 if dense else 4
+        store.put(cfg, {"status": "ok", "episodes": 10, "successes": k, "success_rate": k / 10,
+                        "ci95": [0.2, 0.8], "mean_score": 0.7, "per_episode": [],
+                        "gold_decisions": _verbs((18, 20), (15, 20) if dense else (10, 20)),
+                        "label_quality": {"channel": "trca.total", "auroc_progress": 0.93,
+                                          "auroc_gold": 0.75, "check": "in-sample", "check_auroc": 0.97}
+                        if dense else None})  # fmt: skip
+    ceiling = {**plan[0], "source": "expert", "algo": "bc", "train_episodes": 200, "seed": 0,
+               "status": "ok", "episodes": 10, "successes": 9, "success_rate": 0.9, "ci95": [0.6, 0.98],
+               "mean_score": 0.9, "per_episode": [],
+               "gold_decisions": _verbs((20, 20), (19, 20))}  # fmt: skip
+    md = markdown(store, plan, {"twc-easy": ("success", 0.9)}, [ceiling])
+    line = next(x for x in md.splitlines() if "imitation ceiling" in x and x.startswith("| twc-easy"))
+    assert "200 episodes" in line and "90 %" in line and "missed" not in line  # no success-scarce verdict
+    assert "### Where the labels help" in md
+    put = next(x for x in md.splitlines() if "| put |" in x)
+    # ceiling 19/20, best dense (TRCA, both seeds pooled) 30/40, best sparse 20/40
+    assert "| 0.95 (20) | 0.75 (40) | 0.50 (40) |" in put
+    assert "| twc-easy | 10 | trca | trca.total | 0.930 | 0.750 | in-sample (0.970) |" in md
