@@ -124,15 +124,15 @@ def _ceiling_size(agg, world: str) -> int | None:
 
 def _headline(agg, plan, top: int, targets) -> list[list[str]]:
     """Per world: every trained row at the largest size (guard and argmax via edge-serve), the imitation
-    ceiling at its own size, random, LLM."""
+    ceiling at each of its sizes, random, LLM."""
     body = []
     for w in _worlds(plan):
         name = w["world"]
         metric, target = targets.get(name, ("success", None))
-        for algo, src in ORDER:
-            runner, n = ("in-process", 0) if algo in ("random", "llm-agent") else ("edge-serve", top)
-            if src == "expert":
-                n = _ceiling_size(agg, name) or top
+        expert = sorted({k[3] for k in agg if k[0] == name and k[2] == "expert"}, reverse=True)
+        for algo, src, n in ((a, s, n) for a, s in ORDER for n in (expert if s == "expert" else [top])):
+            runner = "in-process" if algo in ("random", "llm-agent") else "edge-serve"
+            n = 0 if runner == "in-process" else n
             guard = _find(agg, name, algo, src, n, "guard", runner)
             argmax = _find(agg, name, algo, src, n, "argmax", runner)
             g = guard or argmax
@@ -400,10 +400,20 @@ def markdown(
     if bad:
         lines += ["", "Rows without a result:", ""]
         for r in bad:
-            lines.append(
-                f"- {r['world']} {r['algo']}/{r['source']} n={r['train_episodes']} seed {r['seed']} "
-                f"{r['client']}: {r.get('status')} {r.get('reason', '')}".rstrip()
-            )
+            if r["status"] != "not run":
+                lines.append(
+                    f"- {r['world']} {r['algo']}/{r['source']} n={r['train_episodes']} seed {r['seed']} "
+                    f"{r['client']}: {r.get('status')} {r.get('reason', '')}".rstrip()
+                )
+        missing: dict[str, list[str]] = {}
+        for r in bad:
+            if r["status"] == "not run":
+                missing.setdefault(r["world"], []).append(
+                    f"{r['algo']}/{r['source']} n={r['train_episodes']} s{r['seed']}"
+                    + ("" if r["runner"] == "edge-serve" else f" {r['runner']}")
+                )
+        for world, what in missing.items():
+            lines.append(f"- {world}, not run ({len(what)}): {', '.join(what)}")
     done = [r for r in rows if r.get("status") == "ok"]
     if done:
         units = {
