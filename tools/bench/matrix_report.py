@@ -432,6 +432,15 @@ def markdown(
             f"evaluations {len(done)} ({ev:.0f} s wall, {ev_cpu:.0f} CPU-s); CPU-s are those of the finished "
             "subprocesses (a world's JVM is not always counted); exports are not timed.",
         ]
+        for w in _worlds(plan):
+            mine = [r for r in done if r["world"] == w["world"]]
+            t = sum(r.get("train_cpu_seconds", 0) for k, r in units.items() if k[0] == w["world"])
+            e = sum(r.get("eval_cpu_seconds", 0) for r in mine)
+            if mine:
+                lines.append(
+                    f"- {w['world']}: {(t + e) / 60:.0f} CPU-min "
+                    f"({t / 60:.0f} training, {e / 60:.0f} evaluation)"
+                )
     runs = meta.get("runs", [])
     if runs:
         full = max(runs, key=lambda x: x["rows_computed"])
