@@ -457,7 +457,11 @@ def main(
         raise click.ClickException(str(e)) from None
     for other in merge_files:
         for key, row in RowStore(other).rows.items():
-            if row.get("status") in FINAL and store.rows.get(key, {}).get("status") not in FINAL:
+            mine = store.rows.get(key, {})
+            newer = mine.get("status") not in FINAL or (
+                mine.get("status") == row.get("status") and set(row) > set(mine)  # backfilled elsewhere
+            )
+            if row.get("status") in FINAL and newer:
                 store.rows[key] = row
     try:
         ceiling = list(RowStore(ceiling_file).rows.values()) if ceiling_file else []

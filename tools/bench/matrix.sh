@@ -12,7 +12,7 @@ $M --world twc-easy --world cookingworld-small --world twc-medium --world twc-ha
 # seeds 1 and 2 of the recipe and the sparse baselines
 $M --world twc-easy --sizes 120 --seeds 1,2 --sources sparse,trca-built --algos bc,bc-labeled --llm-episodes 0 \
     --expert-sizes 0 $W
-$M --world twc-easy --sizes 120 --seeds 1 --sources sparse,trca-built --algos iql --llm-episodes 0 --expert-sizes 0 $W
+$M --world twc-easy --sizes 120 --seeds 1,2 --sources sparse,trca-built --algos iql --llm-episodes 0 --expert-sizes 0 $W
 $M --world twc-medium --world cookingworld-small --sizes 120 --seeds 1,2 --sources sparse,trca-built --algos iql,bc \
     --llm-episodes 0 --expert-sizes 0 $W
 # 30 episodes, with COREN (2 prompts, mean vote) on the two TWC worlds
@@ -21,12 +21,9 @@ $M --world twc-easy --world twc-medium --sizes 30 --seeds 0 --sources sparse,trc
 # BC on as many expert episodes as the 30- and 120-episode files hold successes (9, 36)
 $M --world twc-easy --world cookingworld-small --world twc-medium --sizes 30 --seeds 0 --sources sparse --algos bc \
     --llm-episodes 0 --expert-sizes 9,36 $W
-# the LLM-as-agent: the embedded judge picks by log-prob, with the loop guard, 20 test games
-$M --world twc-easy --world cookingworld-small --sizes 30 --seeds 0 --sources sparse --algos bc --llm-episodes 20 \
-    --expert-sizes 0 --baselines-only $W
 # the report of every row above, the imitation ceiling (tools/bench/ceiling.sh) beside them
 $M --world twc-easy --world cookingworld-small --world twc-medium --world twc-hard --sizes 30,120 --seeds 0,1,2 \
-    --sources sparse,trca-built,potential,coren --algos iql,bc,bc-labeled,awr --llm-episodes 20 --expert-sizes 9,36 \
+    --sources sparse,trca-built,potential,coren --algos iql,bc,bc-labeled,awr --llm-episodes 0 --expert-sizes 9,36 \
     $W --ceiling tools/results/bench_ceiling.json --report-only
 
 # ScienceWorld: two families outside the label benchmarks' tuning set, 20 test episodes each

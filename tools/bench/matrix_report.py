@@ -207,18 +207,18 @@ DENSE = {"trca", "trca-built", "coren", "potential"}
 
 
 def _verbs(group: dict[str, Any]) -> dict[str, list[int]] | None:
-    """A group's gold-path decisions pooled over its seeds: verb -> [right, decisions] (None when a seed's
-    row has none)."""
+    """A group's gold-path decisions pooled over the seeds that recorded them: verb -> [right, decisions]
+    (None when none did)."""
     out: dict[str, list[int]] = {}
     for r in group["rows"]:
         d = r.get("gold_decisions")
         if not d:
-            return None
+            continue
         for verb, v in d["verbs"].items():
             acc = out.setdefault(verb, [0, 0])
             acc[0] += v["right"]
             acc[1] += v["decisions"]
-    return out
+    return out or None
 
 
 def _best(agg, world: str, n: int, dense: bool) -> tuple[tuple[str, str], dict[str, Any]] | None:
@@ -255,7 +255,7 @@ def _verb_gap_tables(agg, plan, top: int, min_decisions: int = 20) -> list[str]:
         names = f"{ROW_NAMES[dense[0]]} ({_pct(dense[1]['mean'])})" + (
             f" / {ROW_NAMES[sparse[0]]} ({_pct(sparse[1]['mean'])})" if sparse else ""
         )
-        for verb in [*verbs, "**all**"]:
+        for i, verb in enumerate([*verbs, "**all**"]):
             cells = []
             for c in cols:
                 if c is None:
@@ -267,7 +267,7 @@ def _verb_gap_tables(agg, plan, top: int, min_decisions: int = 20) -> list[str]:
                     else c.get(verb, [0, 0])
                 )
                 cells.append(f"{right / n:.2f} ({n})" if n else "")
-            body.append([f"{world}: {names}", verb, *cells])
+            body.append([f"{world}: {names}" if i == 0 else "", verb, *cells])
     if not body:
         return []
     return [
@@ -275,8 +275,9 @@ def _verb_gap_tables(agg, plan, top: int, min_decisions: int = 20) -> list[str]:
         f"### Where the labels help: per-verb decisions on the test gold paths ({top} episodes)",
         "",
         "`edgejudge decisions` of each row's policy on the gold paths of the same test games, pooled over "
-        "seeds (accuracy, decisions): the imitation ceiling, the best dense-label row and the best "
-        f"success-flag row of each world (named first); verbs with at least {min_decisions} decisions.",
+        "the seeds that recorded them (accuracy, decisions): the imitation ceiling, the best dense-label row "
+        "and the best success-flag row of each world (named first); verbs with at least "
+        f"{min_decisions} decisions.",
         "",
         *_table(["world: best dense / best sparse", "verb", "ceiling", "best dense", "best sparse"], body),
     ]
@@ -323,7 +324,7 @@ def markdown(
     rows = store.select(plan)
     agg = aggregate([*rows, *(r for r in ceiling if r.get("source") == "expert")])
     meta = store.meta
-    sizes = sorted({r["train_episodes"] for r in plan if r["train_episodes"]})
+    sizes = sorted({r["train_episodes"] for r in plan if r["train_episodes"] and r["source"] != "expert"})
     top = max(sizes) if sizes else 0
     lines = [
         f"Benchmark matrix ({meta.get('size', '?')} size): `{meta.get('command', '')}`; "
@@ -463,7 +464,7 @@ def plot(store: RowStore, plan: Sequence[dict[str, Any]], ceiling: Sequence[dict
 
     agg = aggregate([*store.select(plan), *(r for r in ceiling if r.get("source") == "expert")])
     worlds = [w["world"] for w in _worlds(plan)]
-    sizes = sorted({r["train_episodes"] for r in plan if r["train_episodes"]})
+    sizes = sorted({r["train_episodes"] for r in plan if r["train_episodes"] and r["source"] != "expert"})
     top = max(sizes) if sizes else 0
     fig, axes = plt.subplots(1, 1 + len(worlds), figsize=(5 + 4 * len(worlds), 4), squeeze=False)
     ax = axes[0][0]
