@@ -117,9 +117,31 @@ def _table(header: list[str], body: list[list[str]]) -> list[str]:
     ]
 
 
-def _ceiling_size(agg, world: str) -> int | None:
-    """The largest number of expert episodes of a world's imitation-ceiling rows."""
-    return max((k[3] for k in agg if k[0] == world and k[2] == "expert"), default=None)
+def _expert_sizes(agg, world: str) -> list[int]:
+    """The numbers of expert episodes of a world's imitation-ceiling rows, largest first."""
+    return sorted({k[3] for k in agg if k[0] == world and k[2] == "expert"}, reverse=True)
+
+
+def _ceiling(agg, world: str) -> tuple[int, dict[str, Any]] | None:
+    """A world's imitation ceiling: its largest number of expert episodes and that row's group (the
+    headline client, else the argmax)."""
+    for m in _expert_sizes(agg, world)[:1]:
+        g = _find(agg, world, "bc", "expert", m, *HEADLINE) or _find(
+            agg, world, "bc", "expert", m, "argmax", "edge-serve"
+        )
+        if g is not None:
+            return m, g
+    return None
+
+
+def _with_ceiling(rows: Sequence[dict[str, Any]], ceiling: Sequence[dict[str, Any]]) -> dict[tuple, Any]:
+    """``rows`` and the expert rows of ``ceiling`` (another results file), pooled over seeds."""
+    return aggregate([*rows, *(r for r in ceiling if r.get("source") == "expert")])
+
+
+def _trained_sizes(plan: Sequence[dict[str, Any]]) -> list[int]:
+    """The plan's sizes of success-scarce training files (not the expert ones)."""
+    return sorted({r["train_episodes"] for r in plan if r["train_episodes"] and r["source"] != "expert"})
 
 
 def _headline(agg, plan, top: int, targets) -> list[list[str]]:
@@ -129,7 +151,7 @@ def _headline(agg, plan, top: int, targets) -> list[list[str]]:
     for w in _worlds(plan):
         name = w["world"]
         metric, target = targets.get(name, ("success", None))
-        expert = sorted({k[3] for k in agg if k[0] == name and k[2] == "expert"}, reverse=True)
+        expert = _expert_sizes(agg, name)
         for algo, src, n in ((a, s, n) for a, s in ORDER for n in (expert if s == "expert" else [top])):
             runner = "in-process" if algo in ("random", "llm-agent") else "edge-serve"
             n = 0 if runner == "in-process" else n
@@ -239,18 +261,14 @@ def _verb_gap_tables(agg, plan, top: int, min_decisions: int = 20) -> list[str]:
     body = []
     for w in _worlds(plan):
         world = w["world"]
-        m = _ceiling_size(agg, world)
-        ceil = m and (
-            _find(agg, world, "bc", "expert", m, *HEADLINE)
-            or _find(agg, world, "bc", "expert", m, "argmax", "edge-serve")
-        )
+        ceil = _ceiling(agg, world)
         dense, sparse = _best(agg, world, top, True), _best(agg, world, top, False)
         if dense is None:
             continue
-        cols = [_verbs(ceil) if ceil else None, _verbs(dense[1]), _verbs(sparse[1]) if sparse else None]
+        cols = [_verbs(ceil[1]) if ceil else None, _verbs(dense[1]), _verbs(sparse[1]) if sparse else None]
         verbs = sorted(
             {v for c in cols if c for v, (_, n) in c.items() if n >= min_decisions},
-            key=lambda v: -max(c[v][1] for c in cols if c and v in c),
+            key=lambda v: (-max(c[v][1] for c in cols if c and v in c), v),
         )
         names = f"{ROW_NAMES[dense[0]]} ({_pct(dense[1]['mean'])})" + (
             f" / {ROW_NAMES[sparse[0]]} ({_pct(sparse[1]['mean'])})" if sparse else ""
@@ -322,9 +340,9 @@ def markdown(
     """The report of ``plan``'s rows in ``store``; ``ceiling``: imitation-ceiling rows of another results
     file (BC on expert episodes of the same worlds), shown beside them."""
     rows = store.select(plan)
-    agg = aggregate([*rows, *(r for r in ceiling if r.get("source") == "expert")])
+    agg = _with_ceiling(rows, ceiling)
     meta = store.meta
-    sizes = sorted({r["train_episodes"] for r in plan if r["train_episodes"] and r["source"] != "expert"})
+    sizes = _trained_sizes(plan)
     top = max(sizes) if sizes else 0
     lines = [
         f"Benchmark matrix ({meta.get('size', '?')} size): `{meta.get('command', '')}`; "
@@ -400,15 +418,14 @@ def markdown(
     bad = [r for r in (store.get(c) or {**c, "status": "not run"} for c in plan) if r.get("status") != "ok"]
     if bad:
         lines += ["", "Rows without a result:", ""]
+        missing: dict[str, list[str]] = {}
         for r in bad:
             if r["status"] != "not run":
                 lines.append(
                     f"- {r['world']} {r['algo']}/{r['source']} n={r['train_episodes']} seed {r['seed']} "
                     f"{r['client']}: {r.get('status')} {r.get('reason', '')}".rstrip()
                 )
-        missing: dict[str, list[str]] = {}
-        for r in bad:
-            if r["status"] == "not run":
+            else:
                 missing.setdefault(r["world"], []).append(
                     f"{r['algo']}/{r['source']} n={r['train_episodes']} s{r['seed']}"
                     + ("" if r["runner"] == "edge-serve" else f" {r['runner']}")
@@ -462,9 +479,9 @@ def plot(store: RowStore, plan: Sequence[dict[str, Any]], ceiling: Sequence[dict
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    agg = aggregate([*store.select(plan), *(r for r in ceiling if r.get("source") == "expert")])
+    agg = _with_ceiling(store.select(plan), ceiling)
     worlds = [w["world"] for w in _worlds(plan)]
-    sizes = sorted({r["train_episodes"] for r in plan if r["train_episodes"] and r["source"] != "expert"})
+    sizes = _trained_sizes(plan)
     top = max(sizes) if sizes else 0
     fig, axes = plt.subplots(1, 1 + len(worlds), figsize=(5 + 4 * len(worlds), 4), squeeze=False)
     ax = axes[0][0]
@@ -517,10 +534,11 @@ def plot(store: RowStore, plan: Sequence[dict[str, Any]], ceiling: Sequence[dict
         rnd = _find(agg, world, "random", "-", 0, "argmax", "in-process")
         if rnd:
             ax.axhline(rnd["mean"], color="grey", linestyle=":", label="random")
-        m = _ceiling_size(agg, world)
-        ceil = _find(agg, world, "bc", "expert", m, *HEADLINE) if m else None
+        ceil = _ceiling(agg, world)
         if ceil:
-            ax.axhline(ceil["mean"], color="black", linestyle="--", label=f"imitation ceiling ({m} expert)")
+            ax.axhline(
+                ceil[1]["mean"], color="black", linestyle="--", label=f"imitation ceiling ({ceil[0]} expert)"
+            )
         ax.set_xscale("log")
         ax.minorticks_off()
         ax.set_xticks(sizes, [str(n) for n in sizes])
