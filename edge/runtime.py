@@ -210,6 +210,13 @@ class Runtime:
         # static encoder's runs cost microseconds: equal lengths only keep its sums independent of batching.
         self.encoder_kind = self.manifest.encoder_kind
         precision = self.manifest.provenance.get("encoder_precision", "fp32")
+        self.portability_warning: str | None = None
+        if precision == "int8" and self.manifest.provenance.get("encoder_integer_kernels") != "u8u8":
+            # Bundles exported before the U8U8 recipe: x86 CPUs without VNNI saturate their int8 products.
+            self.portability_warning = (
+                "int8 encoder with signed int8 weights: on x86 CPUs without VNNI its embeddings differ from "
+                "the exporting machine's (saturating products); re-export it with this version"
+            )
         self.text_encoder = TextEncoder(
             self.bundle_dir / "encoder.onnx",
             self.bundle_dir / "tokenizer.json",

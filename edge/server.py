@@ -120,6 +120,8 @@ class Server:
             model=self.rt.model_sha256,
             seconds=round(time.perf_counter() - t, 3),
         )
+        if self.rt.portability_warning:
+            self.log.warning("bundle_portability", message=self.rt.portability_warning)
 
     def open(self) -> None:
         self.ctx = zmq.Context()

@@ -12,17 +12,30 @@ the same inputs and output, so ``edge/runtime.py`` runs it unchanged. What it do
    token, [CLS], 4-5x larger than any other row; a per-tensor activation scale fitted to it wastes the int8
    range of every other token, so the [CLS] row and the other rows go through separate MatMuls (same weights)
    and are concatenated.
-4. **Dynamic int8** (``onnxruntime.quantization.quantize_dynamic``): MatMul weights int8 per output channel,
-   activations uint8 per tensor at run time. Embeddings, LayerNorm, softmax, GELU, the attention score
-   products and the pooling stay fp32.
+4. **Dynamic int8** (``onnxruntime.quantization.quantize_dynamic``): MatMul weights uint8 per output
+   channel (asymmetric), activations uint8 per tensor at run time. Embeddings, LayerNorm, softmax, GELU, the
+   attention score products and the pooling stay fp32.
 
-Measured on 534 real TextWorldExpress dev texts (``tools/bench/bench_encoder.py``, BENCHMARKS.md "Serving"):
-cosine to sentence-transformers min 0.9976, mean 0.9991 (fp32 graph: 1.000000); 4.8 vs 12.1 ms per
-47-token text. That is below the 0.999 the default export guarantees, so int8
-is never the default: ``export_bundle(..., encoder_precision="int8")`` asks for it and the manifest records
-it with its measured cosine. Things tried that did not reach 0.999 either: plain dynamic int8 (0.98),
-per-layer exclusions; weight-only 8-bit ``MatMulNBits`` reached 0.9996 but ran slower than fp32 on this CPU;
-onnxruntime's transformer fusions gave no speed (the graph is MatMul-bound).
+**The same numbers on every CPU.** onnxruntime's integer kernels differ by instruction set. With int8
+(signed) weights, x86 CPUs without VNNI (AVX2, AVX-512 before Cascade Lake) multiply through ``VPMADDUBSW``,
+which adds pairs of uint8 x int8 products into a *saturating* int16: on such a CPU the same graph gave min
+cosine 0.989 where a VNNI CPU gives 0.996 (onnxruntime's quantization docs describe the saturation). With
+uint8 weights (U8U8) every kernel widens to 16 bits first (``VPMADDWD`` on AVX2, dot products on VNNI and
+ARM), so the integer products are exact everywhere and an int8 bundle means the same on the robot as where
+it was exported: checked under ``qemu-x86_64 -cpu Haswell`` (AVX2, no AVX-512, no VNNI) by
+``tools/bench/bench_int8_cpus.py``: min cosine to sentence-transformers 0.9977 there as on the exporting
+AVX-512/VNNI CPU, the two CPUs' embeddings within cosine 0.9997 of each other (float rounding that moves an
+activation across a quantisation step; int8 weights: 0.989 and 0.9885).
+7-bit signed weights (``reduce_range``) would also avoid the saturation, at min cosine 0.993 (below the bar).
+:func:`integer_kernels` reads which kind a graph holds; the manifest records it.
+
+Measured on 534 real TextWorldExpress dev texts (``tools/bench/bench_encoder.py``, BENCHMARKS.md "Encoders"):
+min cosine to sentence-transformers 0.9986, about 1.5x faster than fp32 on one thread (int8 weights: 2.8x on a
+VNNI CPU, the price of the same answers everywhere). That is below the 0.999 the default export guarantees,
+so int8 is never the default: ``export_bundle(..., encoder_precision="int8")`` asks for it and the manifest
+records it with its measured cosine. Things tried that did not reach 0.999 either: plain dynamic int8
+(0.98), per-layer exclusions; weight-only 8-bit ``MatMulNBits`` reached 0.9996 but ran slower than fp32 on
+this CPU; onnxruntime's transformer fusions gave no speed (the graph is MatMul-bound).
 """
 
 from __future__ import annotations
@@ -40,7 +53,7 @@ DEFAULT_PRECISION = "fp32"
 INT8_MIN_COSINE = 0.995
 """Parity floor of an int8 encoder against sentence-transformers (measured min 0.998 on real texts)."""
 SMOOTH_ALPHA = 0.7
-OPT_VERSION = 1
+OPT_VERSION = 2
 """Bump when the recipe changes: it is part of the encoder cache key."""
 CALIBRATION_FILE = Path(__file__).with_name("encoder_calibration.json")
 
@@ -189,8 +202,17 @@ def split_first_token(model, kinds=SPLIT_FIRST_TOKEN) -> list[str]:
     return made
 
 
-def quantize_encoder(src: Path, dst: Path, tokenizer_json: Path, texts: list[str] | None = None) -> dict:
-    """Write the int8 encoder graph for the fp32 ``src`` to ``dst``; returns what was done (provenance)."""
+def quantize_encoder(
+    src: Path,
+    dst: Path,
+    tokenizer_json: Path,
+    texts: list[str] | None = None,
+    *,
+    signed_weights: bool = False,
+) -> dict:
+    """Write the int8 encoder graph for the fp32 ``src`` to ``dst``; returns what was done (provenance).
+    ``signed_weights``: int8 weights (U8S8) instead of uint8, the recipe before v2, which saturates on x86
+    without VNNI; kept for the benchmark that shows it (``tools/bench/bench_int8_cpus.py``)."""
     import onnx
     from onnxruntime.quantization import QuantType, quantize_dynamic
     from tokenizers import Tokenizer
@@ -218,7 +240,7 @@ def quantize_encoder(src: Path, dst: Path, tokenizer_json: Path, texts: list[str
                 str(staged),
                 str(dst),
                 per_channel=True,
-                weight_type=QuantType.QInt8,
+                weight_type=QuantType.QInt8 if signed_weights else QuantType.QUInt8,  # U8U8: exact everywhere
                 op_types_to_quantize=["MatMul"],
                 nodes_to_quantize=quantized + split,
                 extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT},
@@ -228,11 +250,30 @@ def quantize_encoder(src: Path, dst: Path, tokenizer_json: Path, texts: list[str
     return {
         "precision": "int8",
         "recipe": f"smoothquant(a={SMOOTH_ALPHA}) on q,k,v,ffn1; first-token split on ffn2; dynamic int8 "
-        f"MatMul (per-channel weights, per-tensor uint8 activations); v{OPT_VERSION}",
+        f"MatMul (per-channel {'int8' if signed_weights else 'uint8'} weights, per-tensor uint8 "
+        f"activations); v{OPT_VERSION}",
+        "integer_kernels": integer_kernels(dst),
         "quantized_matmuls": len(quantized) + len(split),
         "smoothing_muls": n_smooth,
         "calibration_texts": len(texts),
     }
+
+
+def integer_kernels(model) -> str:
+    """What the integer MatMuls of ``model`` (a ModelProto or a path) multiply: "u8u8" (exact on every CPU),
+    "u8s8" (int8 weights: saturates on x86 without VNNI), "mixed", or "none"."""
+    import onnx
+    from onnx import TensorProto
+
+    if not isinstance(model, onnx.ModelProto):
+        model = onnx.load(str(model))
+
+    inits = {i.name: i.data_type for i in model.graph.initializer}
+    kinds = set()
+    for n in model.graph.node:
+        if n.op_type == "MatMulInteger" and n.input[1] in inits:
+            kinds.add("u8u8" if inits[n.input[1]] == TensorProto.UINT8 else "u8s8")
+    return "none" if not kinds else kinds.pop() if len(kinds) == 1 else "mixed"
 
 
 def parity_unpadded(onnx_path: Path, tokenizer_path: Path, st_model, texts: list[str]) -> float:

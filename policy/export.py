@@ -48,7 +48,7 @@ from policy.encoder_graph import (  # noqa: F401 - the exporter's public names
     tokenize,
     write_tokenizer_json,
 )
-from policy.encoder_opt import cached_encoder
+from policy.encoder_opt import cached_encoder, integer_kernels
 from policy.export_common import OPSET, PARITY_TEXTS, ExportError, cache_root, ort_session  # noqa: F401
 from policy.model import CandidateScorer, ScorerConfig, build_scorer
 from policy.model_flat import FlatScorer, FlatScorerConfig, build_flat_scorer
@@ -170,6 +170,7 @@ def export_bundle(
             "encoder": enc.name,
             "encoder_sha256": enc.sha256,
             "encoder_precision": encoder_precision,
+            **({"encoder_integer_kernels": integer_kernels(enc_onnx)} if encoder_precision == "int8" else {}),
             "encoder_kind": enc.kind,
             "exporter": f"torch.onnx TorchScript (dynamo=False), opset {OPSET}, torch {torch.__version__}",
             "parity": {

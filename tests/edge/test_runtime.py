@@ -67,3 +67,26 @@ def test_runtime_refuses_bad_bundles(tmp_path):
     (b / "tokenizer.json").write_text("{}")
     with pytest.raises(BundleError, match="tokenizer.json has 2 bytes"):
         load_runtime(b)
+
+
+@pytest.mark.parametrize(
+    ("provenance", "warned"),
+    [
+        ({}, False),
+        ({"encoder_precision": "int8", "encoder_integer_kernels": "u8u8"}, False),
+        ({"encoder_precision": "int8"}, True),  # exported before the U8U8 recipe
+        ({"encoder_precision": "int8", "encoder_integer_kernels": "u8s8"}, True),
+    ],
+)
+def test_an_int8_bundle_with_signed_weights_is_flagged_as_not_portable(tmp_path, provenance, warned):
+    from models.bundle import write_manifest
+
+    out = build_tiny_bundle(tmp_path / "b")
+    write_manifest(out, embedding_dim=16, max_length=64, provenance=provenance, format_version=1)
+    rt = load_runtime(out)
+    try:
+        assert (rt.portability_warning is not None) is warned
+        if warned:
+            assert "without VNNI" in rt.portability_warning and "re-export" in rt.portability_warning
+    finally:
+        rt.close()

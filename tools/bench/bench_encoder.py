@@ -7,7 +7,10 @@ Variants of the exported MiniLM encoder (all from the cached fp32 graph of ``pol
   BiasGelu fusions), fp32;
 - ``int8-dynamic``: plain ``quantize_dynamic`` (per-channel int8 MatMul weights, per-tensor uint8
   activations), for comparison;
-- ``int8``: the shipped opt-in recipe (``policy.encoder_opt``: SmoothQuant + [CLS]-row split + dynamic int8).
+- ``int8``: the shipped opt-in recipe (``policy.encoder_opt``: SmoothQuant + [CLS]-row split + dynamic int8,
+  uint8 weights: exact integer products on every CPU);
+- ``int8-u8s8``: the same with int8 weights (the recipe before v2): faster on a VNNI CPU, saturating without
+  VNNI (``tools/bench/bench_int8_cpus.py``).
 
 Texts: TWC and CookingWorld *dev*-split episodes collected here (the int8 calibration texts come from the
 train splits): composed state texts, candidate actions, instructions. Each text runs alone (no padding), as
@@ -117,6 +120,8 @@ def build_variants(src: Path, tok_json: Path, out: Path) -> dict[str, Path]:
     v["int8-dynamic"] = out / "dyn.onnx"
     quantize_encoder(src, out / "int8.onnx", tok_json)
     v["int8"] = out / "int8.onnx"
+    quantize_encoder(src, out / "int8-u8s8.onnx", tok_json, signed_weights=True)
+    v["int8-u8s8"] = out / "int8-u8s8.onnx"
     return v
 
 

@@ -21,3 +21,5 @@ for S in 0 1 2; do
 done
 # the MiniLM graphs: fp32 and int8 against sentence-transformers, latency on one thread
 python -m tools.bench.bench_encoder --out tools/results/bench_encoder.json
+# the int8 encoder on an emulated AVX2-only CPU (needs qemu-user)
+python -m tools.bench.bench_int8_cpus --out tools/results/bench_int8_cpus.json
