@@ -2,7 +2,8 @@
 
 The structured scorer (:class:`policy.model.CandidateScorer`) is exported through
 :class:`policy.model.PolicyGraph` with the bundle-format-2 inputs, or format 3 where it reads tokens (its
-token table baked with its projection first, :meth:`policy.token_reader.TokenReader.bake`); the flat scorer
+token table baked with its projection first, int8 rows, :meth:`policy.token_reader.TokenReader.bake`; the
+parity check compares with the same baked scorer); the flat scorer
 (:class:`policy.model_flat.FlatScorer`) with the format-1 inputs.
 
 Parity: max abs diff <= :data:`POLICY_TOL` on random inputs (several B, K, T, M, with padding) and on real
@@ -11,6 +12,8 @@ inputs (encoded texts); :class:`policy.export_common.ExportError` on failure.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -42,11 +45,19 @@ def export_policy_onnx(model: Scorer, path: Path) -> None:
     sizes.update(D=model.cfg.embedding_dim, C=model.cfg.candidate_dim)
     example = example_inputs(version, sizes)
     graph: torch.nn.Module = model if version == 1 else PolicyGraph(model).eval()
+    with baked(model):
+        _export(graph, example, version, path)
+
+
+@contextmanager
+def baked(model: Scorer) -> Iterator[None]:
+    """The scorer as ``policy.onnx`` computes it: a token reader's tables baked (int8 rows), for the export
+    and for the torch side of the parity check."""
     reader = getattr(model, "reader", None)
     if reader is not None:
         reader.bake()
     try:
-        _export(graph, example, version, path)
+        yield
     finally:
         if reader is not None:
             reader.unbake()
@@ -202,7 +213,11 @@ def check_policy_parity(
     """Max abs diff (random inputs, real inputs) between policy.onnx and the torch scorer. ``real`` [n,D] are
     real text embeddings, ``real_cands`` [n,C] real candidate features (default: ``real`` when C == D) and
     ``real_ids`` [n,L] the token ids (format 3) of the same texts."""
-    sess = ort_session(onnx_path)
+    with baked(model):
+        return _parity(model, ort_session(onnx_path), real, seed, real_cands, real_ids)
+
+
+def _parity(model, sess, real, seed, real_cands, real_ids) -> tuple[float, float]:
     rng = np.random.default_rng(seed)
     d = model.cfg.embedding_dim
     parts = model.cfg.candidate_dim // d

@@ -23,7 +23,8 @@ learned weight per token:
   pooled vector, and per item kind the best ``rel`` and ``cov``, go to the scorer (:mod:`policy.model`).
 
 Two ways to compute the same function: :meth:`TokenReader.dense` from id tensors (the exported graph; the
-token table is baked with its projection into one ``[V, R+1]`` table first, :meth:`TokenReader.bake`), and
+token table is baked with its projection into one ``[V, R+1]`` table per side first, stored as int8 rows
+with a scale each, :meth:`TokenReader.bake`), and
 :meth:`TokenReader.rows` in training, where a batch's (candidate text, item text) pairs repeat many times and
 each distinct pair is computed once.
 """
@@ -50,7 +51,7 @@ class TokenReader(nn.Module):
         self.overlap = nn.Linear(2, h)
         self.att = nn.Linear(h, 1)
         self.att_rel = nn.Parameter(torch.tensor(4.0))
-        self._baked: list[torch.Tensor] | None = None
+        self._baked: list[tuple[torch.Tensor, torch.Tensor | None]] | None = None
 
     @property
     def exact_dim(self) -> int:
@@ -59,16 +60,25 @@ class TokenReader(nn.Module):
 
     # -------------------------------------------------------------------------------------------- token rows
 
-    def bake(self) -> None:
+    def bake(self, *, int8: bool = True) -> None:
         """Fold the frozen table into its projection, one [V, h+1] table per side (vectors, then the token's
-        weight; 0 for the padding id): what the exported graph gathers from."""
+        weight; 0 for the padding id): what the exported graph gathers from. ``int8``: each row stored as
+        int8 with an fp16 scale (max |value| / 127), dequantised after the gather (:meth:`token_rows`): the
+        two tables dominate the bundle (2 x 30,522 x 65 floats: 15.9 MB; 4.1 MB as int8). The baked reader
+        is what the export's parity check compares the graph with, and what a checkpoint runs in torch."""
         with torch.no_grad():
             rows = self.proj(self.table)
             ids = torch.arange(len(rows))
             self._baked = []
             for side in (0, 1):
                 vec, weight = self.split(rows, ids, side)
-                self._baked.append(torch.cat([vec, weight[:, None]], dim=1))
+                full = torch.cat([vec, weight[:, None]], dim=1)
+                if not int8:
+                    self._baked.append((full, None))
+                    continue
+                scale = (full.abs().amax(dim=1, keepdim=True) / 127.0).clamp_min(1e-12).half()
+                q = torch.round(full / scale.float()).clamp(-127, 127).to(torch.int8)
+                self._baked.append((q, scale))
 
     def unbake(self) -> None:
         self._baked = None
@@ -83,7 +93,8 @@ class TokenReader(nn.Module):
     def token_rows(self, ids: torch.Tensor, side: int) -> tuple[torch.Tensor, torch.Tensor]:
         """:meth:`split` of token ids [...]."""
         if self._baked is not None:
-            part = self._baked[side][ids]
+            table, scale = self._baked[side]
+            part = table[ids] if scale is None else table[ids].float() * scale[ids].float()
             return part[..., : self.hidden], part[..., self.hidden]
         uniq, inv = torch.unique(ids, return_inverse=True)
         return self.split(self.proj(self.table[uniq])[inv], ids, side)

@@ -42,6 +42,7 @@ class TorchPolicy(ScoringPolicy):
             self.token_ids = TokenIds(
                 self.embedder.encoder.tokenizer_json, max(cfg.item_tokens, cfg.candidate_tokens)
             )
+            self.model.reader.bake()  # its int8 token tables, as the exported bundle reads them
 
     def scores(
         self, instruction: str, state: str, candidates: Sequence[str], memory: Memory = ()

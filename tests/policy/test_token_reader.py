@@ -79,11 +79,29 @@ def test_training_rows_equal_the_graph_path_and_baking():
     for a, b in zip(got, ref, strict=True):
         torch.testing.assert_close(a, b, atol=1e-5, rtol=1e-5)
     assert not ref[0][2].any()  # nothing pooled from no item
-    r.bake()
+    r.bake(int8=False)
     baked = r.dense(tokens[cand_rows][..., :4], tokens[item_rows][..., :6], kinds)
     r.unbake()
     for a, b in zip(baked, ref, strict=True):
         torch.testing.assert_close(a, b, atol=1e-5, rtol=1e-5)
+
+
+def test_int8_baked_rows_are_within_half_a_step_of_the_float_rows():
+    """The exported tables are int8 rows with an fp16 scale each: every dequantised value lies within half
+    a quantisation step (plus the scale's own fp16 rounding) of the float one, and padding stays 0."""
+    r = _reader()
+    ids = torch.arange(r.table.shape[0])
+    r.bake(int8=False)
+    exact = [r.token_rows(ids, side) for side in (0, 1)]
+    r.bake()
+    got = [r.token_rows(ids, side) for side in (0, 1)]
+    r.unbake()
+    for (ev, ew), (gv, gw) in zip(exact, got, strict=True):
+        full = torch.cat([ev, ew[:, None]], dim=1)
+        step = full.abs().amax(dim=1, keepdim=True) / 127
+        err = (torch.cat([gv, gw[:, None]], dim=1) - full).abs()
+        assert (err <= step * (0.5 + 127 * 2**-10) + 1e-7).all()
+        assert gw[0] == 0  # the padding id weighs nothing
 
 
 def test_gradients_reach_the_projection_not_the_frozen_table():
