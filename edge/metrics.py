@@ -1,7 +1,9 @@
 """Prometheus metrics for edge-serve, rendered by hand in the text exposition format (no extra dependency).
 
 :class:`Metrics` counts requests by op, errors by code and observes per-request latency in a histogram with
-sub-millisecond buckets; :func:`start_metrics_server` serves ``/metrics`` from a stdlib HTTP server thread.
+sub-millisecond buckets; per scoring worker it keeps gauges (busy, the requests of its batch) and a count of
+batches, and the act requests waiting for an idle worker. :func:`start_metrics_server` serves
+``/metrics`` from a stdlib HTTP server thread.
 """
 
 from __future__ import annotations
@@ -43,7 +45,7 @@ class Histogram:
 
 
 class Metrics:
-    """Thread-safe counters and histograms; the serving thread writes, the HTTP thread reads."""
+    """Thread-safe counters and histograms; the serving threads write, the HTTP thread reads."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -54,6 +56,30 @@ class Metrics:
         self.batch = Histogram(BATCH_BUCKETS)
         self.dropped = 0
         self.model = ""
+        self.worker_busy: list[int] = []
+        self.worker_depth: list[int] = []
+        self.worker_batches: list[int] = []
+        self.waiting = 0
+
+    def set_workers(self, n: int) -> None:
+        with self._lock:
+            self.worker_busy, self.worker_depth, self.worker_batches = [0] * n, [0] * n, [0] * n
+
+    def worker_took(self, index: int, requests: int) -> None:
+        """Worker ``index`` got a batch of ``requests`` act requests."""
+        with self._lock:
+            self.worker_busy[index] = 1
+            self.worker_depth[index] = requests
+            self.worker_batches[index] += 1
+
+    def worker_done(self, index: int) -> None:
+        with self._lock:
+            self.worker_busy[index] = 0
+            self.worker_depth[index] = 0
+
+    def set_waiting(self, n: int) -> None:
+        with self._lock:
+            self.waiting = n
 
     def request(self, op: str, seconds: float) -> None:
         with self._lock:
@@ -122,12 +148,33 @@ class Metrics:
                 "# TYPE edge_batch_size histogram",
             ]
             out += self.batch.render("edge_batch_size")
+            out += self._render_workers()
             out += [
                 "# HELP edge_model_info The served policy (sha256 of policy.onnx).",
                 "# TYPE edge_model_info gauge",
                 f'edge_model_info{{sha256="{self.model}"}} 1',
             ]
             return "\n".join(out) + "\n"
+
+    def _render_workers(self) -> list[str]:
+        out = []
+        for name, kind, what, values in (
+            ("edge_worker_busy", "gauge", "1 while the worker scores a batch.", self.worker_busy),
+            (
+                "edge_worker_queue_depth",
+                "gauge",
+                "Act requests in the worker's batch (0 when idle).",
+                self.worker_depth,
+            ),
+            ("edge_worker_batches_total", "counter", "Batches the worker took.", self.worker_batches),
+        ):
+            out += [f"# HELP {name} {what}", f"# TYPE {name} {kind}"]
+            out += [f'{name}{{worker="{i}"}} {v}' for i, v in enumerate(values)]
+        return out + [
+            "# HELP edge_waiting_requests Act requests waiting for an idle worker.",
+            "# TYPE edge_waiting_requests gauge",
+            f"edge_waiting_requests {self.waiting}",
+        ]
 
 
 def start_metrics_server(metrics: Metrics, host: str, port: int) -> ThreadingHTTPServer:

@@ -177,7 +177,15 @@ class TokenStates(StructuredStates):
 
 
 class Runtime:
-    """A loaded, checked bundle. Build with :meth:`load`; :meth:`close` drops the inference sessions."""
+    """A loaded, checked bundle. Build with :meth:`load`; :meth:`close` drops the inference sessions.
+
+    edge-serve's workers call :meth:`items_from_text` and :meth:`score` from several threads at once: the
+    onnxruntime sessions run concurrently (and outside the GIL), so no lock is held around a run. What a
+    request mutates is a cache: the embedding LRU keeps its order and counts under its own lock; the
+    token-id caches (:class:`models.inputs.tokens.TokenIds`, the encoder's chunk cache) and the all-true
+    masks change by single dict operations, atomic under the GIL. A race costs at most a text encoded or
+    tokenized twice, never a wrong entry. :meth:`close` only once no thread uses the runtime (the daemon
+    swaps between batches)."""
 
     def __init__(self, bundle_dir: str | os.PathLike[str], cfg: RuntimeConfig | None = None):
 
@@ -368,9 +376,10 @@ class Runtime:
         """The items' candidates padded to the longest, [B,Kmax,C], and their mask [B,Kmax]."""
         if len(items) == 1:  # the common robot case: no padding, no copy
             k = len(items[0].candidates)
-            if k not in self._ones:
-                self._ones[k] = np.ones((1, k), dtype=bool)
-            return items[0].candidates[None], self._ones[k]
+            ones = self._ones.get(k)
+            if ones is None:  # setdefault: threads racing here all get the one array kept
+                ones = self._ones.setdefault(k, np.ones((1, k), dtype=bool))
+            return items[0].candidates[None], ones
         b, kmax = len(items), max(len(it.candidates) for it in items)
         cands = np.zeros((b, kmax, self.cand_dim), dtype=np.float32)
         mask = np.zeros((b, kmax), dtype=bool)

@@ -51,6 +51,15 @@ from models.cli_options import threads_option
     help="Most act requests scored in one policy call.",
 )
 @click.option(
+    "--workers",
+    type=click.IntRange(1, 64),
+    default=2,
+    show_default=True,
+    help="Threads scoring act requests side by side. A request heavy in never-seen text (a long memory "
+    "through a MiniLM encoder: ~100 ms) then holds up its own worker only; 2 keeps a cheap client served "
+    "beside one heavy one on a 2-core robot (onnxruntime runs outside the GIL). 1: one batch at a time.",
+)
+@click.option(
     "--batch-wait-ms",
     type=click.FloatRange(0, 100),
     default=0.5,
@@ -93,6 +102,7 @@ def main(
     spinning: bool,
     cache_size: int,
     max_batch: int,
+    workers: int,
     batch_wait_ms: float,
     max_message_bytes: int,
     metrics_port: int | None,
@@ -110,7 +120,8 @@ def main(
     edge-serve keygen --out keys --name server        # CURVE certificates
     kill -HUP PID                                     # reload the bundle (old model kept on failure)
 
-    Logs are JSON lines on stderr; SIGTERM/SIGINT finish the current batch, close the sockets and exit 0.
+    Logs are JSON lines on stderr; SIGTERM/SIGINT answer what was received, stop the workers, close the
+    sockets and exit 0.
     """
     if ctx.invoked_subcommand is not None:
         return
@@ -126,6 +137,7 @@ def main(
         binds=list(binds),
         runtime=RuntimeConfig(threads=threads, spinning=spinning, cache_size=cache_size),
         max_batch=max_batch,
+        workers=workers,
         batch_wait_ms=batch_wait_ms,
         max_message_bytes=max_message_bytes,
         metrics_host=metrics_host,

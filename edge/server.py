@@ -1,11 +1,19 @@
-"""The edge-serve daemon loop: a ZeroMQ ROUTER socket, micro-batched requests, signals, replies.
+"""The edge-serve daemon loop: a ZeroMQ ROUTER socket, micro-batched requests, worker threads, signals.
 
-One thread serves: it polls the socket with a timeout, drains the requests that arrived together (waiting a
-bounded time for more when clients are concurrent), answers ``info``/``health``/errors at once and hands
-all ``act`` requests of the batch to :func:`edge.scoring.answer_acts` (one encoder pass, one policy call).
-A reload (``reload`` op or SIGHUP) runs in :class:`edge.reload.Reloader` while the old model keeps
-serving; the loop swaps models between batches, and a refused bundle leaves the old model in place. CURVE
-is set up by :mod:`edge.curve`. SIGTERM/SIGINT stop the loop after the current batch.
+The loop (the main thread) is a load-balancing broker (zguide's lbbroker): it polls the clients' ROUTER and
+its workers' inproc ROUTER, drains the requests that arrived together (waiting a bounded time for more when
+clients are concurrent), answers ``info``/``health``/``reload``/errors itself at once, and ``act`` requests
+with embeddings too (one scorer run, no encoder: cheaper than the hop to a worker), and queues the text
+``act`` requests for ``--workers`` scoring threads (:class:`edge.scoring.Worker`). An idle worker takes the
+waiting requests as one batch (shared among the idle workers when several are), scores it (one encoder pass,
+one policy call) and sends the replies back through the loop, the one thread that uses the clients' socket.
+A request heavy in never-seen text thus holds up its own worker only.
+
+A reload (``reload`` op or SIGHUP) runs in :class:`edge.reload.Reloader` while the old model keeps serving;
+once it is loaded the loop hands out no batch until every worker is idle, then swaps the runtime for all of
+them and closes the old one (no worker uses it any more); a refused bundle leaves the old model in place.
+CURVE is set up by :mod:`edge.curve`. SIGTERM/SIGINT stop the loop: what was received is answered, then the
+workers stop and are joined.
 """
 
 from __future__ import annotations
@@ -14,6 +22,7 @@ import gc
 import os
 import signal
 import time
+from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -33,13 +42,14 @@ from edge.protocol import (
     pack,
     parse_request,
 )
-from edge.reload import Reloader, refusal
+from edge.reload import Reloader, ReloadOutcome, refusal
 from edge.runtime import Runtime, RuntimeConfig, load_runtime
-from edge.scoring import Pending, answer_acts
+from edge.scoring import Pending, Worker, answer_acts, read_worker_message
 
 POLL_MS = 50
 DRAIN_QUIET_MS = 50
 DRAIN_MAX_S = 2.0
+WORKER_JOIN_S = 30.0
 
 
 @dataclass
@@ -51,6 +61,9 @@ class ServeConfig:
     runtime: RuntimeConfig = field(default_factory=RuntimeConfig)
     max_batch: int = 32
     """Most act requests scored in one policy call."""
+    workers: int = 2
+    """Threads scoring act batches concurrently (1: one batch at a time; the loop still answers the other
+    ops meanwhile)."""
     batch_wait_ms: float = 0.5
     """Longest wait for more requests once concurrent clients are seen (0: only what already arrived)."""
     max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
@@ -84,10 +97,18 @@ class Server:
         self.reload_requested = False
         self._loading = True
         self.reloader = Reloader(cfg.runtime)
+        self._swap: ReloadOutcome | None = None
+        """A loaded bundle waiting for every worker to finish its batch on the old one."""
         self._last_batch = 1
         self.started = time.time()
         self.ctx: zmq.Context | None = None
         self.sock: zmq.Socket | None = None
+        self.backend: zmq.Socket | None = None
+        self.workers: list[Worker] = []
+        self._idle: deque[int] = deque()
+        """Idle workers; the last one to finish is the first to get work."""
+        self._waiting: deque[Pending] = deque()
+        """Act requests received and not yet handed to a worker."""
         self.auth: Any = None
         self.http: Any = None
         self.endpoints: list[str] = []
@@ -134,26 +155,47 @@ class Server:
         for addr in self.cfg.binds:
             sock.bind(addr)
             self.endpoints.append(sock.getsockopt_string(zmq.LAST_ENDPOINT))
+        self._start_workers()
         if self.cfg.metrics_port is not None:
             self.http = start_metrics_server(self.metrics, self.cfg.metrics_host, self.cfg.metrics_port)
+
+    def _start_workers(self) -> None:
+        """Bind the workers' inproc ROUTER, then start them (each connects its own DEALER)."""
+        assert self.ctx is not None
+        backend = self.backend = self.ctx.socket(zmq.ROUTER)
+        backend.setsockopt(zmq.LINGER, 0)
+        backend.setsockopt(zmq.RCVHWM, 0)
+        endpoint = f"inproc://edge-workers-{id(self)}"
+        backend.bind(endpoint)
+        n = self.cfg.workers
+        self.workers = [Worker(i, self.ctx, endpoint, self.metrics, self.log) for i in range(n)]
+        for w in self.workers:
+            w.start()
+        self._idle = deque(range(len(self.workers)))
+        self.metrics.set_workers(len(self.workers))
 
     def close(self) -> None:
         if self.http is not None:
             self.http.shutdown()
             self.http.server_close()
             self.http = None
-        if self.sock is not None:
-            self.sock.close(linger=0)
-            self.sock = None
+        for w in self.workers:
+            w.stop()
+        joined = all([w.join(WORKER_JOIN_S) for w in self.workers])
+        for s in (self.backend, self.sock):
+            if s is not None:
+                s.close(linger=0)
+        self.backend = self.sock = None
         if self.auth is not None:
             self.auth.stop()
             self.auth = None
-        if self.ctx is not None:
+        if self.ctx is not None and joined:  # term() would wait for a stuck worker's socket forever
             self.ctx.term()
-            self.ctx = None
+        self.ctx = None
         self.reloader.join(timeout=30)
-        if self.rt is not None:
-            self.rt.close()
+        for rt in (self.rt, self._swap.runtime if self._swap else None):
+            if rt is not None and joined:
+                rt.close()
 
     # ------------------------------------------------------------------------------------------------ loop
 
@@ -197,23 +239,40 @@ class Server:
         return 0
 
     def _serve(self) -> None:
-        assert self.sock is not None
+        assert self.sock is not None and self.backend is not None
         poller = zmq.Poller()
         poller.register(self.sock, zmq.POLLIN)
+        poller.register(self.backend, zmq.POLLIN)
         while not self.stop_requested:
             events = dict(poller.poll(POLL_MS))
             if self.reload_requested:
                 self.reload_requested = False
                 self._reload_allowed_keys()
                 self._start_reload(self.cfg.bundle, None)
-            self._finish_reload()
-            if self.sock in events:
-                self._handle_batch_safely(self._drain(poller))
+            self._step(events)
         # Requests in flight when the signal came are answered: read until the socket has been quiet for
-        # DRAIN_QUIET_MS (bounded by DRAIN_MAX_S), so what the kernel already holds is not lost.
+        # DRAIN_QUIET_MS (bounded by DRAIN_MAX_S), so what the kernel already holds is not lost ...
         deadline = time.monotonic() + DRAIN_MAX_S
-        while time.monotonic() < deadline and self.sock.poll(DRAIN_QUIET_MS):
-            self._handle_batch_safely(self._drain(poller))
+        quiet_until = time.monotonic() + DRAIN_QUIET_MS / 1000
+        while time.monotonic() < min(quiet_until, deadline):
+            events = dict(poller.poll(DRAIN_QUIET_MS))
+            if self.sock in events:
+                quiet_until = time.monotonic() + DRAIN_QUIET_MS / 1000
+            self._step(events)
+        # ... then the workers finish everything received (the caller stops and joins them).
+        poller.unregister(self.sock)
+        while (self._waiting or len(self._idle) < len(self.workers)) and all(w.alive for w in self.workers):
+            self._step(dict(poller.poll(POLL_MS)))
+
+    def _step(self, events: dict[Any, int]) -> None:
+        """One turn of the broker: pass the workers' replies on, swap a reloaded bundle when they are idle,
+        answer or queue what the clients sent, hand the queued act requests to idle workers."""
+        if self.backend in events:
+            self._from_workers()
+        self._finish_reload()
+        if self.sock in events:
+            self._handle_batch_safely(self._drain())
+        self._dispatch()
 
     def _handle_batch_safely(self, batch: list[tuple[list[bytes], float]]) -> None:
         """Answer a batch; an unexpected failure is logged and the loop goes on (errors are replies and log
@@ -244,14 +303,15 @@ class Server:
                 return
             batch.append((frames, time.perf_counter()))
 
-    def _drain(self, poller: zmq.Poller) -> list[tuple[list[bytes], float]]:
+    def _drain(self) -> list[tuple[list[bytes], float]]:
+        assert self.sock is not None
         batch: list[tuple[list[bytes], float]] = []
         self._recv_ready(batch)
         if self.cfg.batch_wait_ms > 0 and (len(batch) > 1 or self._last_batch > 1):
             deadline = time.perf_counter() + self.cfg.batch_wait_ms / 1000
             while len(batch) < self.cfg.max_batch:
                 left = deadline - time.perf_counter()
-                if left <= 0 or not poller.poll(left * 1000):
+                if left <= 0 or not self.sock.poll(left * 1000):
                     break
                 self._recv_ready(batch)
         self._last_batch = len(batch)
@@ -260,15 +320,19 @@ class Server:
     # ------------------------------------------------------------------------------------------------ replies
 
     def _send(self, envelope: list[bytes], msg: dict[str, Any], t0: float, op: str) -> None:
+        self._deliver([*envelope, pack(msg)], t0, op, "" if msg["ok"] else msg["code"])
+
+    def _deliver(self, frames: list[bytes], t0: float, op: str, code: str) -> None:
+        """Send a reply (envelope and payload) to its client and count it (``code``: empty when ok)."""
         assert self.sock is not None
         try:
-            self.sock.send_multipart([*envelope, pack(msg)], zmq.NOBLOCK)
+            self.sock.send_multipart(frames, zmq.NOBLOCK)
         except zmq.ZMQError:
             self.metrics.drop()
             return
         self.metrics.request(op, time.perf_counter() - t0)
-        if not msg["ok"]:
-            self.metrics.error(msg["code"])
+        if code:
+            self.metrics.error(code)
 
     def _error(self, envelope: list[bytes], t0: float, err: ProtocolError, op: str = "invalid") -> None:
         self.log.debug("bad_request", code=err.code.value, message=err.message)
@@ -276,6 +340,7 @@ class Server:
 
     def _handle_batch(self, batch: list[tuple[list[bytes], float]]) -> None:
         acts: list[Pending] = []
+        scorer_only: list[Pending] = []
         for frames, t0 in batch:
             # DEALER peers send [payload] (we see [identity, payload]); REQ peers add an empty delimiter.
             if len(frames) == 2:
@@ -305,7 +370,7 @@ class Server:
                 continue
             p = Pending(envelope, t0, req)
             if req.op == "act":
-                acts.append(p)
+                (scorer_only if req.is_embedding else acts).append(p)
             elif req.op == "health":
                 self._send(
                     envelope,
@@ -314,7 +379,7 @@ class Server:
                         status="serving",
                         model=self._model(),
                         uptime_s=round(time.time() - self.started, 3),
-                        reloading=self.reloader.running,
+                        reloading=self._reloading,
                     ),
                     t0,
                     req.op,
@@ -336,15 +401,46 @@ class Server:
                 )
             elif req.op == "reload":
                 self._reload_op(p)
-        if acts:
-            self._act(acts)
+        self._waiting.extend(acts)
+        self._dispatch()  # the workers start before the loop scores embeddings
+        if scorer_only:
+            # Embeddings skip the encoder: one scorer run, about what the hop to a worker and back would cost.
+            assert self.rt is not None
+            answer_acts(self.rt, scorer_only, self._send, self._error, self.metrics, self.log)
 
     def _model(self) -> str:
         return self.rt.model_sha256 if self.rt is not None else ""
 
-    def _act(self, acts: list[Pending]) -> None:
-        assert self.rt is not None
-        answer_acts(self.rt, acts, self._send, self._error, self.metrics, self.log)
+    # ------------------------------------------------------------------------------------------------ workers
+
+    def _dispatch(self) -> None:
+        """Hand the waiting act requests to idle workers, the most recently used first (unlike lbbroker's
+        least recently used: any idle worker is as free as another, and the last one's thread and caches
+        are warm). The requests are shared among the idle workers (a slow request and a cheap one that
+        arrived together are scored side by side), each share one micro-batch of at most max_batch. Nothing
+        is handed out while a reloaded bundle waits for the workers to finish on the old one."""
+        while self._waiting and self._idle and self._swap is None:
+            n = min(self.cfg.max_batch, -(-len(self._waiting) // len(self._idle)))
+            batch = [self._waiting.popleft() for _ in range(n)]
+            i = self._idle.pop()
+            assert self.rt is not None
+            self.metrics.worker_took(i, n)
+            self.workers[i].submit(self.rt, batch)
+        self.metrics.set_waiting(len(self._waiting))
+
+    def _from_workers(self) -> None:
+        """Pass on the replies of every batch the workers finished; each such worker is idle again."""
+        assert self.backend is not None
+        while True:
+            try:
+                frames = self.backend.recv_multipart(zmq.NOBLOCK)
+            except zmq.Again:
+                return
+            i, replies = read_worker_message(frames)
+            self._idle.append(i)
+            self.metrics.worker_done(i)
+            for r in replies:
+                self._deliver(r.frames, r.t0, r.op, r.code)
 
     # ------------------------------------------------------------------------------------------------ reload
 
@@ -353,12 +449,17 @@ class Server:
         if self.auth is not None and self.cfg.curve_allowed is not None:
             reload_allowed_keys(self.auth, self.cfg.curve_allowed, self.log)
 
+    @property
+    def _reloading(self) -> bool:
+        """A bundle is loading, or loaded and waiting for the workers to go idle."""
+        return self.reloader.running or self._swap is not None
+
     def _reload_op(self, p: Pending) -> None:
         err = refusal(
             p.req,
             remote_reload=self.cfg.remote_reload,
             allow_reload_path=self.cfg.allow_reload_path,
-            running=self.reloader.running,
+            running=self._reloading,
         )
         if err is not None:
             self._error(p.envelope, p.t0, err, "reload")
@@ -368,19 +469,26 @@ class Server:
     def _start_reload(self, bundle: Path, waiter: Pending | None) -> None:
         if waiter is not None:
             self.reloader.wait(waiter)
-        if self.reloader.running:
+        if self._reloading:
             return
         sd_notify("RELOADING=1")
         self.log.info("reload_started", bundle=str(bundle))
         self.reloader.start(bundle)
 
     def _finish_reload(self) -> None:
-        done = self.reloader.collect()
-        if done is None:
-            return
+        if self._swap is None:
+            done = self.reloader.collect()
+            if done is None:
+                return
+            if done.runtime is not None:
+                self._swap = done  # no batch is handed out until the swap
+        if self._swap is not None:
+            if len(self._idle) < len(self.workers):
+                return  # a worker still scores on the old runtime
+            done, self._swap = self._swap, None
         new, err = done.runtime, done.error
         if new is not None:
-            old, self.rt = self.rt, new  # the swap: the next batch uses the new model
+            old, self.rt = self.rt, new  # the swap: every worker's next batch uses the new model
             if old is not None:
                 old.close()
             self.cfg.bundle = new.bundle_dir

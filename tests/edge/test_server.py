@@ -1,15 +1,18 @@
 """edge-serve operations with a real daemon: hot reload (op and SIGHUP), CURVE authentication, graceful
-SIGTERM (also mid-load), ipc:// endpoints, skill lists, CLI errors."""
+SIGTERM (also mid-load), ipc:// endpoints, skill lists, CLI errors, scoring workers (a slow request beside
+cheap ones, reload across workers, their metrics)."""
 
 from __future__ import annotations
 
 import io
 import json
+import re
 import shutil
 import signal
 import subprocess
 import sys
 import time
+import urllib.request
 from pathlib import Path
 
 import numpy as np
@@ -308,3 +311,151 @@ def test_inference_failure_is_an_internal_error_reply_and_serving_goes_on(tmp_pa
         t.join(timeout=10)
         server.close()
     assert server.metrics.snapshot()["errors"] == {"internal": 1}
+
+
+# ---------------------------------------------------------------------------------------------------- workers
+
+HEAVY_CANDIDATES = 128
+
+
+def slow_bundle(out: Path, *, seed: int = 0, hidden: int = 1024) -> Path:
+    """A tiny bundle whose encoder does real work per token (dense layers of width ``hidden`` between the
+    token table and the pooling): a request of many never-seen texts takes most of a second, one whose
+    texts are cached (all but a format-1 observation) about a millisecond. Slow by its graph, not a hook."""
+    import onnx
+    from onnx import helper, numpy_helper
+
+    from models.bundle import write_manifest
+
+    build_tiny_bundle(out, seed=seed)
+    model = onnx.load(out / "encoder.onnx")
+    graph, rng = model.graph, np.random.default_rng(seed)
+    at = next(i for i, n in enumerate(graph.node) if n.op_type == "Gather")
+    graph.node[at].output[0] = "tok_table"
+    x, dims = "tok_table", (16, hidden, hidden, 16)
+    for j, (a, b) in enumerate(zip(dims, dims[1:], strict=False)):
+        w = (rng.standard_normal((a, b)) / np.sqrt(a)).astype(np.float32)
+        graph.initializer.append(numpy_helper.from_array(w, f"dense{j}"))
+        y = "tok" if b == dims[-1] and j == len(dims) - 2 else f"hidden{j}"
+        graph.node.insert(at + 1 + 2 * j, helper.make_node("MatMul", [x, f"dense{j}"], [f"{y}_lin"]))
+        graph.node.insert(at + 2 + 2 * j, helper.make_node("Relu", [f"{y}_lin"], [y]))
+        x = y
+    onnx.save(model, out / "encoder.onnx")
+    write_manifest(out, embedding_dim=16, max_length=64, provenance={"algo": "slow-test"}, format_version=1)
+    return out
+
+
+def never_seen(tag: str) -> list[str]:
+    """Candidates of 64 never-seen tokens each: every one goes through the encoder."""
+    return [" ".join(f"{tag}w{i}x{j}" for j in range(40)) for i in range(HEAVY_CANDIDATES)]
+
+
+def metric(d: Daemon, name: str) -> dict[str, int]:
+    """The values of a metric by its ``worker`` label ("" for none), from the daemon's /metrics."""
+    url = f"http://127.0.0.1:{d.metrics_port}/metrics"
+    text = urllib.request.urlopen(url, timeout=10).read().decode()
+    pattern = rf'^{name}(?:{{worker="(\d+)"}})? (\d+)$'
+    return {w: int(v) for w, v in re.findall(pattern, text, re.MULTILINE)}
+
+
+def wait_busy(d: Daemon) -> None:
+    """Until a worker scores the slow request sent before (alone in its batch)."""
+    deadline = time.monotonic() + 30
+    while not any((busy := metric(d, "edge_worker_busy")).values()):
+        assert time.monotonic() < deadline, "no worker got the slow request"
+        time.sleep(0.01)
+    assert [n for w, n in metric(d, "edge_worker_queue_depth").items() if busy[w]] == [1]
+
+
+def during_slow(d: Daemon, tag: str, *requests: dict) -> list[dict]:
+    """Send a slow request, then ``requests`` once a worker scores it, all on one socket: the replies in the
+    order the daemon sent them."""
+    import zmq
+
+    from edge.protocol import act_text, pack, unpack_reply
+
+    s = zmq.Context.instance().socket(zmq.DEALER)
+    s.setsockopt(zmq.LINGER, 0)
+    s.connect(d.endpoint)
+    try:
+        s.send(pack(act_text(INSTR, OBS, never_seen(tag), req_id="slow")))
+        wait_busy(d)
+        for r in requests:
+            s.send(pack(r))
+        out = []
+        for _ in range(1 + len(requests)):
+            assert s.poll(60000), f"replies so far: {[r.get('id') for r in out]}"
+            out.append(unpack_reply(s.recv()))
+        return out
+    finally:
+        s.close(linger=0)
+
+
+@pytest.mark.real
+@pytest.mark.parametrize(
+    ("workers", "order"), [(2, ["health", "cheap", "slow"]), (1, ["health", "slow", "cheap"])]
+)
+def test_a_slow_request_holds_up_a_cheap_one_only_without_a_free_worker(tmp_path, workers, order):
+    """With two workers the cheap act sent during the slow one is answered first; with one it waits for it
+    (as the single-threaded daemon did). The loop answers health meanwhile either way."""
+    from edge.protocol import act_text, make_request
+
+    with Daemon(slow_bundle(tmp_path / "slow"), "--workers", str(workers), "--metrics-port", "0") as d:
+        with EdgeClient(d.endpoint, timeout=30) as c:
+            reference = c.act(INSTR, OBS, CANDS)  # from now on the cheap request's texts are cached
+        assert metric(d, "edge_worker_busy") == {str(i): 0 for i in range(workers)}
+        replies = during_slow(
+            d, "a", make_request("health", "health"), act_text(INSTR, OBS, CANDS, req_id="cheap")
+        )
+        assert metric(d, "edge_worker_busy") == {str(i): 0 for i in range(workers)}
+        assert metric(d, "edge_waiting_requests") == {"": 0}
+    by_id = {r["id"]: r for r in replies}
+    assert [r["id"] for r in replies] == order and all(r["ok"] for r in replies)
+    assert by_id["cheap"]["scores"] == pytest.approx(reference["scores"], abs=1e-6)
+    assert len(by_id["slow"]["scores"]) == HEAVY_CANDIDATES
+
+
+@pytest.mark.real
+def test_reload_waits_for_the_workers_then_switches_all_of_them(tmp_path):
+    a, b = slow_bundle(tmp_path / "a"), slow_bundle(tmp_path / "b", seed=1)
+    bad = build_tiny_bundle(tmp_path / "bad", seed=2)
+    corrupt(bad)
+    sha_a, sha_b = load_manifest(a).model_sha256, load_manifest(b).model_sha256
+    from edge.protocol import act_text, make_request
+
+    with Daemon(a, "--allow-reload-path", "--metrics-port", "0", "--workers", "2") as d:
+        slow, reload = during_slow(d, "r", make_request("reload", "reload", bundle=str(b)))
+        assert slow["ok"] and slow["model"] == sha_a  # the swap waited: its runtime was not closed under it
+        assert reload["ok"] and reload["model"] == sha_b
+        for tag in ("x", "y"):  # a slow and a cheap act at once: one on each worker
+            batches = metric(d, "edge_worker_batches_total")
+            replies = during_slow(d, tag, act_text(INSTR, OBS, CANDS, req_id="cheap"))
+            assert [(r["id"], r["model"]) for r in replies] == [("cheap", sha_b), ("slow", sha_b)]
+            assert metric(d, "edge_worker_batches_total") == {w: n + 1 for w, n in batches.items()}
+            with EdgeClient(d.endpoint, timeout=30) as c, pytest.raises(EdgeError) as e:
+                c.reload(bad)  # refused: every worker stays on the last good bundle
+            assert e.value.code == "reload_failed"
+
+
+@pytest.mark.real
+def test_sigterm_answers_what_the_workers_score_then_joins_them(tmp_path):
+    import zmq
+
+    from edge.protocol import act_text, pack, unpack_reply
+
+    d = Daemon(slow_bundle(tmp_path / "slow"), "--metrics-port", "0")
+    s = zmq.Context.instance().socket(zmq.DEALER)
+    s.setsockopt(zmq.LINGER, 0)
+    s.connect(d.endpoint)
+    try:
+        s.send(pack(act_text(INSTR, OBS, never_seen("t"), req_id="slow")))
+        wait_busy(d)
+        d.signal(signal.SIGTERM)
+        assert s.poll(60000)
+        slow = unpack_reply(s.recv())
+        assert slow["ok"] and len(slow["scores"]) == HEAVY_CANDIDATES
+        assert d.stop(timeout=30) == 0
+    finally:
+        s.close(linger=0)
+        d.stop()
+    assert d.log_lines[-1]["event"] == "shutdown"
