@@ -26,14 +26,15 @@ class EdgePolicy(ScoringPolicy):
         self.server_ms: list[float] = []
         self.model = ""
         self.horizon: int | None = None
-        """The memory pairs the served bundle reads (``info``'s ``memory``); None until first needed."""
+        """The memory pairs the served bundle reads (``info``'s ``horizon``); None until first needed."""
 
     def _window(self, memory: Memory) -> list[tuple[str, str]]:
         if not memory:
             return []
         if self.horizon is None:
             info = self.client.info()
-            self.horizon, self.model = int(info["memory"]), str(info["model"])
+            # "horizon"; a daemon before that field sends the same number as "memory"
+            self.horizon, self.model = int(info.get("horizon", info["memory"])), str(info["model"])
         return list(memory)[-self.horizon :] if self.horizon else []
 
     def scores(

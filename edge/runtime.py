@@ -264,7 +264,8 @@ class Runtime:
             "encoder_kind": self.encoder_kind,
             "candidate_features": self.manifest.candidate_features,
             "bundle_format": self.format_version,
-            "memory": self.encoding.horizon if self.encoding else 0,
+            "horizon": self.encoding.horizon if self.encoding else 0,
+            "memory": self.encoding.horizon if self.encoding else 0,  # the old name of horizon, one release
             "max_length": self.manifest.max_length,
             "skills": self.skills,
             "provenance": self.manifest.provenance,

@@ -53,6 +53,16 @@ def messages() -> dict[str, dict[str, Any]]:
         ),
         "rep_error": error_reply(Code.UNKNOWN_OP, "unknown op 'jump'", 5),
         "rep_info": ok_reply(
+            1,
+            model=MODEL,
+            embedding_dim=384,
+            candidate_dim=384,
+            bundle_format=2,
+            horizon=8,
+            memory=8,
+            skills=None,
+        ),
+        "rep_info_before_horizon": ok_reply(
             1, model=MODEL, embedding_dim=384, candidate_dim=384, bundle_format=2, memory=8, skills=None
         ),
     }

@@ -297,7 +297,7 @@ def test_cpp_tools_follow_the_bundle_format(cpp_build, tmp_path, bundle_format):
     with Daemon(bundle) as d:
         info = info_of(cpp_build, d.endpoint)
         assert info["bundle_format"] == bundle_format
-        assert (info["memory"] > 0) == (bundle_format >= 2)
+        assert (info["horizon"] > 0) == (bundle_format >= 2)
         bench = [str(cpp_build / "edge_bench"), "--connect", d.endpoint]
         p = run([*bench, *"--n 30 --warmup 2 --k 3 --episode 7".split()], timeout=120)
         assert p.returncode == 0, p.stderr
@@ -419,7 +419,7 @@ def test_a_client_keeping_only_the_horizon_gets_the_same_scores_as_one_sending_e
     bundle = tmp_path / "b"
     export_random_bundle(bundle, bundle_format=2, encoder="static", seed=1)
     with Daemon(bundle) as d, EdgeClient(d.endpoint, timeout=30) as c:
-        horizon = int(c.info()["memory"])
+        horizon = int(c.info()["horizon"])
         assert 0 < horizon < 40
         for t in (horizon + 1, 45, 59):
             s = episode.steps[t]

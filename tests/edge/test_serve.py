@@ -279,7 +279,8 @@ def test_a_memoryful_bundle_reads_the_memory_sent_and_refuses_embeddings():
     memory = [("open fridge", "Feedback: You open the fridge.\n" + OBS), ("look around", OBS)]
     with Daemon(bundle) as d, EdgeClient(d.endpoint, timeout=10) as c:
         info = c.info()
-        assert info["bundle_format"] == 2 and info["memory"] == 33  # 32 steps and the pair before them
+        assert info["bundle_format"] == 2 and info["horizon"] == 33  # 32 steps and the pair before them
+        assert info["memory"] == info["horizon"]  # the old name of the number, kept one release
         plain, remembered = c.act(INSTR, OBS, CANDS), c.act(INSTR, OBS, CANDS, memory=memory)
         assert not np.allclose(plain["scores"], remembered["scores"])
         with pytest.raises(EdgeError) as e:

@@ -233,6 +233,8 @@ Reply decode_reply(const std::string& bytes) {
             r.candidate_dim = as_int(v);
         } else if (key == "bundle_format") {
             if (v.type == MSGPACK_OBJECT_POSITIVE_INTEGER) r.bundle_format = as_int(v);
+        } else if (key == "horizon") {
+            if (v.type == MSGPACK_OBJECT_POSITIVE_INTEGER) r.horizon = as_int(v);
         } else if (key == "memory") {
             if (v.type == MSGPACK_OBJECT_POSITIVE_INTEGER) r.memory = as_int(v);
         } else if (key == "timing" && v.type == MSGPACK_OBJECT_MAP) {
@@ -247,6 +249,7 @@ Reply decode_reply(const std::string& bytes) {
         }
     }
     if (!saw_ok) throw ProtocolError("reply has no 'ok'");
+    if (!r.horizon) r.horizon = r.memory;  // a daemon before "horizon" sends the number as "memory" only
     return r;
 }
 
@@ -283,7 +286,7 @@ std::string to_json(const Reply& r) {
     if (!r.status.empty()) o << ", \"status\": \"" << json_escape(r.status) << '"';
     if (r.embedding_dim) o << ", \"embedding_dim\": " << r.embedding_dim;
     if (r.candidate_dim) o << ", \"candidate_dim\": " << r.candidate_dim;
-    if (r.bundle_format) o << ", \"bundle_format\": " << r.bundle_format << ", \"memory\": " << r.memory;
+    if (r.bundle_format) o << ", \"bundle_format\": " << r.bundle_format << ", \"horizon\": " << r.horizon;
     if (!r.model.empty()) o << ", \"model\": \"" << r.model << '"';
     o << "}";
     return o.str();

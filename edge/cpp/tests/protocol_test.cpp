@@ -96,8 +96,10 @@ int run(const Vectors& vec) {
           "EpisodeMemory: at most kMaxMemory steps");
     edge::Reply info = edge::decode_reply(at(vec, "rep_info"));
     check(info.ok && info.embedding_dim == 384 && info.candidate_dim == 384 && info.bundle_format == 2 &&
-              info.memory == 8,
-          "rep_info: dims, bundle_format, memory");
+              info.horizon == 8 && info.memory == 8,
+          "rep_info: dims, bundle_format, horizon");
+    check(edge::decode_reply(at(vec, "rep_info_before_horizon")).horizon == 8,
+          "rep_info of a daemon before 'horizon': its 'memory' is the horizon");
     check(edge::decode_reply(at(vec, "rep_act")).bundle_format == 0, "rep_act: no bundle_format");
     edge::Reply err = edge::decode_reply(at(vec, "rep_error"));
     check(!err.ok && std::get<int64_t>(err.id) == 5 && err.code == "unknown_op" && err.message == "unknown op 'jump'",

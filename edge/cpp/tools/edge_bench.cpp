@@ -54,7 +54,7 @@ int main(int argc, char** argv) {
         text = text || format >= 2;  // format 2 refuses embedding input
         // The memory a memoryful bundle reads (none for format 1): the chosen action and the next observation
         // are recorded after each step, as a robot loop does.
-        edge::EpisodeMemory episode(static_cast<size_t>(info.memory));
+        edge::EpisodeMemory episode(static_cast<size_t>(info.horizon));
         const size_t d = static_cast<size_t>(info.embedding_dim);
         const size_t c = info.candidate_dim ? static_cast<size_t>(info.candidate_dim) : d;  // older daemons: D
         std::mt19937 rng(0);

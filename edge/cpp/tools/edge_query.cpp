@@ -2,7 +2,7 @@
 //   edge_query --connect tcp://127.0.0.1:5555 --instruction "..." --observation "..." --candidate a --candidate b
 //   edge_query --connect tcp://127.0.0.1:5555 --op info
 // --memory ACTION OBSERVATION (repeatable, oldest first) sends the episode so far with a text act request;
-// with --keep N, or --keep info (the daemon's info().memory), the pairs go through an edge::EpisodeMemory that
+// with --keep N, or --keep info (the daemon's info().horizon), the pairs go through an edge::EpisodeMemory that
 // keeps the last N, as a robot following the documented recipe does.
 #include <cstring>
 #include <iostream>
@@ -65,7 +65,7 @@ int main(int argc, char** argv) {
         if (!keep.empty()) {
             edge::Reply info;
             if (keep == "info" && !(info = client.info()).ok) throw std::runtime_error("info: " + info.message);
-            edge::EpisodeMemory episode(keep == "info" ? static_cast<std::size_t>(info.memory) : std::stoul(keep));
+            edge::EpisodeMemory episode(keep == "info" ? static_cast<std::size_t>(info.horizon) : std::stoul(keep));
             for (auto& [action, next_observation] : memory) episode.record(action, next_observation);
             memory = episode.memory();
         }

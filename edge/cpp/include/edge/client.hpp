@@ -43,7 +43,9 @@ struct Reply {
     int64_t candidate_dim = 0;  // info: C, a candidate's feature size (D, or 3D for action+arguments)
     int64_t bundle_format = 0;  // info: 1, or 2 for a memoryful bundle that takes text input only (0: not
                                 // reported, an older daemon: format 1)
-    int64_t memory = 0;         // info: the latest memory pairs the bundle reads, nothing older (0: none)
+    int64_t horizon = 0;        // info: the latest memory pairs the bundle reads, nothing older (0: none);
+                                // a daemon before the field sends only "memory", which decode copies here
+    int64_t memory = 0;         // info: the same number under its old name (kept one release; use horizon)
     double server_ms = 0.0, infer_ms = 0.0;
     int64_t batch = 0;
 };
@@ -88,7 +90,7 @@ class Client {
     Reply act(const std::string& instruction, const std::string& observation,
               const std::vector<std::string>* candidates);
     // With the episode so far: (action, observation it led to) per earlier step, oldest first, at most
-    // kMaxMemory; EpisodeMemory keeps it. Format-2 bundles read the last info().memory pairs, format 1 ignore it.
+    // kMaxMemory; EpisodeMemory keeps it. Format-2 bundles read the last info().horizon pairs, format 1 ignore it.
     Reply act(const std::string& instruction, const std::string& observation,
               const std::vector<std::string>* candidates, const Memory& memory);
     // Embedding input: format-1 bundles only (a format-2 bundle answers bad_request: send text).

@@ -4,7 +4,7 @@
 // ignore it. Header-only, standard library only.
 //
 //   edge::Reply info = client.info();
-//   edge::EpisodeMemory episode(static_cast<std::size_t>(info.memory));   // hold what the bundle reads
+//   edge::EpisodeMemory episode(static_cast<std::size_t>(info.horizon));  // hold what the bundle reads
 //   episode.reset();                                                      // at the start of each episode
 //   std::string obs = robot.observe();
 //   while (!robot.done()) {
@@ -34,7 +34,7 @@ using Memory = std::vector<MemoryStep>;
 class EpisodeMemory {
   public:
     // keep: how many of the latest steps to hold and send, at most kMaxMemory (larger values are clamped).
-    // Take it from the info reply (Reply::memory: the pairs the served bundle reads; 0 for a format-1 bundle,
+    // Take it from the info reply (Reply::horizon: the pairs the served bundle reads; 0 for a format-1 bundle,
     // which reads none, so nothing is sent). The default holds as many as a request may carry.
     explicit EpisodeMemory(std::size_t keep = kMaxMemory) : keep_(clamp(keep)) {}
 
