@@ -83,10 +83,13 @@ def start_daemon(
 
 
 @contextmanager
-def served(bundle: str | os.PathLike[str], *, threads: int = 1, timeout: float = 300.0) -> Iterator[str]:
-    """edge-serve on ``bundle`` (:func:`start_daemon`) for the length of the block, which gets its endpoint;
-    the daemon is stopped (SIGTERM, then killed after 30 s) when the block ends."""
-    proc, endpoint = start_daemon(bundle, threads=threads, timeout=timeout)
+def served(
+    bundle: str | os.PathLike[str], *, threads: int = 1, extra: Sequence[str] = (), timeout: float = 300.0
+) -> Iterator[str]:
+    """edge-serve on ``bundle`` (:func:`start_daemon`, ``extra`` its further options) for the length of the
+    block, which gets its endpoint; the daemon is stopped (SIGTERM, then killed after 30 s) when the block
+    ends."""
+    proc, endpoint = start_daemon(bundle, threads=threads, extra=extra, timeout=timeout)
     try:
         yield endpoint
     finally:

@@ -1,15 +1,16 @@
 """What a request's memory costs the daemon: a max-size memory against a full window of new text, and an
 honest client's latency while another client sends max-size memories.
 
-A format-2 bundle reads the last ``info['memory']`` pairs of a request's memory and nothing older, so 512
+A format-2 bundle reads the last ``info['horizon']`` pairs of a request's memory and nothing older, so 512
 never-seen pairs (the most a request may carry) must cost no more than a full window of never-seen pairs, and
-a client that sends them must not slow down the others much (the daemon is single-threaded). The texts are
-real TWC medium states and responses, each line made new with a unique word.
+a client that sends them must not slow down the others much (text requests are scored on ``--workers``
+threads; each count given is measured in turn, 1 being the single-threaded baseline). The texts are real TWC
+medium states and responses, each line made new with a unique word.
 
     python -m tools.bench.bench_memory_window --out tools/results/bench_memory_window.json
 
 Writes one JSON object (with the machine, load average and commit): per request kind the median and p99
-server time, and the honest client's round trip p50/p99 alone and during the flood.
+server time, and the honest client's round trip p50/p99 alone and during the flood, per --workers count.
 """
 
 from __future__ import annotations
@@ -80,52 +81,69 @@ def _pct(xs: list[float]) -> dict[str, float]:
 @click.option("--requests", default=20, show_default=True, help="Requests per memory kind.")
 @click.option("--honest", default=5, show_default=True, help="Episodes (60 steps each) of the honest client, "
               "alone and during the flood.")  # fmt: skip
+@click.option("--workers", default="1,2", show_default=True,
+              help="edge-serve --workers values, comma-separated, measured in turn in this run (1: the "
+              "single-threaded baseline).")  # fmt: skip
 @click.option("--out", type=click.Path(dir_okay=False), default="tools/results/bench_memory_window.json")
-def main(bundle: str | None, encoder: str, requests: int, honest: int, out: str) -> None:
+def main(bundle: str | None, encoder: str, requests: int, honest: int, workers: str, out: str) -> None:
+    counts = [int(w) for w in workers.split(",") if w.strip()]
     episodes = _episodes(honest)
     steps = [s for t in episodes for s in t.steps]
     pairs = [(s.action, s.next_observation) for s in steps]
+    rows = {}
     with tempfile.TemporaryDirectory() as tmp:
         if bundle is None:
             from policy.export import export_random_bundle
 
             bundle = str(Path(tmp) / "bundle")
             export_random_bundle(bundle, bundle_format=2, encoder=encoder)
-        with served(bundle) as endpoint, EdgeClient(endpoint, timeout=120) as c:
-            info = c.info()
-            horizon, kind = int(info["memory"]), info["encoder_kind"]
-            # the same last `horizon` pairs, alone and after 512 - horizon older ones
-            window = _server_ms(c, steps, pairs[-horizon:], requests, "w")
-            full = _server_ms(c, steps, (pairs * 16)[: 512 - horizon] + pairs[-horizon:], requests, "f")
-            alone = _honest(endpoint, episodes, horizon)
-            stop = threading.Event()
+        for n in counts:
+            rows[str(n)] = _measure(bundle, n, requests, episodes, steps, pairs)
+    first = rows[str(counts[0])]
+    result = {"encoder": first["encoder"], "horizon": first["horizon"], "workers": rows}
+    write_results(out, result)
+    click.echo(json.dumps({n: r["ratios"] for n, r in rows.items()}))
 
-            def flood() -> None:
-                with EdgeClient(endpoint, timeout=120) as f:
-                    k = 0
-                    while not stop.is_set():
-                        _server_ms(f, steps, (pairs * 16)[:512], 1, f"x{k}")
-                        k += 1
 
-            t = threading.Thread(target=flood, daemon=True)
-            t.start()
-            during = _honest(endpoint, episodes, horizon)
-            stop.set()
-            t.join()
+def _measure(bundle: str, workers: int, requests: int, episodes, steps, pairs) -> dict:
+    with (
+        served(bundle, extra=["--workers", str(workers)]) as endpoint,
+        EdgeClient(endpoint, timeout=120) as c,
+    ):
+        info = c.info()
+        horizon, kind = int(info["horizon"]), info["encoder_kind"]
+        # the same last `horizon` pairs, alone and after 512 - horizon older ones
+        window = _server_ms(c, steps, pairs[-horizon:], requests, "w")
+        full = _server_ms(c, steps, (pairs * 16)[: 512 - horizon] + pairs[-horizon:], requests, "f")
+        alone = _honest(endpoint, episodes, horizon)
+        stop = threading.Event()
+
+        def flood() -> None:
+            with EdgeClient(endpoint, timeout=120) as f:
+                k = 0
+                while not stop.is_set():
+                    _server_ms(f, steps, (pairs * 16)[:512], 1, f"x{k}")
+                    k += 1
+
+        t = threading.Thread(target=flood, daemon=True)
+        t.start()
+        during = _honest(endpoint, episodes, horizon)
+        stop.set()
+        t.join()
     result = {
         "encoder": kind,
         "horizon": horizon,
         "server_ms": {"window_of_new_text": _pct(window), "max_size_memory_512": _pct(full)},
         "honest_round_trip_ms": {"alone": _pct(alone), "during_max_size_flood": _pct(during)},
     }
+    honest = result["honest_round_trip_ms"]
     result["ratios"] = {
         "max_size_vs_window_p50": result["server_ms"]["max_size_memory_512"]["p50"]
         / result["server_ms"]["window_of_new_text"]["p50"],
-        "honest_p99_during_vs_alone": result["honest_round_trip_ms"]["during_max_size_flood"]["p99"]
-        / result["honest_round_trip_ms"]["alone"]["p99"],
+        "honest_p50_during_vs_alone": honest["during_max_size_flood"]["p50"] / honest["alone"]["p50"],
+        "honest_p99_during_vs_alone": honest["during_max_size_flood"]["p99"] / honest["alone"]["p99"],
     }
-    write_results(out, result)
-    click.echo(json.dumps(result["ratios"]))
+    return result
 
 
 if __name__ == "__main__":
