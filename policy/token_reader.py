@@ -199,7 +199,11 @@ class TokenReader(nn.Module):
             def summed(rest: torch.Tensor) -> torch.Tensor:
                 shared = (whole_w - rest)[sharing]  # zero on the pairs that share nothing
                 cut = nn.functional.embedding_bag(pos[sharing], vec, per_sample_weights=shared, mode="sum")
-                return whole.index_add(0, sharing, cut, alpha=-1.0)
+                out = whole.index_add(0, sharing, cut, alpha=-1.0)
+                # A side with every word shared has nothing left: exactly zero, as the graph's sum of
+                # zero-weighted rows. The subtraction leaves its rounding, which the caller would divide by
+                # the empty rest's weight (+ EPS), and train on (values and gradients far from the graph's).
+                return out * (rest.sum(-1, keepdim=True) > 0).to(out.dtype)
 
             return summed
 

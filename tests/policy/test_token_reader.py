@@ -127,3 +127,24 @@ def test_exact_features_are_the_same_in_the_exported_form(monkeypatch):
     ref = r.exact(rel, cov, kinds)
     torch.testing.assert_close(got, ref)
     assert got.shape == (2, 3, 10) and (got[1] == -1.0).all()
+
+
+def test_a_candidate_whose_words_all_appear_in_an_item_reads_the_same_in_training_and_the_graph():
+    """A pair with nothing left on one side: its residual is zero on both paths, in value and gradient
+    (training computes it as the text's sum minus the shared tokens: their rounding must not be divided by
+    the empty rest)."""
+    r = _reader()
+    tokens = torch.tensor([[5, 7, 9, 0, 0], [7, 9, 5, 11, 12], [7, 9, 0, 0, 0]])  # 0 and 2 inside 1
+    cand_rows, item_rows = torch.tensor([[0, 2]]), torch.tensor([[1, 0]])
+    kinds = torch.tensor([[1, 2]])
+    grads = []
+    for path in ("rows", "dense"):
+        r.zero_grad()
+        if path == "rows":
+            pooled, exact = r.rows(tokens, cand_rows, item_rows, kinds, candidate_tokens=5, item_tokens=5)
+        else:
+            pooled, exact = r.dense(tokens[cand_rows], tokens[item_rows], kinds)
+        (pooled.square().sum() + exact.sum()).backward()
+        grads.append((pooled.detach(), exact.detach(), r.proj.weight.grad.clone()))
+    for a, b in zip(*grads, strict=True):
+        torch.testing.assert_close(a, b, atol=1e-5, rtol=1e-4)
