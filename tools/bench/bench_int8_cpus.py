@@ -37,24 +37,15 @@ FP32_EMULATED = 8
 
 def embed_texts(graph: Path, tokenizer: Path, texts: list[str]) -> np.ndarray:
     """One text per run, one thread: as edge.runtime runs an int8 encoder."""
-    import onnxruntime as ort
     from tokenizers import Tokenizer
 
-    so = ort.SessionOptions()
-    so.intra_op_num_threads = 1
-    so.inter_op_num_threads = 1
-    so.log_severity_level = 3
-    sess = ort.InferenceSession(str(graph), so, providers=["CPUExecutionProvider"])
+    from tools.bench.bench_encoder import feeds_for, session
+
+    sess = session(graph)
     tok = Tokenizer.from_file(str(tokenizer))
     tok.no_padding()
     tok.enable_truncation(256)
-    names = {i.name for i in sess.get_inputs()}
-    out = []
-    for text in texts:
-        ids = np.array([tok.encode(text).ids], dtype=np.int64)
-        feeds = {"input_ids": ids, "attention_mask": np.ones_like(ids), "token_type_ids": np.zeros_like(ids)}
-        out.append(sess.run(["embeddings"], {k: v for k, v in feeds.items() if k in names})[0][0])
-    return np.stack(out)
+    return np.stack([sess.run(["embeddings"], feeds_for(sess, tok, t))[0][0] for t in texts])
 
 
 def cpu_flags() -> set[str]:
