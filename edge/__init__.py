@@ -6,7 +6,9 @@ and a state is split only by the layout its bundle records. The C++ client is in
 Modules:
 
 * ``serve`` — the ``edge-serve`` command line
-* ``server`` — the daemon loop: socket, micro-batches, signals, replies
+* ``serve_config`` — the daemon's settings
+* ``server`` — the daemon loop: socket, micro-batches, the workers' broker, signals, replies
+* ``workers`` — the scoring threads and the loop's pool of them
 * ``scoring`` — the answers to one batch's ``act`` requests
 * ``reload`` — hot reload in a helper thread
 * ``curve`` — CURVE certificates and allowed clients

@@ -11,7 +11,8 @@ import click
 from edge.logs import LEVELS, JsonLogger
 from edge.protocol import DEFAULT_MAX_MESSAGE_BYTES
 from edge.runtime import RuntimeConfig
-from edge.server import ServeConfig, Server
+from edge.serve_config import ServeConfig
+from edge.server import Server
 from models.cli_options import threads_option
 
 

@@ -22,8 +22,6 @@ import gc
 import os
 import signal
 import time
-from collections import deque
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +31,6 @@ from edge.curve import enable_curve, reload_allowed_keys
 from edge.logs import JsonLogger, sd_notify
 from edge.metrics import Metrics, start_metrics_server
 from edge.protocol import (
-    DEFAULT_MAX_MESSAGE_BYTES,
     PROTOCOL_VERSION,
     Code,
     ProtocolError,
@@ -43,42 +40,15 @@ from edge.protocol import (
     parse_request,
 )
 from edge.reload import Reloader, ReloadOutcome, refusal
-from edge.runtime import Runtime, RuntimeConfig, load_runtime
-from edge.scoring import Pending, Worker, answer_acts, read_worker_message
+from edge.runtime import Runtime, load_runtime
+from edge.scoring import Pending, answer_acts
+from edge.serve_config import ServeConfig
+from edge.workers import WorkerPool
 
 POLL_MS = 50
 DRAIN_QUIET_MS = 50
 DRAIN_MAX_S = 2.0
 WORKER_JOIN_S = 30.0
-
-
-@dataclass
-class ServeConfig:
-    bundle: Path
-    """Bundle directory served (and reloaded by SIGHUP or a ``reload`` op without a path)."""
-    binds: list[str] = field(default_factory=lambda: ["tcp://127.0.0.1:5555"])
-    """ZeroMQ endpoints to bind (tcp://HOST:PORT, tcp://HOST:* for a free port, ipc://PATH)."""
-    runtime: RuntimeConfig = field(default_factory=RuntimeConfig)
-    max_batch: int = 32
-    """Most act requests scored in one policy call."""
-    workers: int = 2
-    """Threads scoring act batches concurrently (1: one batch at a time; the loop still answers the other
-    ops meanwhile)."""
-    batch_wait_ms: float = 0.5
-    """Longest wait for more requests once concurrent clients are seen (0: only what already arrived)."""
-    max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
-    """ZMQ_MAXMSGSIZE: a peer sending a larger message is disconnected."""
-    metrics_host: str = "127.0.0.1"
-    metrics_port: int | None = None
-    """Serve Prometheus /metrics on this port (0: a free one; None: off)."""
-    curve_secret: Path | None = None
-    """The server's secret certificate (from ``edge-serve keygen``); enables CURVE."""
-    curve_allowed: Path | None = None
-    """Directory of allowed client public certificates (``*.key``); required with CURVE."""
-    allow_reload_path: bool = False
-    """Let a ``reload`` request name another bundle directory (otherwise only the configured one reloads)."""
-    remote_reload: bool = True
-    """Accept the ``reload`` op at all (SIGHUP always works)."""
 
 
 class _Shutdown(Exception):
@@ -103,12 +73,7 @@ class Server:
         self.started = time.time()
         self.ctx: zmq.Context | None = None
         self.sock: zmq.Socket | None = None
-        self.backend: zmq.Socket | None = None
-        self.workers: list[Worker] = []
-        self._idle: deque[int] = deque()
-        """Idle workers; the last one to finish is the first to get work."""
-        self._waiting: deque[Pending] = deque()
-        """Act requests received and not yet handed to a worker."""
+        self.pool: WorkerPool | None = None
         self.auth: Any = None
         self.http: Any = None
         self.endpoints: list[str] = []
@@ -155,37 +120,20 @@ class Server:
         for addr in self.cfg.binds:
             sock.bind(addr)
             self.endpoints.append(sock.getsockopt_string(zmq.LAST_ENDPOINT))
-        self._start_workers()
+        self.pool = WorkerPool(self.ctx, self.cfg.workers, self.metrics, self.log)
         if self.cfg.metrics_port is not None:
             self.http = start_metrics_server(self.metrics, self.cfg.metrics_host, self.cfg.metrics_port)
-
-    def _start_workers(self) -> None:
-        """Bind the workers' inproc ROUTER, then start them (each connects its own DEALER)."""
-        assert self.ctx is not None
-        backend = self.backend = self.ctx.socket(zmq.ROUTER)
-        backend.setsockopt(zmq.LINGER, 0)
-        backend.setsockopt(zmq.RCVHWM, 0)
-        endpoint = f"inproc://edge-workers-{id(self)}"
-        backend.bind(endpoint)
-        n = self.cfg.workers
-        self.workers = [Worker(i, self.ctx, endpoint, self.metrics, self.log) for i in range(n)]
-        for w in self.workers:
-            w.start()
-        self._idle = deque(range(len(self.workers)))
-        self.metrics.set_workers(len(self.workers))
 
     def close(self) -> None:
         if self.http is not None:
             self.http.shutdown()
             self.http.server_close()
             self.http = None
-        for w in self.workers:
-            w.stop()
-        joined = all([w.join(WORKER_JOIN_S) for w in self.workers])
-        for s in (self.backend, self.sock):
-            if s is not None:
-                s.close(linger=0)
-        self.backend = self.sock = None
+        joined = self.pool.stop(WORKER_JOIN_S) if self.pool is not None else True
+        self.pool = None
+        if self.sock is not None:
+            self.sock.close(linger=0)
+            self.sock = None
         if self.auth is not None:
             self.auth.stop()
             self.auth = None
@@ -239,10 +187,11 @@ class Server:
         return 0
 
     def _serve(self) -> None:
-        assert self.sock is not None and self.backend is not None
+        assert self.sock is not None and self.pool is not None
+        pool = self.pool
         poller = zmq.Poller()
         poller.register(self.sock, zmq.POLLIN)
-        poller.register(self.backend, zmq.POLLIN)
+        poller.register(pool.socket, zmq.POLLIN)
         while not self.stop_requested:
             events = dict(poller.poll(POLL_MS))
             if self.reload_requested:
@@ -261,14 +210,16 @@ class Server:
             self._step(events)
         # ... then the workers finish everything received (the caller stops and joins them).
         poller.unregister(self.sock)
-        while (self._waiting or len(self._idle) < len(self.workers)) and all(w.alive for w in self.workers):
+        while pool.busy:
             self._step(dict(poller.poll(POLL_MS)))
 
     def _step(self, events: dict[Any, int]) -> None:
         """One turn of the broker: pass the workers' replies on, swap a reloaded bundle when they are idle,
         answer or queue what the clients sent, hand the queued act requests to idle workers."""
-        if self.backend in events:
-            self._from_workers()
+        assert self.pool is not None
+        if self.pool.socket in events:
+            for r in self.pool.replies():
+                self._deliver(r.frames, r.t0, r.op, r.code)
         self._finish_reload()
         if self.sock in events:
             self._handle_batch_safely(self._drain())
@@ -401,7 +352,7 @@ class Server:
                 )
             elif req.op == "reload":
                 self._reload_op(p)
-        self._waiting.extend(acts)
+        self.pool.waiting.extend(acts)
         self._dispatch()  # the workers start before the loop scores embeddings
         if scorer_only:
             # Embeddings skip the encoder: one scorer run, about what the hop to a worker and back would cost.
@@ -414,33 +365,13 @@ class Server:
     # ------------------------------------------------------------------------------------------------ workers
 
     def _dispatch(self) -> None:
-        """Hand the waiting act requests to idle workers, the most recently used first (unlike lbbroker's
-        least recently used: any idle worker is as free as another, and the last one's thread and caches
-        are warm). The requests are shared among the idle workers (a slow request and a cheap one that
-        arrived together are scored side by side), each share one micro-batch of at most max_batch. Nothing
-        is handed out while a reloaded bundle waits for the workers to finish on the old one."""
-        while self._waiting and self._idle and self._swap is None:
-            n = min(self.cfg.max_batch, -(-len(self._waiting) // len(self._idle)))
-            batch = [self._waiting.popleft() for _ in range(n)]
-            i = self._idle.pop()
-            assert self.rt is not None
-            self.metrics.worker_took(i, n)
-            self.workers[i].submit(self.rt, batch)
-        self.metrics.set_waiting(len(self._waiting))
-
-    def _from_workers(self) -> None:
-        """Pass on the replies of every batch the workers finished; each such worker is idle again."""
-        assert self.backend is not None
-        while True:
-            try:
-                frames = self.backend.recv_multipart(zmq.NOBLOCK)
-            except zmq.Again:
-                return
-            i, replies = read_worker_message(frames)
-            self._idle.append(i)
-            self.metrics.worker_done(i)
-            for r in replies:
-                self._deliver(r.frames, r.t0, r.op, r.code)
+        """Hand the waiting act requests to idle workers; none while a reloaded bundle waits for the
+        workers to finish on the old one."""
+        assert self.pool is not None and self.rt is not None
+        if self._swap is None:
+            self.pool.dispatch(self.rt, self.cfg.max_batch)
+        else:
+            self.metrics.set_waiting(len(self.pool.waiting))
 
     # ------------------------------------------------------------------------------------------------ reload
 
@@ -483,7 +414,7 @@ class Server:
             if done.runtime is not None:
                 self._swap = done  # no batch is handed out until the swap
         if self._swap is not None:
-            if len(self._idle) < len(self.workers):
+            if self.pool is not None and not self.pool.all_idle:
                 return  # a worker still scores on the old runtime
             done, self._swap = self._swap, None
         new, err = done.runtime, done.error

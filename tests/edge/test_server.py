@@ -279,7 +279,8 @@ def test_inference_failure_is_an_internal_error_reply_and_serving_goes_on(tmp_pa
     """A runtime that fails once (test double for a broken session) costs one error reply, not the daemon."""
     import threading
 
-    from edge.server import ServeConfig, Server
+    from edge.serve_config import ServeConfig
+    from edge.server import Server
 
     server = Server(
         ServeConfig(bundle=build_tiny_bundle(tmp_path / "b"), binds=["tcp://127.0.0.1:*"]),
