@@ -18,14 +18,16 @@ PYTEST_ARGS ?=
 setup:
 	@tools/setup/bootstrap.sh $(EXTRAS)
 
-test: setup cpp-deps
+test: setup cpp-deps lint
 	$(PY) -m pytest $(PYTEST_ARGS)
 
 demo: setup
 	@DEMO_OUT=$(DEMO_OUT) PY=$(PY) tools/demo/demo.sh
 
+# ruff: the lint rules and the formatting (pyproject.toml [tool.ruff]); make test runs it first.
 lint: setup
 	$(PY) -m ruff check edge labeler policy models tools tests
+	$(PY) -m ruff format --check edge labeler policy models tools tests
 
 # The C++ client of edge-serve (edge/cpp): libzmq/cppzmq/msgpack-c installed where missing, build, CTest.
 cpp-deps:

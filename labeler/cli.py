@@ -140,8 +140,10 @@ def layout(file: str, declared: str | None, write: bool, as_json: bool) -> None:
                 roles = [r for r, on in (("world", p.world), ("bag", p.unordered), ("list", p.items)) if on]
                 click.echo(f"  {p.label + ':':<20} {p.name}" + (f" ({', '.join(roles)})" if roles else ""))
             if chosen.plain:
-                click.echo("  (plain text: the whole state is the world state; a step's response is what its "
-                           "next state adds)")
+                click.echo(
+                    "  (plain text: the whole state is the world state; a step's response is what its "
+                    "next state adds)"
+                )
         if write:
             n = 0
             with TrajectoryWriter(file) as w:  # a temp file that replaces FILE once all is written

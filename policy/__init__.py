@@ -18,7 +18,8 @@ Modules:
 * ``model`` — the structured, memoryful candidate scorer
 * ``token_reader`` — the scorer's token-level reading of items for each candidate
 * ``model_flat`` — the flat scorer of format-1 bundles
-* ``common`` — seeding, threads, checkpoints
+* ``common`` — seeding, threads, checkpoints, the training loop
+* ``train_paths`` — whether training takes its fast paths (or the reference computation)
 * ``iql`` — Implicit Q-Learning
 * ``cql`` — Conservative Q-Learning
 * ``bc`` — behaviour cloning

@@ -14,7 +14,7 @@ import torch
 import torch.nn.functional as F
 
 from policy.buffer import ScorerOptions, TorchTable, new_scorer
-from policy.common import TrainResult, optimize, train_loop
+from policy.common import TrainResult, adam, optimize, train_loop
 
 
 @dataclass
@@ -49,7 +49,7 @@ def train(table: TorchTable, cfg: AWRConfig, *, dim: int, progress: bool | None 
     data.weight = weights
     torch.manual_seed(cfg.seed)
     actor = new_scorer(table, cfg, dim)
-    opt = torch.optim.Adam(actor.parameters(), lr=cfg.lr)
+    opt = adam(actor.parameters(), cfg.lr)
 
     def update(b, _step: int) -> dict[str, float]:
         logp = (

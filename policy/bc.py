@@ -13,7 +13,7 @@ import torch
 import torch.nn.functional as F
 
 from policy.buffer import ScorerOptions, TransitionTable, new_scorer
-from policy.common import TrainResult, optimize, train_loop
+from policy.common import TrainResult, adam, optimize, train_loop
 
 FILTERS = ("all", "success", "paths", "labeled", "success-labeled", "success+progress")
 LABEL_FILTERS = ("labeled", "success-labeled", "success+progress")
@@ -77,7 +77,7 @@ def train(table: TransitionTable, cfg: BCConfig, *, dim: int, progress: bool | N
     data = select(table, cfg.filter).to_torch()
     torch.manual_seed(cfg.seed)
     actor = new_scorer(data, cfg, dim)
-    opt = torch.optim.Adam(actor.parameters(), lr=cfg.lr)
+    opt = adam(actor.parameters(), cfg.lr)
 
     def update(b, _step: int) -> dict[str, float]:
         logits = actor(b.instruction, b.state, b.cands, b.mask)
@@ -86,7 +86,15 @@ def train(table: TransitionTable, cfg: BCConfig, *, dim: int, progress: bool | N
         acc = (logits.argmax(1) == b.action).float().mean()
         return {"loss": loss.item(), "accuracy": acc.item()}
 
-    curves = train_loop(data, update, cfg, desc=f"bc-{cfg.filter}", progress=progress, modules=[actor])
+    curves = train_loop(
+        data,
+        update,
+        cfg,
+        desc=f"bc-{cfg.filter}",
+        progress=progress,
+        modules=[actor],
+        prepare=lambda b: actor.prepare(b.state, b.cands),
+    )
     return TrainResult(
         model=actor.eval(), curves=curves, config=asdict(cfg), loss_key="loss", extra={"transitions": data.n}
     )

@@ -16,7 +16,7 @@ import torch
 import torch.nn.functional as F
 
 from policy.buffer import ScorerOptions, TorchTable, new_scorer
-from policy.common import TrainResult, optimize, soft_update, train_loop
+from policy.common import TrainResult, adam, optimize, soft_update, train_loop
 
 
 @dataclass
@@ -45,7 +45,7 @@ def train(table: TorchTable, cfg: CQLConfig, *, dim: int, progress: bool | None 
     torch.manual_seed(cfg.seed)
     q = new_scorer(table, cfg, dim)
     q_target = copy.deepcopy(q).requires_grad_(False)
-    opt = torch.optim.Adam(q.parameters(), lr=cfg.lr)
+    opt = adam(q.parameters(), cfg.lr)
 
     def update(b, _step: int) -> dict[str, float]:
         with torch.no_grad():

@@ -36,6 +36,7 @@ from models.inputs.candidates import DEFAULT_CANDIDATE_FEATURES, parts_of
 from models.inputs.schema import MASKED_SCORE, input_names, state_names
 from models.inputs.state import StateEncoding, config_from_dict
 from models.inputs.tokens import CANDIDATE_TOKENS, ITEM_TOKENS
+from policy import train_paths
 from policy.token_reader import TokenReader
 
 _NEG = -1.0e9
@@ -121,6 +122,16 @@ class Rows:
         """Token ids of each row of ``table`` ([U, L], 0-padded), where the scorer reads tokens."""
         self.parts = index.shape[-1]
         self.shape = (*index.shape[:-1], self.parts * table.shape[1])
+        self.cache: dict[Any, Any] = {}
+        """What depends on the rows alone (distinct rows, match features, the token reader's pairs), kept
+        while the batch lives: every network of an update reads the same rows."""
+
+    def unique(self, p: int) -> tuple[torch.Tensor, torch.Tensor]:
+        """The distinct rows of part ``p`` and where each entry is among them."""
+        key = ("unique", p)
+        if key not in self.cache:
+            self.cache[key] = torch.unique(self.index[..., p], return_inverse=True)
+        return self.cache[key]
 
     def part(self, p: int) -> torch.Tensor:
         """The dense vectors of part ``p`` [..., D]."""
@@ -134,7 +145,10 @@ class Rows:
         d = self.table.shape[1]
         out = None
         for p in range(self.parts):
-            uniq, inv = torch.unique(self.index[..., p], return_inverse=True)
+            if train_paths.enabled():
+                uniq, inv = self.unique(p)
+            else:
+                uniq, inv = torch.unique(self.index[..., p], return_inverse=True)
             y = nn.functional.linear(self.table[uniq], layer.weight[:, p * d : (p + 1) * d])[inv]
             out = y if out is None else out + y
         assert out is not None
@@ -213,6 +227,23 @@ class Block(nn.Module):
         x = x + self.attn(y, y, pad)
         return x + self.mlp(self.ln2(x))
 
+    def packed(self, x: torch.Tensor, keep: torch.Tensor, pad: torch.Tensor) -> torch.Tensor:
+        """:meth:`forward` on the state's real tokens only: ``x`` [N,H] are the rows ``keep`` of the
+        flattened [B*S] tokens (``pad`` [B,S]); every token-wise layer runs on them, attention on the padded
+        layout through ``scaled_dot_product_attention`` (padding as keys masked, as queries discarded)."""
+        b, s = pad.shape
+        a = self.attn
+        y = self.ln1(x)
+        qkv = torch.cat([a.q(y), a.kv(y)], dim=-1)  # [N,3H]
+        full = qkv.new_zeros(b * s, qkv.shape[1]).index_copy(0, keep, qkv).view(b, s, 3, a.heads, a.dh)
+        q, k, v = full.permute(2, 0, 3, 1, 4).unbind(0)  # [B,h,S,dh] each
+        o = nn.functional.scaled_dot_product_attention(
+            q, k, v, attn_mask=~pad[:, None, None, :], dropout_p=a.drop.p if self.training else 0.0
+        )
+        o = o.transpose(1, 2).reshape(b * s, -1).index_select(0, keep)
+        x = x + a.out(o)
+        return x + self.mlp(self.ln2(x))
+
 
 class StateEncoder(nn.Module):
     """(instruction [B,D], :class:`StateInputs`) -> tokens [B,1+T+M,H] and their padding [B,1+T+M]; token 0
@@ -245,6 +276,14 @@ class StateEncoder(nn.Module):
             [torch.zeros_like(s.item_kinds[:, :1], dtype=torch.bool), s.item_kinds == 0, ~s.memory_mask],
             dim=1,
         )
+        if train_paths.enabled():
+            b, n, h = tokens.shape
+            keep = torch.nonzero(~pad.flatten()).squeeze(1)
+            x = tokens.reshape(b * n, h).index_select(0, keep)
+            for block in self.blocks:
+                x = block.packed(x, keep, pad)
+            x = self.ln(x)
+            return x.new_zeros(b * n, h).index_copy(0, keep, x).view(b, n, h), pad
         for block in self.blocks:
             tokens = block(tokens, pad)
         return self.ln(tokens), pad
@@ -337,14 +376,49 @@ class CandidateScorer(nn.Module):
                 state.item_kinds,
                 candidate_tokens=cfg.candidate_tokens,
                 item_tokens=cfg.item_tokens,
+                cache=candidates.cache.setdefault(("reader", id(items)), {"items": items})
+                if train_paths.enabled()
+                else None,
             )
         if candidate_tokens is None or state.item_tokens is None:
             raise ValueError("a token-reading scorer needs item_tokens and candidate_tokens")
         return self.reader.dense(candidate_tokens, state.item_tokens, state.item_kinds)
 
+    @torch.no_grad()
+    def prepare(self, state: StateInputs, candidates: torch.Tensor | Rows) -> None:
+        """Compute what a forward pass on these rows needs that depends on the rows alone (distinct rows,
+        match features, the token reader's pairs) into the rows' caches: a trainer calls it for the next
+        batch on another thread while this one trains (:func:`policy.common.train_loop`)."""
+        items = state.items
+        if not (train_paths.enabled() and isinstance(candidates, Rows) and isinstance(items, Rows)):
+            return
+        for rows in (items, state.memory_actions, state.memory_responses, candidates):
+            if isinstance(rows, Rows):
+                for p in range(rows.parts):
+                    rows.unique(p)
+        self.match_features(state, candidates)
+        if self.reader is not None and candidates.tokens is not None:
+            cfg = self.cfg
+            self.reader.cached_pairs(
+                candidates.tokens,
+                candidates.index[..., 0],
+                items.index[..., 0],
+                state.item_kinds,
+                cfg.candidate_tokens,
+                cfg.item_tokens,
+                candidates.cache.setdefault(("reader", id(items)), {"items": items}),
+            )
+
     def match_features(self, state: StateInputs, candidates: torch.Tensor | Rows) -> torch.Tensor:
         """[B,K,parts*(kinds+1)]: per candidate part, the best cosine to an item of each kind 1..kinds-1, to a
         memory action and to a memory response (-1 where there is none)."""
+        if train_paths.enabled() and isinstance(candidates, Rows) and isinstance(state.items, Rows):
+            # A function of the batch's frozen vectors alone (no parameter): once per batch and candidates.
+            key = ("match", id(state.items), self.cfg.kinds)
+            if key not in candidates.cache:
+                with torch.no_grad():
+                    candidates.cache[key] = (state.items, self.match_features_fast(state, candidates))
+            return candidates.cache[key][1]
         d, p = self.cfg.embedding_dim, self.parts
         sims = similarity(candidates, state.items, p, d)  # [B,K,P,T]
         kinds = torch.arange(1, self.cfg.kinds, device=sims.device)
@@ -356,6 +430,21 @@ class CandidateScorer(nn.Module):
             for group in (state.memory_actions, state.memory_responses)
         ]
         return torch.cat([per_kind, *memory], dim=-1).flatten(-2)  # [B,K,P*(kinds+1)]
+
+    def match_features_fast(self, state: StateInputs, candidates: Rows) -> torch.Tensor:
+        """:meth:`match_features` with the best cosine per kind taken by a scatter (not a mask per kind)."""
+        d, p = self.cfg.embedding_dim, self.parts
+        sims = similarity(candidates, state.items, p, d)  # [B,K,P,T]
+        b, k, _, t = sims.shape
+        index = state.item_kinds[:, None, None, :].expand(b, k, p, t)
+        per_kind = torch.full((b, k, p, self.cfg.kinds), -1.0, dtype=sims.dtype)
+        per_kind = per_kind.scatter_reduce(3, index, sims, "amax")[..., 1:]  # [B,K,P,kinds-1]
+        absent = (~state.memory_mask)[:, None, None, :]
+        memory = [
+            similarity(candidates, group, p, d).masked_fill(absent, -1.0).amax(-1, keepdim=True)
+            for group in (state.memory_actions, state.memory_responses)
+        ]
+        return torch.cat([per_kind, *memory], dim=-1).flatten(-2)
 
 
 class PolicyGraph(nn.Module):

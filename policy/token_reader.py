@@ -36,6 +36,8 @@ from collections.abc import Callable
 import torch
 from torch import nn
 
+from policy import train_paths
+
 EPS = 1e-6
 
 
@@ -164,11 +166,22 @@ class TokenReader(nn.Module):
         *,
         candidate_tokens: int,
         item_tokens: int,
+        cache: dict | None = None,
     ) -> tuple[torch.Tensor, torch.Tensor]:
         """From rows of a token table ``tokens`` [U, L] (one text per row, its ids, 0-padded): candidates'
         rows [B,K] (their first ``candidate_tokens`` ids read), items' rows [B,T] (``item_tokens``) and kinds
         [B,T]. Each distinct (candidate, item, kind) is computed once, token vectors are summed and pairs
         pooled with ``embedding_bag`` (nothing of size pairs x tokens x width is made)."""
+        if train_paths.enabled():
+            return self.rows_matrix(
+                tokens,
+                cand_rows,
+                item_rows,
+                item_kinds,
+                candidate_tokens=candidate_tokens,
+                item_tokens=item_tokens,
+                cache=cache,
+            )
         u, nk = tokens.shape[0], self.kinds
         key = (cand_rows.unsqueeze(2) * u + item_rows.unsqueeze(1)) * nk + item_kinds.unsqueeze(1)  # [B,K,T]
         uniq, inv = torch.unique(key, return_inverse=True)
@@ -222,6 +235,101 @@ class TokenReader(nn.Module):
             inv.reshape(b * k, t), vec_p, per_sample_weights=w.reshape(b * k, t), mode="sum"
         ).reshape(b, k, self.hidden)
         return pooled, self.exact(rel[inv], cov[inv], item_kinds)
+
+    def rows_matrix(
+        self,
+        tokens: torch.Tensor,
+        cand_rows: torch.Tensor,
+        item_rows: torch.Tensor,
+        item_kinds: torch.Tensor,
+        *,
+        candidate_tokens: int,
+        item_tokens: int,
+        cache: dict | None = None,
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """:meth:`rows` as dense products over the batch's vocabulary (a batch reads a few hundred distinct
+        tokens): each text is a row of token counts [Ut, Ub]; a pair that shares no token has its texts'
+        whole sums as residuals, and only the pairs that share one are recounted (their counts where the
+        other side lacks the token). Every token sum is a matrix product with the projected token vectors:
+        no per-pair token comparison, no embedding_bag over tokens, and a residual with no token left is an
+        exact 0 (the reference subtracts sums, and divides the rounding by EPS). What depends on the ids
+        alone (:meth:`pairs`) is kept in ``cache``: every network of an update reads the same pairs."""
+        st = self.cached_pairs(tokens, cand_rows, item_rows, item_kinds, candidate_tokens, item_tokens, cache)
+        rows = self.proj(self.table[st["vocab"]])  # [Ub, 2(h+1)]
+
+        def side(which: int):
+            vec, weight = self.split(rows, st["vocab"], which)  # [Ub, h], [Ub]
+            wv = torch.cat([vec * weight.unsqueeze(1), weight.unsqueeze(1)], dim=1)  # [Ub, h+1]
+            whole = (st["counts"][which] @ wv).index_select(0, st["text"][which])  # [P, h+1]
+            rest = whole.index_copy(0, st["sharing"], st["rest"][which] @ wv)  # the tokens the other lacks
+            total = whole[:, -1]
+            share = (total - rest[:, -1]) / (total + EPS)
+            return share, rest[:, :-1] / (rest[:, -1:] + EPS)
+
+        rel, c_res = side(1)
+        cov, s_res = side(0)
+        vec_p = s_res + c_res + s_res * c_res + self.overlap(torch.stack([rel, cov], dim=-1))
+        vec_p, logit = self.with_kind(rel, vec_p, st["kind"])
+        inv = st["inv"]
+        w = self.attend(logit[inv], item_kinds)  # [B,K,T]
+        b, k, t = w.shape
+        pooled = nn.functional.embedding_bag(
+            inv.reshape(b * k, t), vec_p, per_sample_weights=w.reshape(b * k, t), mode="sum"
+        ).reshape(b, k, self.hidden)
+        return pooled, self.exact(rel[inv], cov[inv], item_kinds)
+
+    def cached_pairs(self, tokens, cand_rows, item_rows, item_kinds, candidate_tokens, item_tokens, cache):
+        """:meth:`pairs`, kept in ``cache`` (a dict that lives with the batch) when one is given."""
+        key = ("reader.pairs", candidate_tokens, item_tokens, self.kinds)
+        if cache is not None and key in cache:
+            return cache[key]
+        st = self.pairs(tokens, cand_rows, item_rows, item_kinds, candidate_tokens, item_tokens)
+        if cache is not None:
+            cache[key] = st
+        return st
+
+    @torch.no_grad()
+    def pairs(
+        self,
+        tokens: torch.Tensor,
+        cand_rows: torch.Tensor,
+        item_rows: torch.Tensor,
+        item_kinds: torch.Tensor,
+        candidate_tokens: int,
+        item_tokens: int,
+    ) -> dict:
+        """The distinct (candidate, item, kind) pairs of a batch and their token counts (ids only)."""
+        u, nk = tokens.shape[0], self.kinds
+        key = (cand_rows.unsqueeze(2) * u + item_rows.unsqueeze(1)) * nk + item_kinds.unsqueeze(1)  # [B,K,T]
+        uniq, inv = torch.unique(key, return_inverse=True)
+        kind, pair = uniq % nk, uniq // nk
+        n = len(uniq)
+        texts, text_of = torch.unique(torch.cat([pair // u, pair % u]), return_inverse=True)
+        text_ids = tokens[texts]  # [Ut, L]
+        longest = max(1, int((text_ids > 0).sum(1).max()))
+        text_ids = text_ids[:, :longest]
+        vocab, remap = torch.unique(text_ids, return_inverse=True)  # remap [Ut, L]
+        c_text, s_text = text_of[:n], text_of[n:]
+        real = (vocab > 0).float()  # padding is no token (its weight is 0 too)
+
+        def counts(length: int) -> torch.Tensor:  # [Ut, Ub]: each token in a text's first ``length`` ids
+            pos = remap[:, :length]
+            return torch.zeros(len(texts), len(vocab)).scatter_add_(1, pos, torch.ones(pos.shape)) * real
+
+        cc, cs = counts(candidate_tokens), counts(item_tokens)
+        overlap = (cc > 0).float() @ (cs > 0).float().T  # [Ut, Ut]: tokens both texts hold
+        sharing = torch.nonzero(overlap[c_text, s_text] > 0).squeeze(1)
+        c_sh, s_sh = c_text.index_select(0, sharing), s_text.index_select(0, sharing)
+        c_cnt, s_cnt = cc.index_select(0, c_sh), cs.index_select(0, s_sh)
+        return {
+            "inv": inv,
+            "kind": kind,
+            "vocab": vocab,
+            "text": (s_text, c_text),
+            "counts": (cs, cc),
+            "sharing": sharing,
+            "rest": (s_cnt * (c_cnt == 0), c_cnt * (s_cnt == 0)),  # per side: the tokens the other lacks
+        }
 
     # ------------------------------------------------------------------------------------------- pooling
 

@@ -96,6 +96,8 @@ class TrainRun:
     """What chose the trained transitions out of the dataset (e.g. ``filter=success``); None: all of them."""
     seconds: float
     embed_seconds: float
+    update_seconds: float
+    """The algorithm's updates alone (no reading, embedding or saving)."""
     texts_embedded: int
 
     def trained_on(self) -> str:
@@ -145,11 +147,13 @@ def train_from_file(
     t_embed = time.perf_counter() - t0
     module = ALGOS[algo][0]
     dim = embedder.dim
+    t_updates = time.perf_counter()
     if algo == "bc":
         table = bc.select(table, cfg.filter)  # what BC trains on (its own select keeps it as it is)
         result = module.train(table, cfg, dim=dim, progress=progress)
     else:
         result = module.train(table.to_torch(), cfg, dim=dim, progress=progress)
+    t_updates = time.perf_counter() - t_updates
     trained_episodes = len(np.unique(table.episode))
     judge = {
         m: p.get("judge_sha256") for t in trajs for m, p in t.provenance.items() if p.get("judge_sha256")
@@ -189,5 +193,6 @@ def train_from_file(
         selection=f"filter={cfg.filter}" if algo == "bc" and cfg.filter != "all" else None,
         seconds=time.perf_counter() - t0,
         embed_seconds=t_embed,
+        update_seconds=t_updates,
         texts_embedded=embedder.computed - before,
     )

@@ -126,6 +126,8 @@ def train(
         "dataset_steps": run.dataset_steps,
         "seconds": round(run.seconds, 2),
         "embed_seconds": round(run.embed_seconds, 2),
+        "update_seconds": round(run.update_seconds, 2),
+        "updates_per_second": round(run.result.config["steps"] / max(run.update_seconds, 1e-9), 2),
         "texts_embedded": run.texts_embedded,
         "loss_key": key,
         "loss_first": first.get(key),

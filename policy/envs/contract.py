@@ -124,9 +124,7 @@ def check_reset_and_state(env: EnvAdapter) -> None:
             s.observation == cls.compose(s.parts, env.history),
             "the state text is not compose(parts, history): one composition function makes every state text",
         )
-        require(
-            cls.layout.is_structured(s.observation), "the state text does not follow the layout's labels"
-        )
+        require(cls.layout.is_structured(s.observation), "the state text does not follow the layout's labels")
         require(0.0 <= s.score <= 1.0, f"score {s.score} is outside 0-1")
         require(env.num_steps == 0, f"{env.num_steps} steps counted after reset")
 
@@ -179,9 +177,7 @@ def check_disjoint_splits(env: EnvAdapter) -> None:
     names = list(ids)
     for i, a in enumerate(names):
         for b in names[i + 1 :]:
-            require(
-                not ids[a] & ids[b], f"{a} and {b} share episodes {sorted(ids[a] & ids[b], key=str)[:3]}"
-            )
+            require(not ids[a] & ids[b], f"{a} and {b} share episodes {sorted(ids[a] & ids[b], key=str)[:3]}")
     first = {split: env.reset(env.episodes(split)[0], split).observation for split in env.splits}
     require(len(set(first.values())) == len(first), "the splits' first episodes start in the same state")
 

@@ -88,8 +88,10 @@ def default_env(recorded: Mapping[str, Any]) -> tuple[str, str | None]:
     if recorded.get("env"):
         return str(recorded["env"]), recorded.get("params") or None
     if state_format_of(policy_world(recorded)) == LEGACY_STATE_FORMAT:
-        print("note: the policy records no environment; evaluating in twx:twc (its state format twx/1)",
-              file=sys.stderr)
+        print(
+            "note: the policy records no environment; evaluating in twx:twc (its state format twx/1)",
+            file=sys.stderr,
+        )
         return "twx:twc", None
     raise EnvError(
         "the policy was trained on a log that names no environment: give --env NAME (edgejudge envs lists "

@@ -27,9 +27,10 @@ HELDOUT_DEV_COLLECT = [
 ]  # fmt: skip
 
 
-def edgejudge(*args: str, timeout: float = 7200) -> str:
-    """Run ``edgejudge ARGS`` in a subprocess; its stdout, or a failure carrying the stderr tail."""
-    return _run(["-m", "models.cli", *args], f"edgejudge {' '.join(args)}", timeout)
+def edgejudge(*args: str, timeout: float = 7200, env: Mapping[str, str] | None = None) -> str:
+    """Run ``edgejudge ARGS`` in a subprocess (``env``: variables set for it); its stdout, or a failure
+    carrying the stderr tail."""
+    return _run(["-m", "models.cli", *args], f"edgejudge {' '.join(args)}", timeout, env)
 
 
 def run_tool(script: str, *args: str, timeout: float = 7200) -> str:
@@ -37,8 +38,15 @@ def run_tool(script: str, *args: str, timeout: float = 7200) -> str:
     return _run([script, *args], f"{script} {' '.join(args)}", timeout)
 
 
-def _run(argv: list[str], what: str, timeout: float) -> str:
-    proc = subprocess.run([sys.executable, *argv], capture_output=True, text=True, cwd=ROOT, timeout=timeout)
+def _run(argv: list[str], what: str, timeout: float, env: Mapping[str, str] | None = None) -> str:
+    proc = subprocess.run(
+        [sys.executable, *argv],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=timeout,
+        env={**os.environ, **env} if env else None,
+    )
     if proc.returncode != 0:
         raise click.ClickException(f"{what} failed:\n{proc.stderr[-2000:]}")
     return proc.stdout
