@@ -30,7 +30,6 @@ TOOLS = (
     "tools.bench.bench_judge",
     "tools.bench.bench_policy",
     "tools.bench.bench_collect",
-    "tools.probes.probe_policy_failures",
 )
 
 

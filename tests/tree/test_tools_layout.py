@@ -90,7 +90,7 @@ def shell_body(path) -> tuple[str, str]:
 
 def test_every_tool_folder_is_a_package():
     folders = {p.parent for p in TOOLS.rglob("*.py")}
-    assert TOOLS / "bench" in folders and TOOLS / "probes" in folders
+    assert TOOLS / "bench" in folders and TOOLS / "setup" in folders
     assert [f.relative_to(ROOT) for f in sorted(folders) if not (f / "__init__.py").is_file()] == []
 
 

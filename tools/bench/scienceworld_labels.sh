@@ -8,6 +8,6 @@ python -m tools.bench.bench_scienceworld_labels --coren-families find-living-thi
     --coren-episodes 3 --json tools/results/bench_scienceworld_labels.json \
     --md tools/results/bench_scienceworld_labels.md          # resumable; runs/scienceworld/
 # every task family: loads, collects, labels; its gold paths (resumable from --rows)
-python -m tools.probes.check_scienceworld_tasks --variations 1 --max-steps 40 \
+python -m tools.bench.check_scienceworld_tasks --variations 1 --max-steps 40 \
     --rows runs/check_scienceworld.jsonl --json tools/results/check_scienceworld_tasks.json \
     --md tools/results/check_scienceworld_tasks.md

@@ -90,7 +90,7 @@ if [ -n "$MODEL" ]; then
     GPU_SHARE="$(awk -v n="$RAY_ACTORS" 'BEGIN { printf "%.4f", 1 / n }')"
     STEPS_LIST+=(
       "label_gpu_ray|$LABEL --cache $R/label-ray.sqlite --out $R/twc-small.coren-ray.jsonl --report $R/label_coren_gpu_ray.json --judge-actors $RAY_ACTORS --gpus-per-actor $GPU_SHARE --ray=local"
-      "same_labels|$PY -m tools.probes.compare_labels coren $R/twc-small.coren.jsonl $R/twc-small.coren-ray.jsonl"
+      "same_labels|$PY -m tools.setup.compare_labels coren $R/twc-small.coren.jsonl $R/twc-small.coren-ray.jsonl"
     )
   fi
 fi

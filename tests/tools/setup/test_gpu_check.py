@@ -50,7 +50,7 @@ def test_dry_run_with_a_model_labels_a_small_file_on_the_gpu_and_on_ray_actors(t
     assert f"--model {gguf}" in lines["bench_model_gpu"] and "--episodes 3" in lines["collect"]
     assert f"--judge {gguf} --gpu-layers -1" in lines["label_gpu"]
     assert "--judge-actors 2 --gpus-per-actor 0.5000 --ray=local" in lines["label_gpu_ray"]
-    assert "-m tools.probes.compare_labels coren" in lines["same_labels"]
+    assert "-m tools.setup.compare_labels coren" in lines["same_labels"]
 
 
 @pytest.mark.parametrize(

@@ -17,7 +17,7 @@ For each task (all 30 by default):
 ``--gold-only`` stops after step 2 (e.g. to compare simplifications). Results: one JSON record per task and
 a Markdown table.
 
-    python -m tools.probes.check_scienceworld_tasks --variations 1 --max-steps 40 \\
+    python -m tools.bench.check_scienceworld_tasks --variations 1 --max-steps 40 \\
         --rows runs/check_scienceworld.jsonl --json tools/results/check_scienceworld_tasks.json \\
         --md tools/results/check_scienceworld_tasks.md
 """

@@ -18,7 +18,7 @@ def test_compare_labels_says_whether_two_files_agree(tmp_path):
     _labeled(a, 1.0)
     _labeled(b, 1.0)
     _labeled(c, 2.0)
-    tool = [sys.executable, "-m", "tools.probes.compare_labels", "coren"]
+    tool = [sys.executable, "-m", "tools.setup.compare_labels", "coren"]
     same = subprocess.run([*tool, str(a), str(b)], capture_output=True, text=True, cwd=ROOT)
     assert same.returncode == 0 and "1 of 1 steps identical" in same.stdout
     differ = subprocess.run([*tool, str(a), str(c)], capture_output=True, text=True, cwd=ROOT)

@@ -1,6 +1,6 @@
 """Do two labeled files carry the same labels of one method? Exit 0 when every step's labels are equal.
 
-    python -m tools.probes.compare_labels coren a.jsonl.gz b.jsonl.gz \\
+    python -m tools.setup.compare_labels coren a.jsonl.gz b.jsonl.gz \\
         [--channels contextual,structural,temporal]
 
 Compares, step by step, ``labels[METHOD]`` (all channels, or only ``--channels``); prints the first

@@ -1,1 +1,0 @@
-"""Probes: one-off measurements that explain a benchmark result (their outputs are in tools/results/)."""
