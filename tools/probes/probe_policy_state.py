@@ -493,18 +493,19 @@ def run(
 
     torch.set_num_threads(1)
     from labeler.dataset import read_trajectories
+    from labeler.subset import most_episodes, scarce_subset
     from policy import bc, iql
     from policy.buffer import build_table
     from policy.features import TextEmbedder
     from policy.rewards import parse_reward
-    from tools.bench.bench_policy import success_scarce
 
     t0 = time.perf_counter()
     tag = f"e{episodes}-{behaviour.replace('=', '').replace(',', '_')}-n{noise}-s{seed}"
     raw = Path(data_dir) / f"raw-{tag}.jsonl.gz"
     if not raw.exists():
         collect_raw(raw, episodes, behaviour, noise, seed)
-    trajs = success_scarce(read_trajectories(raw), max_success_rate)
+    trajs = read_trajectories(raw)
+    trajs = scarce_subset(trajs, most_episodes(trajs, max_success_rate), max_success_rate)
     if loop_erase:
         trajs = loop_erase_fn(trajs)
     if annotate_cands and not variant.startswith("placed"):

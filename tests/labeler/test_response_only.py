@@ -1,10 +1,10 @@
-"""Response-only logs made from an adapter's log: each state is the last response plus an inventory line."""
+"""Response-only logs made from an adapter's log: each state is the last response plus the inventory line."""
 
 from __future__ import annotations
 
 from labeler.dataset import Step, Trajectory
+from labeler.response_only import response_only
 from models.state_layout import Part, StateLayout
-from tools.bench.response_logs import response_only
 
 LAYOUT = StateLayout(
     (
