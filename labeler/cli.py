@@ -1,4 +1,5 @@
-"""``edgejudge data ...``: validate and inspect trajectory datasets."""
+"""``edgejudge data ...``: validate and inspect trajectory datasets, cut a success-scarce subset, rewrite a
+log as a response-only log."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ from models.state_layout import PLAIN_LAYOUT, StateLayout, layout_of
 
 @click.group()
 def data() -> None:
-    """Validate and inspect trajectory datasets (JSONL or JSONL.gz, one trajectory per line)."""
+    """Validate, inspect and reshape trajectory datasets (JSONL or JSONL.gz, one trajectory per line)."""
 
 
 @data.command()
@@ -155,3 +156,74 @@ def layout(file: str, declared: str | None, write: bool, as_json: bool) -> None:
             click.echo(f"recorded the layout in {n} trajectories of {file}", err=True)
     except DatasetError as e:
         raise click.ClickException(str(e)) from None
+
+
+@data.command()
+@click.argument("file", type=click.Path(dir_okay=False, exists=True, path_type=str))
+@click.option(
+    "--episodes",
+    type=click.IntRange(1),
+    help="Episodes to keep (the subset's size). Default: as many as the rate allows, every failed episode "
+    "and the first successful ones.",
+)
+@click.option(
+    "--max-success-rate",
+    default=0.3,
+    show_default=True,
+    type=click.FloatRange(0, 1),
+    help="At most this share of the kept episodes successful.",
+)
+@click.option("--out", required=True, type=click.Path(dir_okay=False, path_type=str), help="File to write.")
+def subset(file: str, episodes: int | None, max_success_rate: float, out: str) -> None:
+    """Keep --episodes episodes of FILE of which at most --max-success-rate succeed: a success-scarce log.
+
+    The first successful episodes (floor(rate x EPISODES), or all there are when fewer) and the first
+    failed ones fill the subset, in file order: the same file always gives the same subset, and the subset
+    of fewer episodes is inside the subset of more. Fails when FILE has too few failed episodes.
+
+    \b
+      edgejudge data subset pool.jsonl.gz --episodes 120 --max-success-rate 0.3 --out train120.jsonl.gz
+    """
+    from labeler.dataset import read_trajectories, write_trajectories
+    from labeler.subset import SubsetError, most_episodes, scarce_subset
+
+    try:
+        trajs = read_trajectories(file)
+        n = episodes if episodes is not None else most_episodes(trajs, max_success_rate)
+        kept = scarce_subset(trajs, n, max_success_rate)
+    except (DatasetError, SubsetError) as e:
+        raise click.ClickException(f"{file}: {e}") from None
+    n = write_trajectories(out, kept)
+    succ = sum(t.success for t in kept)
+    click.echo(f"wrote {out}: {n} episodes of {file}, {succ} successful ({succ / n:.0%})")
+
+
+@data.command("response-only")
+@click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False, exists=True, path_type=str))
+@click.option("--out", required=True, type=click.Path(dir_okay=False, path_type=str), help="File to write.")
+def response_only_cmd(files: tuple[str, ...], out: str) -> None:
+    """Rewrite FILES (logs that record their state layout) as one response-only log.
+
+    Each state becomes what many agent loggers record: the world's response to the previous action and the
+    inventory line; next_observation is the bare response. The layout, environment and every info key but
+    the ground truth (score, progress, gold) are dropped, so labelers read the log as plain text. Episodes
+    are written in the order of FILES.
+    """
+    from labeler.dataset import read_trajectories, write_trajectories
+    from labeler.response_only import response_only
+
+    kept = []
+    for f in files:
+        try:
+            trajs = read_trajectories(f)
+        except DatasetError as e:
+            raise click.ClickException(str(e)) from None
+        plain = [t.id for t in trajs if layout_of(t.meta).plain]
+        if plain:
+            raise click.ClickException(
+                f"{f}: {len(plain)} trajectories (first {plain[0]!r}) record no state layout: nothing tells "
+                "their response from the rest of a state (see 'edgejudge data layout')"
+            )
+        kept += trajs
+    n = write_trajectories(out, [response_only(t) for t in kept])
+    click.echo(f"wrote {out}: {n} trajectories ({sum(t.success for t in kept)} successful), response-only")

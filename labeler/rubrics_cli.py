@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import re
 import sys
 import textwrap
 from collections import Counter
@@ -23,6 +24,7 @@ def rubrics() -> None:
 
     \b
       edgejudge rubrics build --dataset data/train.jsonl.gz --task-type twc --out twc.toml
+      edgejudge rubrics build --dataset data/train.jsonl.gz --out r.toml   # r.<task type>.toml each
       edgejudge rubrics validate twc.toml
       edgejudge rubrics stats twc.toml --dataset data/dev.jsonl.gz
     """
@@ -36,16 +38,27 @@ def rubrics() -> None:
     type=click.Path(dir_okay=False),
     help="Trajectories to mine transitions from (JSONL or JSONL.gz). Ground truth in 'info' is not read.",
 )
-@click.option("--task-type", required=True, help="The dataset task_type the rubric is for (e.g. twc).")
+@click.option(
+    "--task-type",
+    default=None,
+    help="The dataset task_type the rubric is for (e.g. twc). Default: one rubric per task type of the "
+    "dataset (with --base: the base rubric's).",
+)
 @judge_option()
-@click.option("--out", required=True, type=click.Path(dir_okay=False), help="Rubric file to write (.toml).")
+@click.option(
+    "--out",
+    required=True,
+    type=click.Path(dir_okay=False),
+    help="Rubric file to write (.toml). Without --task-type: one file per task type, the task type before "
+    "the suffix (--out r.toml writes r.twc.toml, r.cookingworld.toml, ...).",
+)
 @cache_option()
 @click.option(
     "--max-trajectories",
     default=200,
     show_default=True,
     type=click.IntRange(min=1),
-    help="Mine at most this many trajectories of the task type.",
+    help="Mine at most this many trajectories of each task type.",
 )
 @click.option(
     "--min-count",
@@ -122,7 +135,10 @@ def build(
     gpus_per_actor,
     actor_restarts,
 ) -> None:
-    """Instantiate a rubric for TASK_TYPE from DATASET with the judge, and write it as a reviewable TOML file.
+    """Instantiate a rubric per task type of DATASET with the judge, each written as a reviewable TOML file.
+
+    With --task-type, one rubric for that task type, written to --out; without it, one per task type found
+    in DATASET (OUT with the task type before its suffix), with one judge for all of them.
 
     With --base, the reviewed file is kept as it is and only objects it does not know get a place (the
     judge's choice), e.g. to cover a new split's unseen objects without redoing the review.
@@ -130,7 +146,7 @@ def build(
     The judge's queries run in chunks of 16, each from the same primed judge state; with --ray the chunks run
     on Ray judge actors and give the same rubric.
     """
-    from labeler.trca.build import BuildConfig, build_header, build_rubric, extend_rubric, leading_comments
+    from labeler.trca.build import BuildConfig, leading_comments
 
     try:
         cluster = cluster_config(ray, judge_actors, cpus_per_actor, gpus_per_actor, actor_restarts)
@@ -143,22 +159,20 @@ def build(
             base_rubric = load_rubric(base)
         except RubricError as e:
             raise click.ClickException(str(e)) from None
-        if base_rubric.task_type != task_type:
+        if task_type is not None and base_rubric.task_type != task_type:
             raise click.UsageError(
                 f"--base {base} is for task type {base_rubric.task_type!r}, not {task_type!r}"
             )
+        task_type = base_rubric.task_type
 
-    trajs = []
     try:
-        for t in iter_trajectories(dataset):
-            if t.task_type == task_type:
-                trajs.append(t)
-                if len(trajs) >= max_trajectories:
-                    break
+        groups = trajectories_by_task_type(dataset, task_type, max_trajectories)
     except DatasetError as e:
         raise click.ClickException(str(e)) from None
-    if not trajs:
-        raise click.ClickException(f"{dataset}: no trajectory of task type {task_type!r}")
+    if not groups:
+        what = f"of task type {task_type!r}" if task_type is not None else "at all"
+        raise click.ClickException(f"{dataset}: no trajectory {what}")
+    outs = {t: out if task_type is not None else per_task_type_path(out, t) for t in groups}
     from labeler.judge import JudgeError
     from labeler.trca.pipeline import default_cache
     from models.registry import ModelError
@@ -167,7 +181,7 @@ def build(
         from labeler.trca.build import placement_verbs
         from labeler.trca.mine import mine
 
-        mined = mine(trajs, min_count=min_count)
+        mined = mine(groups[task_type], min_count=min_count)
         seen = {
             o
             for v in placement_verbs(BuildConfig(task_type, placement=placement), mined)
@@ -182,28 +196,62 @@ def build(
             )
             return
 
-    cfg = BuildConfig(
-        task_type=task_type,
-        min_count=min_count,
-        max_templates=max_templates,
-        placement=placement,
-        prompt_orders=prompt_orders,
-        grounded=grounding,
-        tag_templates=base_rubric is None,  # --base keeps the reviewed items: only places are needed
-        progress=progress,
-    )
+    def config(task: str) -> BuildConfig:
+        return BuildConfig(
+            task_type=task,
+            min_count=min_count,
+            max_templates=max_templates,
+            placement=placement,
+            prompt_orders=prompt_orders,
+            grounded=grounding,
+            tag_templates=base_rubric is None,  # --base keeps the reviewed items: only places are needed
+            progress=progress,
+        )
+
     try:
         with _scorer(cluster, judge_ref, threads, cache or default_cache()) as scorer:
-            report = build_rubric(
-                trajs, scorer, cfg, dataset_name=Path(dataset).name, log=lambda m: click.echo(m, err=True)
-            )
-            check = None
-            if base_rubric is None and check_folds:
-                from labeler.trca.crossfit import crossfit_check
-
-                check = crossfit_check(trajs, scorer, cfg, folds=check_folds)
+            for task, trajs in groups.items():
+                if len(groups) > 1:
+                    click.echo(f"task type {task!r}: {len(trajs)} trajectories", err=True)
+                _build_one(trajs, scorer, config(task), dataset, outs[task], base, base_rubric, check_folds)
     except (ModelError, JudgeError, ValueError, ClusterError) as e:
         raise click.ClickException(str(e)) from None
+    if len(groups) > 1:
+        click.echo("label with: " + " ".join(f"--rubrics {p}" for p in outs.values()))
+
+
+def trajectories_by_task_type(dataset: str, task_type: str | None, limit: int) -> dict[str, list]:
+    """The first ``limit`` trajectories of each task type of ``dataset`` (only ``task_type``'s when given),
+    by task type in sorted order."""
+    groups: dict[str, list] = {}
+    for t in iter_trajectories(dataset):
+        if task_type is not None and t.task_type != task_type:
+            continue
+        kept = groups.setdefault(t.task_type, [])
+        if len(kept) < limit:
+            kept.append(t)
+        if task_type is not None and len(kept) >= limit:
+            break
+    return dict(sorted(groups.items()))
+
+
+def per_task_type_path(out: str, task_type: str) -> str:
+    """Where the rubric of ``task_type`` goes for ``--out out`` without ``--task-type``: ``r.toml`` ->
+    ``r.<task_type>.toml`` (characters other than letters, digits, ``.``, ``-``, ``_`` made ``_``)."""
+    path = Path(out)
+    stem = path.name.removesuffix(".toml")
+    safe = re.sub(r"[^\w.-]", "_", task_type)
+    return str(path.with_name(f"{stem}.{safe}.toml"))
+
+
+def _build_one(trajs, scorer, cfg, dataset, out, base, base_rubric, check_folds) -> None:
+    """Build (or, with ``base_rubric``, extend) the rubric of ``cfg.task_type`` from ``trajs`` and write it
+    to ``out``."""
+    from labeler.trca.build import build_header, build_rubric, extend_rubric, leading_comments
+
+    report = build_rubric(
+        trajs, scorer, cfg, dataset_name=Path(dataset).name, log=lambda m: click.echo(m, err=True)
+    )
     if base_rubric is not None:
         rubric, added = extend_rubric(base_rubric, report.rubric)
         header = leading_comments(Path(base).read_text(encoding="utf-8"))
@@ -218,7 +266,10 @@ def build(
             f"judge -> version {rubric.version}, {report.queries} judge queries"
         )
         return
-    if base_rubric is None and check_folds:
+    if check_folds:
+        from labeler.trca.crossfit import crossfit_check
+
+        check = crossfit_check(trajs, scorer, cfg, folds=check_folds)
         if check is None:
             click.echo(f"held-out check: too few successes or failures for {check_folds} folds", err=True)
         else:

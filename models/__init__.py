@@ -19,4 +19,6 @@ Modules:
 * ``lazy_group`` — the click group whose subcommands load only when run
 * ``cli`` — the ``edgejudge`` command (its subcommands named as strings, never imported here)
 * ``quiet`` — known-harmless third-party noise, silenced in one place
+* ``cli_run`` — ``edgejudge`` in a subprocess, for pipelines of commands
+* ``provenance`` — where and when a result was measured: machine, load average, commit
 """

@@ -28,6 +28,7 @@ SUBCOMMANDS: dict[str, str] = {
     "train": "policy.train_cli:train",
     "eval": "policy.eval_cli:eval_cmd",
     "decisions": "policy.decisions_cli:decisions",
+    "matrix": "policy.matrix.cli:matrix",
 }
 
 

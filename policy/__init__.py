@@ -4,6 +4,8 @@ Packages:
 
 * ``envs`` — the environment adapters (TextWorldExpress, ScienceWorld, recorded logs): the worlds, importing
   only ``models``
+* ``matrix`` — ``edgejudge matrix``: the policy matrix over worlds, reward sources, learners and data sizes,
+  resumable, each step an ``edgejudge`` command
 
 Modules:
 

@@ -1,8 +1,8 @@
 """A response-only log, end to end with real components: each state of `examples/response_log/events.jsonl.gz`
 is only the last response and an inventory line (ScienceWorld, two task types). The real judge builds one
-unreviewed rubric per task type, whose header says the checks read the episode so far; TRCA and the
-success-model potential label it; both rank steps above the sparse reward; a policy trains on the potential
-and exports."""
+unreviewed rubric per task type in one ``rubrics build`` without --task-type, each with a header that says
+the checks read the episode so far; TRCA and the success-model potential label it; both rank steps above
+the sparse reward; a policy trains on the potential and exports."""
 
 from __future__ import annotations
 
@@ -23,12 +23,12 @@ def test_the_response_only_log_how_to(tmp_path, cli):
     log = tmp_path / "events.jsonl.gz"
     log.write_bytes(EXAMPLE.read_bytes())
     assert sorted({t.task_type for t in read_trajectories(log)}) == list(TASKS)
+    b = cli("rubrics", "build", "--dataset", str(log), "--out", str(tmp_path / "events.toml"),
+            "--check-folds", "0", "--no-progress", timeout=1200)  # fmt: skip
+    assert b.returncode == 0, b.stderr  # one call, one rubric per task type
     rubrics = []
     for task in TASKS:
-        rubric = tmp_path / f"{task}.toml"
-        b = cli("rubrics", "build", "--dataset", str(log), "--task-type", task, "--out", str(rubric),
-                "--check-folds", "0", "--no-progress", timeout=600)  # fmt: skip
-        assert b.returncode == 0, b.stderr
+        rubric = tmp_path / f"events.{task}.toml"
         assert "show only part of the scene in each state: their checks read the episode so far" in (
             " ".join(line.lstrip("# ").strip() for line in rubric.read_text().splitlines())
         )

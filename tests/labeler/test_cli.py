@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import dataclasses
 import json
 
 
@@ -22,3 +23,51 @@ def test_data_validate_and_stats_cli(tmp_path, cli):
     assert cli("data", "stats", str(bad)).returncode != 0
     skipped = cli("data", "stats", str(bad), "--skip-invalid", "--json", check=True)
     assert json.loads(skipped.stdout)["skipped_lines"] == 1
+
+
+def test_data_subset_writes_the_success_scarce_subset_and_explains_a_short_file(tmp_path, cli):
+    from labeler.dataset import read_trajectories, write_trajectories
+    from tests.support.trajectories import make_traj
+
+    src = tmp_path / "pool.jsonl.gz"
+    write_trajectories(src, [make_traj(i, success=i % 2 == 0) for i in range(10)])  # t0, t2, ... succeed
+    out = tmp_path / "sub.jsonl.gz"
+    p = cli("data", "subset", str(src), "--episodes", "6", "--max-success-rate", "0.34", "--out", str(out))
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.strip() == f"wrote {out}: 6 episodes of {src}, 2 successful (33%)"
+    assert [t.id for t in read_trajectories(out)] == ["t0", "t1", "t2", "t3", "t5", "t7"]
+    short = cli("data", "subset", str(src), "--episodes", "9", "--out", str(out))
+    assert short.returncode == 1 and "Traceback" not in short.stderr
+    assert (
+        "need 7 failed episodes (and 2 successful); the file holds 5 failed and 5 successful" in short.stderr
+    )
+
+
+def test_data_response_only_rewrites_layout_logs_and_refuses_plain_ones(tmp_path, cli):
+    from labeler.dataset import Step, Trajectory, read_trajectories, write_trajectories
+    from models.state_layout import Part, StateLayout
+
+    layout = StateLayout(
+        (Part("feedback", "Said"), Part("inventory", "Held", world=True), Part("room", "At", world=True))
+    )
+    s0 = layout.compose({"inventory": "nothing", "room": "A hall."})
+    s1 = layout.compose({"feedback": "You go.", "inventory": "nothing", "room": "A kitchen."})
+    meta = {"state_layout": layout.to_dict(), "env": "toy"}
+    traj = Trajectory(
+        "a", "Go.", "toy", True, [Step(s0, "go", ["go"], s1, info={"score": 1.0, "x": 2})], meta=meta
+    )
+    src, out = tmp_path / "a.jsonl", tmp_path / "ro.jsonl"
+    other = tmp_path / "b.jsonl"
+    write_trajectories(src, [traj])
+    write_trajectories(other, [dataclasses.replace(traj, id="b", success=False)])
+    p = cli("data", "response-only", str(src), str(other), "--out", str(out))
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.strip() == f"wrote {out}: 2 trajectories (1 successful), response-only"
+    step = read_trajectories(out)[0].steps[0]
+    assert (step.observation, step.next_observation, step.info) == (
+        "A hall.\nHeld: nothing",
+        "You go.",
+        {"score": 1.0},
+    )
+    again = cli("data", "response-only", str(out), "--out", str(tmp_path / "x.jsonl"))
+    assert again.returncode == 1 and "record no state layout" in again.stderr

@@ -6,7 +6,9 @@
   sentence-transformers, transformers or an environment package (a robot installs only ``edgejudge[edge]``);
 - ``labeler`` does not import ``policy``;
 - ``policy/envs/`` (the world package) imports only the core: ``models`` and its own modules, among the
-  project's packages (:data:`WORLD_CORE`).
+  project's packages (:data:`WORLD_CORE`);
+- ``policy/matrix/`` (``edgejudge matrix``) is the top floor: no module outside it imports it;
+- no shipped package imports ``tools`` or ``tests`` (they are not in the wheel).
 
 Checked twice: statically over every import statement of every module (also the ones inside functions), and
 by importing all of ``models`` and ``edge`` in a fresh interpreter and looking at ``sys.modules``.
@@ -42,16 +44,24 @@ HEAVY = (
 """Packages the robot side must never load: the training/labeling stacks and environment packages."""
 
 
+UNSHIPPED = {"tools", "tests"}
+"""The repository's own folders that the wheel does not hold."""
+
+
 FORBIDDEN = {
-    "models": {"edge", "labeler", "policy"},  # heavy packages only lazily, for labeler/policy (runtime check)
-    "edge": {"labeler", "policy", *HEAVY},
-    "labeler": {"policy"},
-    "policy": set(),
+    "models": {"edge", "labeler", "policy", *UNSHIPPED},  # heavy packages only lazily (runtime check)
+    "edge": {"labeler", "policy", *HEAVY, *UNSHIPPED},
+    "labeler": {"policy", *UNSHIPPED},
+    "policy": UNSHIPPED,
 }
 
 
 PROJECT = (*LAYERS, "tools", "tests")
 """The project's own top-level packages."""
+
+
+MATRIX = "policy/matrix"
+"""The top floor: ``edgejudge matrix``, which nothing else imports."""
 
 
 WORLD = "policy/envs"
@@ -86,6 +96,37 @@ def world_violations(paths: list[Path], root: Path = ROOT) -> list[str]:
                 if name.split(".")[0] in PROJECT and not core:
                     bad.append(f"{path.relative_to(root)}:{imp.line}: imports {name}")
     return bad
+
+
+def matrix_importers(root: Path = ROOT) -> list[str]:
+    """Modules of the shipped packages outside ``policy/matrix/`` that import ``policy.matrix``."""
+    bad = []
+    for layer in LAYERS:
+        for path in sorted((root / layer).rglob("*.py")):
+            if path.is_relative_to(root / MATRIX):
+                continue
+            for imp in imports(path, module_name(path, root)):
+                names = [f"{imp.module}.{n}" for n in imp.names] or [imp.module]
+                if any(n == "policy.matrix" or n.startswith("policy.matrix.") for n in names):
+                    bad.append(f"{path.relative_to(root)}:{imp.line}: imports {imp.module}")
+    return bad
+
+
+def test_nothing_below_the_matrix_imports_it():
+    assert (ROOT / MATRIX / "cli.py").is_file()
+    assert matrix_importers() == []
+
+
+def test_the_matrix_rule_sees_an_import_from_below(tmp_path):
+    (tmp_path / "policy" / "matrix").mkdir(parents=True)
+    (tmp_path / "policy" / "matrix" / "run.py").write_text("from policy import train\n")
+    (tmp_path / "policy" / "train.py").write_text("def f():\n    from policy.matrix import run\n")
+    (tmp_path / "labeler").mkdir()
+    (tmp_path / "labeler" / "x.py").write_text("import policy.matrix.store\n")
+    assert matrix_importers(tmp_path) == [
+        "labeler/x.py:1: imports policy.matrix.store",
+        "policy/train.py:2: imports policy.matrix",
+    ]
 
 
 def test_edge_never_imports_heavy_libraries(tmp_path):

@@ -4,8 +4,8 @@ side on the same files, with where each one's weight goes.
     python -m tools.bench.bench_learners --world twc-easy --learner bc-success --learner iql-trca \\
         --out tools/results/bench_learners.json
 
-Per world it takes the benchmark matrix's success-scarce training file (``tools.bench.matrix_data``: the
-same pool, cut and judge-built TRCA rubric as ``bench_matrix``'s ``trca-built`` rows, in the same work
+Per world it takes the benchmark matrix's success-scarce training file (``policy.matrix.data``: the
+same pool, cut and judge-built TRCA rubric as ``edgejudge matrix``'s ``trca-built`` rows, in the same work
 folder), trains every learner on it and reports:
 
 - **success**: rollouts of the checkpoint on the test split's first episodes with the client's generic loop
@@ -130,12 +130,12 @@ def main(
     from policy.episode_policy import episode_policy
     from policy.evaluate import evaluate
     from policy.features import TextEmbedder
+    from policy.matrix.data import BUILT_TRCA, WorldData
+    from policy.matrix.plan import QUICK, parse_world, with_overrides
+    from policy.matrix.store import RowStore
     from policy.rewards import parse_reward
     from policy.torch_policy import TorchPolicy
     from policy.train import train_from_file
-    from tools.bench.matrix_data import BUILT_TRCA, WorldData
-    from tools.bench.matrix_plan import QUICK, parse_world, with_overrides
-    from tools.bench.matrix_store import RowStore
 
     store = RowStore(out)
     if report_only:
@@ -283,7 +283,7 @@ def report(rows: list[dict[str, Any]], labels: dict[str, Any]) -> str:
 
 
 def write_report(store: Any, out: str) -> None:
-    from tools.bench.benchlib import atomic_write
+    from models.settings import atomic_write
 
     rows = [r for r in store.rows.values() if "success_rate" in r]
     md = Path(out).with_suffix(".md")

@@ -1,6 +1,8 @@
 """Policy benchmark: success per training row on real rollouts, and per-action latency.
 
-For each row (algorithm x reward source) it trains on the same success-scarce training file, evaluates by real
+For each row (algorithm x reward source) it trains on the same success-scarce training file (every failed
+episode of --train and its first successful ones, at most --max-success-rate: the largest cut of
+``edgejudge data subset``), evaluates by real
 rollouts on the test split (same seeds for every row), and reports success with a Wilson 95 % interval, mean
 steps and invalid-action rate. It then exports the best row as a bundle and measures the exported policy's
 per-action latency (encoder + scorer, onnxruntime, 1 thread) beside the LLM-as-agent's, on the same states.
@@ -49,15 +51,6 @@ ROW_SPECS = {
 
 DETOUR_PENALTY = {"iql-trca-detour": 0.05}
 """Rows trained with ``--detour-penalty`` (policy.rewards)."""
-
-
-def success_scarce(trajs, max_rate: float):
-    """Drop successful episodes (the last ones in file order) until at most ``max_rate`` succeed."""
-    fails = [t for t in trajs if not t.success]
-    succ = [t for t in trajs if t.success]
-    keep = int(max_rate * len(fails) / (1 - max_rate)) if max_rate < 1 else len(succ)
-    kept = set(id(t) for t in succ[:keep])
-    return [t for t in trajs if not t.success or id(t) in kept]
 
 
 def has_channel(trajs, method: str, channel: str) -> bool:
@@ -175,6 +168,7 @@ def main(
     os.environ.setdefault("EDGEJUDGE_THREADS", "1")
     from edge.policies import Guarded
     from labeler.dataset import read_trajectories, write_trajectories
+    from labeler.subset import most_episodes, scarce_subset
     from policy.envs import adapter_class, parse_env
     from policy.evaluate import RandomPolicy, evaluate
     from policy.features import TextEmbedder
@@ -193,7 +187,7 @@ def main(
 
     # One success-scarce subset, identical for the plain and the labeled file (matched by id).
     plain = read_trajectories(train_path)
-    subset = success_scarce(plain, max_success_rate)
+    subset = scarce_subset(plain, most_episodes(plain, max_success_rate), max_success_rate)
     ids = {t.id for t in subset}
     plain_path = out / "train.scarce.jsonl.gz"
     write_trajectories(plain_path, subset)

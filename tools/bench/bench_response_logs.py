@@ -1,8 +1,9 @@
 """Label quality on response-only logs: each state is the response to the last action plus an inventory line
-(:mod:`tools.bench.response_logs`), the shape of many raw agent logs.
+(:mod:`labeler.response_only`, ``edgejudge data response-only``), the shape of many raw agent logs.
 
 ScienceWorld, TEST variations, ``gold-noise`` behaviour. Per family a pool is collected once; two kinds of
-log are cut from it with :func:`tools.bench.matrix_store.scarce_subset` (at most 30 % successful):
+log are cut from it with :func:`labeler.subset.scarce_subset` (``edgejudge data subset``, at most 30 %
+successful):
 
 - **families**: ``--episodes`` (30) episodes of each of the first ``--families`` (4) families in one log;
 - **mixed**: ``--mixed-episodes`` (5) episodes of each of all eight families in one log: few episodes and one
@@ -13,7 +14,8 @@ the whole log (task types pooled, with per-task features). Rows: each log pooled
 family has at least 10 episodes. Beside the labels, the per-step AUROC of the episode's own success flag on
 every step: what BC on the successes weighs by, the floor a per-step label has to clear.
 
-Each log goes through the user's commands, unreviewed: ``rubrics build --check-folds 0`` per task type →
+Each log goes through the user's commands, unreviewed: ``rubrics build --check-folds 0`` (a rubric per task
+type) →
 ``label trca`` → ``label potential`` (the cross-fitted success-model potential, no judge) → optionally
 ``label coren`` on the mixed log (``--coren``: 2 prompts, mean vote; about 1 step/s) → per-step AUROC of each
 channel against score progress (:func:`labeler.quality.measure`, the only reader of ``info``), and the label
@@ -33,9 +35,10 @@ import click
 from labeler.dataset import read_trajectories, write_trajectories
 from labeler.label_check import check_channels
 from labeler.quality import measure
+from labeler.response_only import response_only
+from labeler.rubrics_cli import per_task_type_path
+from labeler.subset import pool_is_enough, scarce_subset
 from tools.bench.benchlib import edgejudge, publish
-from tools.bench.matrix_store import pool_is_enough, scarce_subset
-from tools.bench.response_logs import response_only
 
 FAMILIES = (
     "find-living-thing",
@@ -82,12 +85,12 @@ def label(data: Path, timings: dict, coren: bool = False) -> Path:
     asked); the labeled file."""
     tasks = sorted({t.task_type for t in read_trajectories(data)})
     stem = data.name.removesuffix(".jsonl.gz")
-    rubrics = []
-    for task in tasks:
-        rubric = data.with_name(f"{stem}.{task}.toml")
-        _once(rubric, timings, "build_s", "rubrics", "build", "--dataset", str(data), "--task-type", task,
-              "--out", str(rubric), "--check-folds", "0", "--no-progress")  # fmt: skip
-        rubrics += ["--rubrics", str(rubric)]
+    prefix = data.with_name(f"{stem}.toml")
+    paths = [per_task_type_path(str(prefix), task) for task in tasks]
+    # one call builds them all, the last task type's last: its file says the call finished
+    _once(Path(paths[-1]), timings, "build_s", "rubrics", "build", "--dataset", str(data), "--out",
+          str(prefix), "--check-folds", "0", "--no-progress")  # fmt: skip
+    rubrics = [a for p in paths for a in ("--rubrics", p)]
     trca = data.with_name(f"{stem}.trca.jsonl.gz")
     _once(trca, timings, "trca_s", "label", "trca", str(data), *rubrics, "--out", str(trca), "--no-progress")
     out = data.with_name(f"{stem}.labeled.jsonl.gz")

@@ -1,21 +1,23 @@
-"""Shared by the benchmarks and probes: the one held-out TWC dev set the labeling benchmarks report on,
-runners for the command line and the tools, and how a results JSON is written (:func:`write_results`: where
-and when it was measured, paths made portable, written atomically)."""
+"""Shared by the benchmarks: the one held-out TWC dev set the labeling benchmarks report on, the
+command line run from the repository root, and how a results JSON is written (:func:`write_results`: where
+and when it was measured (:mod:`models.provenance`), paths made portable, written atomically)."""
 
 from __future__ import annotations
 
 import json
 import os
-import platform
 import re
-import subprocess
-import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import click
 
+from models import cli_run
+from models.provenance import PROVENANCE, provenance
+from models.provenance import git_commit as git_commit  # the benchmarks import these from here
+from models.provenance import load_average as load_average
+from models.provenance import machine as machine
 from models.settings import atomic_write
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -28,28 +30,9 @@ HELDOUT_DEV_COLLECT = [
 
 
 def edgejudge(*args: str, timeout: float = 7200, env: Mapping[str, str] | None = None) -> str:
-    """Run ``edgejudge ARGS`` in a subprocess (``env``: variables set for it); its stdout, or a failure
-    carrying the stderr tail."""
-    return _run(["-m", "models.cli", *args], f"edgejudge {' '.join(args)}", timeout, env)
-
-
-def run_tool(script: str, *args: str, timeout: float = 7200) -> str:
-    """Run ``python SCRIPT ARGS`` (a path relative to the repository root); its stdout, or a failure."""
-    return _run([script, *args], f"{script} {' '.join(args)}", timeout)
-
-
-def _run(argv: list[str], what: str, timeout: float, env: Mapping[str, str] | None = None) -> str:
-    proc = subprocess.run(
-        [sys.executable, *argv],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        timeout=timeout,
-        env={**os.environ, **env} if env else None,
-    )
-    if proc.returncode != 0:
-        raise click.ClickException(f"{what} failed:\n{proc.stderr[-2000:]}")
-    return proc.stdout
+    """Run ``edgejudge ARGS`` in a subprocess from the repository root (relative paths are the root's;
+    ``env``: variables set for it); its stdout, or a failure carrying the stderr tail."""
+    return cli_run.edgejudge(*args, timeout=timeout, cwd=ROOT, env=env)
 
 
 # An absolute path of at least two components inside any text: "/tmp/x/train.jsonl.gz", "--out=/work/r/b".
@@ -84,49 +67,6 @@ def portable_paths(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return type(value)(portable_paths(v) for v in value)
     return value
-
-
-def machine() -> str:
-    """This machine in one line, the same words in every results file: architecture, CPUs, OS, Python."""
-    return (
-        f"{platform.machine()}, {os.cpu_count()} CPUs, {platform.system()} {platform.release()}, "
-        f"{platform.python_implementation()} {platform.python_version()}"
-    )
-
-
-def load_average() -> list[float]:
-    """The 1-, 5- and 15-minute load averages now (the machines are shared: how far to trust a timing)."""
-    return [round(x, 2) for x in os.getloadavg()]
-
-
-def git_commit() -> str:
-    """The commit the tools run from (HEAD of the repository), with ``+dirty`` when tracked files differ from
-    it; ``unknown`` outside a git checkout or without git."""
-    try:
-        head = subprocess.run(
-            ["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True, timeout=30, check=True
-        ).stdout.strip()
-        dirty = subprocess.run(
-            ["git", "status", "--porcelain", "--untracked-files=no"],
-            cwd=ROOT,
-            capture_output=True,
-            text=True,
-            timeout=30,
-            check=True,
-        ).stdout.strip()
-    except (OSError, subprocess.SubprocessError):
-        return "unknown"
-    return f"{head}+dirty" if dirty else head
-
-
-PROVENANCE = ("machine", "load_average", "git_commit")
-"""The fields :func:`provenance` adds to every results JSON."""
-
-
-def provenance() -> dict[str, Any]:
-    """Where and when a result was measured: :func:`machine`, :func:`load_average` (at the time of the call)
-    and :func:`git_commit`."""
-    return {"machine": machine(), "load_average": load_average(), "git_commit": git_commit()}
 
 
 def write_results(

@@ -4,9 +4,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
-python -m tools.bench.bench_matrix --world twc-easy --world twc-medium --world twc-hard --world cookingworld-small \
+edgejudge matrix --world twc-easy --world twc-medium --world twc-hard --world cookingworld-small \
     --world cookingworld-large --expert-sizes 200 --sources sparse --algos bc --sizes 120 --seeds 0 \
     --test-episodes 50 --llm-episodes 0 --out tools/results/bench_ceiling --work-dir runs/ceiling
-python -m tools.bench.bench_matrix --world scienceworld-find-animal --expert-sizes 100 --sources sparse --algos bc \
+edgejudge matrix --world scienceworld-find-animal --expert-sizes 100 --sources sparse --algos bc \
     --sizes 10 --seeds 0 --test-episodes 20 --llm-episodes 0 --out tools/results/bench_ceiling_sw \
     --work-dir runs/ceiling

@@ -18,10 +18,10 @@ python -m tools.bench.bench_label_quality --work runs/lq --coren-only --coren ru
     --coren runs/dev.coren-p2-majority.jsonl.gz --json-out tools/results/label_quality_twc.json
 
 # the policy on unreviewed labels: the first 61 episodes of bench_policy's success-scarce cut of the TWC
-# training file (datasets.sh)
+# training file (datasets.sh; every failure and the first successes: edgejudge data subset without --episodes)
+edgejudge data subset runs/train300.jsonl.gz --max-success-rate 0.3 --out runs/train300.scarce.jsonl.gz
 python -c "from labeler.dataset import read_trajectories as r, write_trajectories as w; \
-from tools.bench.bench_policy import success_scarce as s; \
-w('runs/sub61.jsonl.gz', s(r('runs/train300.jsonl.gz'), 0.3)[:61])"
+w('runs/sub61.jsonl.gz', r('runs/train300.scarce.jsonl.gz')[:61])"
 edgejudge rubrics build --dataset runs/sub61.jsonl.gz --task-type twc --out runs/sub61.grounding.toml
 edgejudge label trca runs/sub61.jsonl.gz --rubrics runs/sub61.grounding.toml --out runs/sub61.trca-grounding.jsonl.gz
 edgejudge train runs/sub61.trca-grounding.jsonl.gz --algo iql --reward trca --detour-penalty 0.05 --steps 2000 \

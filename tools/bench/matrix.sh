@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 
 W="--clients guard --test-episodes 50 --steps 1000 --work-dir runs/matrix --out tools/results/bench_matrix"
-M="python -m tools.bench.bench_matrix"
+M="edgejudge matrix"
 # 120 episodes, seed 0: every learner and reward source
 $M --world twc-easy --world cookingworld-small --world twc-medium --world twc-hard --sizes 120 --seeds 0 \
     --sources sparse,trca-built,potential --algos iql,bc,bc-labeled,awr --llm-episodes 0 --expert-sizes 0 $W

@@ -1,4 +1,4 @@
-"""The benchmark matrix's Markdown table and PNG, from the rows of one plan (``tools/bench/bench_matrix.py``).
+"""The matrix's Markdown tables and PNG, from the rows of one plan (``edgejudge matrix``).
 
 Seeds are pooled per configuration: the success rate is the mean over seeds (each seed's rate is listed), the
 95 % interval is Wilson's over all the configuration's episodes, the spread is the seeds' min-max.
@@ -12,9 +12,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from models.settings import atomic_write
 from policy.evaluate import wilson_interval
-from tools.bench.benchlib import atomic_write
-from tools.bench.matrix_store import RowStore
+from policy.matrix.store import RowStore
 
 ROW_NAMES = {
     ("iql", "sparse"): "IQL, sparse",
@@ -560,7 +560,7 @@ def write_report(
     targets=None,
     ceiling: Sequence[dict[str, Any]] = (),
 ) -> None:
-    from tools.bench.matrix_plan import PRESETS
+    from policy.matrix.plan import PRESETS
 
     targets = targets or {k: (w.metric, w.target) for k, w in PRESETS.items() if w.target is not None}
     atomic_write(f"{out}.md", markdown(store, plan, targets, ceiling))

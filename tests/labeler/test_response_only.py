@@ -1,10 +1,13 @@
-"""Response-only logs made from an adapter's log: each state is the last response plus an inventory line."""
+"""Response-only logs made from an adapter's log: each state is the last response plus the inventory line."""
 
 from __future__ import annotations
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from labeler.dataset import Step, Trajectory
+from labeler.response_only import response_only
 from models.state_layout import Part, StateLayout
-from tools.bench.response_logs import response_only
 
 LAYOUT = StateLayout(
     (
@@ -42,3 +45,27 @@ def test_states_become_the_last_response_and_the_inventory_and_nothing_else():
     assert first.info == {"score": 0.5, "progress": 0.5}  # ground truth for measuring only
     assert out.meta == {"seed": 1}
     assert traj.steps[0].observation == s0  # the input is left as it was
+
+
+LINE = st.text(st.characters(blacklist_categories=("Cc", "Cs", "Zl", "Zp")), max_size=30).map(str.strip)
+"""One line of a state part, as an adapter composes it (no line breaks)."""
+
+
+@given(st.lists(st.tuples(LINE, LINE, LINE), min_size=1, max_size=6), LINE)
+def test_every_state_is_the_last_response_and_the_inventory_line(parts, start_room):
+    states = [_state(None, "nothing", start_room or "A hall.")]
+    states += [_state(fb or "ok", inv or "nothing", room or "A room.") for fb, inv, room in parts]
+    steps = [
+        Step(a, f"act {i}", [f"act {i}"], b, info={"score": 0.1 * i, "seed": i})
+        for i, (a, b) in enumerate(zip(states, states[1:], strict=False))
+    ]
+    traj = Trajectory("t", "Do it.", "toy", False, steps, meta={"state_layout": LAYOUT.to_dict(), "env": "x"})
+    out = response_only(traj)
+    responses = [LAYOUT.parse(s).get("feedback", "") for s in states]
+    responses[0] = LAYOUT.parse(states[0])["room"]  # the scene the episode started in
+    for i, s in enumerate(out.steps):
+        inventory = LAYOUT.parse(states[i])["inventory"]
+        assert s.observation == f"{responses[i]}\nInventory: {inventory}"
+        assert s.next_observation == responses[i + 1]
+        assert s.info == {"score": 0.1 * i}
+    assert out.meta == {}

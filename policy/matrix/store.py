@@ -1,23 +1,26 @@
-"""The benchmark matrix's row store: rows keyed by their full configuration, kept in one JSON file.
+"""The matrix's row store: rows keyed by their full configuration, kept in one JSON file.
 
 A row is one evaluated configuration (world, reward source, algorithm, training episodes, seed, client,
 runner, sizes). Its key is the canonical JSON of that configuration, so a row with the same configuration is
 never recomputed, and a row that differs in any setting (more test episodes, more updates) is a new row.
 Every ``put`` rewrites the file atomically (temporary file + rename), so an interrupted run loses at most the
-row in progress. Also the success-scarce subsets of a collected pool.
+row in progress. Rows made on other machines join with ``edgejudge matrix --merge``.
 """
 
 from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from tools.bench.benchlib import atomic_write
+from models.settings import atomic_write
 
 FORMAT = "edgejudge-bench-matrix/1"
+
+FINAL = ("ok", "skipped")
+"""Row statuses that count as finished; an ``error`` row is retried by the next run."""
 
 
 def row_key(config: Mapping[str, Any]) -> str:
@@ -64,21 +67,16 @@ class RowStore:
         atomic_write(self.path, json.dumps(payload, indent=1) + "\n")
 
 
-def scarce_subset(trajs: Sequence[Any], n: int, max_rate: float) -> list[Any]:
-    """``n`` episodes of which at most ``max_rate`` succeed: the first ``floor(max_rate * n)`` successful and
-    the first failed ones of ``trajs``, in file order. Subsets of growing ``n`` are nested. Fewer successes
-    are taken when the pool has fewer; ValueError when it has too few failures."""
-    succ = [i for i, t in enumerate(trajs) if t.success]
-    fail = [i for i, t in enumerate(trajs) if not t.success]
-    k = min(len(succ), int(max_rate * n + 1e-9))
-    if len(fail) < n - k:
-        raise ValueError(f"the pool holds {len(fail)} failed episodes, {n - k} are needed for {n} episodes")
-    keep = set(succ[:k]) | set(fail[: n - k])
-    return [t for i, t in enumerate(trajs) if i in keep]
-
-
-def pool_is_enough(trajs: Sequence[Any], n: int, max_rate: float) -> bool:
-    """Whether ``trajs`` hold enough failed and successful episodes for :func:`scarce_subset` of ``n``."""
-    k = int(max_rate * n + 1e-9)
-    succ = sum(1 for t in trajs if t.success)
-    return succ >= k and len(trajs) - succ >= n - k
+def merge(store: RowStore, other: RowStore) -> int:
+    """Take the finished rows of ``other`` (a run elsewhere) into ``store`` where ``store`` has no finished
+    row of that configuration, or one with fewer fields (``other``'s was backfilled); how many were taken."""
+    taken = 0
+    for key, row in other.rows.items():
+        mine = store.rows.get(key, {})
+        newer = mine.get("status") not in FINAL or (
+            mine.get("status") == row.get("status") and set(row) > set(mine)
+        )
+        if row.get("status") in FINAL and newer:
+            store.rows[key] = row
+            taken += 1
+    return taken

@@ -1,29 +1,26 @@
-"""tools.bench.bench_matrix: a tiny real matrix on TWC (collect, label, train, export, edge-serve, random
-and the LLM-as-agent), its JSON / Markdown / PNG, and a second run that recomputes nothing."""
+"""``edgejudge matrix``: a tiny real matrix on TWC (collect, cut, build a rubric, label, train, export,
+edge-serve, random and the LLM-as-agent), its JSON / Markdown / PNG, a second run that recomputes nothing, and
+the plan and the errors without running anything."""
 
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
 
-from tests.support.paths import ROOT
-
 
 @pytest.mark.real
-def test_tiny_matrix_writes_json_md_png_and_resumes(tmp_path):
+def test_tiny_matrix_writes_json_md_png_and_resumes(tmp_path, cli):
     out = tmp_path / "res" / "m"
     cmd = [
-        sys.executable, "-m", "tools.bench.bench_matrix", "--world", "twc-easy=twx:twc@5", "--sizes", "6",
+        "matrix", "--world", "twc-easy=twx:twc@5", "--sizes", "6",
         "--seeds", "0", "--sources", "trca,trca-built", "--algos", "iql", "--clients", "guard",
         "--test-episodes", "2", "--llm-episodes", "1", "--steps", "20", "--work-dir", str(tmp_path / "work"),
         "--out", str(out),
     ]  # fmt: skip
 
     def run():
-        p = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=600)
+        p = cli(*cmd, timeout=600)
         assert p.returncode == 0, p.stderr[-3000:]
         return p.stdout
 
@@ -68,6 +65,8 @@ def test_tiny_matrix_writes_json_md_png_and_resumes(tmp_path):
     again = json.loads((tmp_path / "res" / "m.json").read_text())
     assert again["rows"] == payload["rows"] and ckpts[0].stat().st_mtime == mtime
     assert len(again["meta"]["runs"]) == 2
+    assert again["meta"]["command"].startswith("edgejudge matrix --world twc-easy=twx:twc@5 --sizes 6")
+    assert "--work-dir" not in again["meta"]["command"]  # where the files were is not part of the rows
 
     # a row made before decisions and label quality were recorded gets them from its checkpoint
     for r in again["rows"]:
@@ -82,17 +81,47 @@ def test_tiny_matrix_writes_json_md_png_and_resumes(tmp_path):
     assert built_again["label_quality"] == built["label_quality"]
 
 
-def test_an_empty_expert_size_list_plans_no_ceiling_rows(tmp_path):
+def test_an_empty_expert_size_list_plans_no_ceiling_rows(tmp_path, cli):
     def planned(*extra: str) -> str:
-        cmd = [
-            sys.executable, "-m", "tools.bench.bench_matrix", "--world", "twc-easy", "--sizes", "120",
-            "--seeds", "0", "--sources", "sparse", "--algos", "bc", "--llm-episodes", "0",
-            "--work-dir", str(tmp_path), "--out", str(tmp_path / "m"), "--dry-run", *extra,
-        ]  # fmt: skip
-        p = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=120)
+        p = cli("matrix", "--world", "twc-easy", "--sizes", "120", "--seeds", "0", "--sources", "sparse",
+                "--algos", "bc", "--llm-episodes", "0", "--work-dir", str(tmp_path),
+                "--out", str(tmp_path / "m"), "--dry-run", *extra)  # fmt: skip
         assert p.returncode == 0, p.stderr[-2000:]
         return p.stdout
 
     assert "bc/expert" in planned()  # not given: the preset's ceiling sizes
     assert "bc/expert" not in planned("--expert-sizes", "")
     assert "bc/expert" not in planned("--expert-sizes", "0")
+    assert not list(tmp_path.iterdir())  # a dry run writes nothing
+
+
+@pytest.mark.parametrize(
+    "args,message",
+    [
+        (["--world", "twx twc"], "bad world 'twx twc'"),
+        (["--world", "nope:task"], "unknown environment adapter 'nope'"),
+        (["--sizes", "10,x"], "'10,x': expected integers separated by commas"),
+        (["--sources", "sparse,trcaa"], "unknown source, algorithm or client: trcaa"),
+    ],
+)
+def test_bad_input_is_one_clear_error_before_any_work(tmp_path, args, message):
+    from click.testing import CliRunner
+
+    from models.cli import main
+
+    res = CliRunner().invoke(
+        main, ["matrix", "--work-dir", str(tmp_path / "w"), "--out", str(tmp_path / "m"), *args]
+    )
+    assert res.exit_code == 2 and message in res.output and "Traceback" not in res.output
+    assert not list(tmp_path.iterdir())
+
+
+def test_help_explains_the_command():
+    from click.testing import CliRunner
+
+    from models.cli import main
+
+    out = CliRunner().invoke(main, ["matrix", "--help"], prog_name="edgejudge", terminal_width=120).output
+    for text in ("Usage: edgejudge matrix", "[LABEL=]ADAPTER:TASK[PARAMS]@MAX_STEPS", "--sources", "--merge",
+                 "--dry-run", "OUT.json"):  # fmt: skip
+        assert text in out

@@ -1,62 +1,34 @@
-"""The policy benchmark matrix: worlds x reward source x algorithm x training episodes x seeds, plus random
-and LLM-as-agent rows, each trained policy exported as a bundle and driven through edge-serve.
+"""The matrix's rows computed: per trained policy one cached step per command, per row one evaluation.
 
-    python -m tools.bench.bench_matrix --quick             # TWC easy, 2 data sizes, 1 seed (~15 min)
-    python -m tools.bench.bench_matrix                     # the full matrix (hours)
-    python -m tools.bench.bench_matrix --world twc-easy --world 'cw=twx:cookingworld[level=small]@30' \\
-        --sizes 30,60,120,250 --seeds 0,1,2 --sources sparse,trca,coren
-    python -m tools.bench.bench_matrix --dry-run           # the rows, and which are done
-
-Per world it collects one success-scarce pool with ``edgejudge collect``'s behaviour mixture, cuts nested
-training files of each size (at most ``--max-success-rate`` of their episodes successful), labels the largest
-with TRCA (and the COREN sizes with COREN), trains every (source, algorithm, size, seed) with ``edgejudge
-train``, exports it with ``edgejudge export`` and drives the test split through ``edge-serve`` (``edgejudge
-eval --serve``): ``argmax`` (the daemon's answer every step) and ``guard`` (the client's generic loop guard,
-keyed by the adapter's world key; no task-specific search, no reading of the score). Beside the headline
-edge-serve row one in-process row (``edgejudge eval BUNDLE``) must agree with it episode by episode.
-
-Rows are keyed by their full configuration and stored in OUT.json (atomic rewrite after every row): a
-finished row is never recomputed, and artifacts (pool, labels, checkpoints) in --work-dir are reused.
-Writes OUT.json, OUT.md and OUT.png (success per world and source with 95 % intervals; data-size curves).
+Each step is an ``edgejudge`` command in a subprocess, its output kept in the work folder: the world's data
+(:mod:`policy.matrix.data`: a collected pool, its success-scarce cuts, their rubrics and labels), then per
+trained policy ``train``, ``export``, ``decisions`` on the test split's gold paths, and per row ``eval``
+through ``edge-serve`` (``--serve``) or in process. A row is stored as soon as it is finished
+(:class:`policy.matrix.store.RowStore`), so an interrupted run resumes where it stopped and a finished row is
+never recomputed; a row that failed is stored as ``error`` and retried by the next run.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import resource
 import shutil
 import statistics
 import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import click
 
-from tools.bench.benchlib import edgejudge, load_average, provenance
-from tools.bench.matrix_data import BUILT_TRCA, WorldData, short_hash
-from tools.bench.matrix_plan import (
-    EXPERT,
-    LEARNERS,
-    SIZES,
-    Sizes,
-    Unit,
-    World,
-    baseline_rows,
-    describe,
-    parse_world,
-    units,
-    with_overrides,
-)
-from tools.bench.matrix_store import RowStore, row_key
-
-FINAL = ("ok", "skipped")
-"""Row statuses that count as finished; an ``error`` row is retried by the next run."""
+from models.cli_run import edgejudge
+from policy.matrix.data import BUILT_TRCA, WorldData, short_hash
+from policy.matrix.plan import EXPERT, LEARNERS, Sizes, Unit, World, baseline_rows, units
+from policy.matrix.store import FINAL, RowStore
 
 
-def _cpu() -> float:
+def children_cpu_seconds() -> float:
+    """CPU seconds (user and system) of the finished subprocesses so far."""
     r = resource.getrusage(resource.RUSAGE_CHILDREN)
     return r.ru_utime + r.ru_stime
 
@@ -86,6 +58,8 @@ def _summary(result: dict[str, Any]) -> dict[str, Any]:
 
 
 class Matrix:
+    """The rows of ``worlds`` at ``sizes``: computed into ``store``, their files kept under ``work``."""
+
     def __init__(self, sizes: Sizes, worlds: list[World], work: Path, store: RowStore, keep_bundles: bool):
         self.s = sizes
         self.worlds = worlds
@@ -100,6 +74,7 @@ class Matrix:
     # ------------------------------------------------------------------ bookkeeping
 
     def log(self, msg: str) -> None:
+        """A progress line on stderr, with the seconds since the start."""
         click.echo(f"[{time.perf_counter() - self.t0:7.0f} s] {msg}", err=True)
 
     def done(self, cfg: dict[str, Any]) -> bool:
@@ -125,9 +100,9 @@ class Matrix:
         return self._data[w.label]
 
     def timed(self, fn, *args: str, **kw: Any) -> tuple[str, float, float]:
-        w0, c0 = time.perf_counter(), _cpu()
+        w0, c0 = time.perf_counter(), children_cpu_seconds()
         out = fn(*args, **kw)
-        return out, time.perf_counter() - w0, _cpu() - c0
+        return out, time.perf_counter() - w0, children_cpu_seconds() - c0
 
     # ------------------------------------------------------------------ rows
 
@@ -303,217 +278,3 @@ class Matrix:
                     if r["world"] == w.label and not self.done(r):
                         self.store.put(r, {"status": "error", "reason": reason})
         return plan
-
-
-def _recorded_args(argv: list[str]) -> list[str]:
-    """The command line without the options that only say where rows come from (--merge, --report-only,
-    --work-dir): the command that makes the same rows."""
-    out, skip = [], False
-    for a in argv:
-        if skip:
-            skip = False
-        elif a in ("--merge", "--work-dir"):
-            skip = True
-        elif a != "--report-only" and not a.startswith(("--merge=", "--work-dir=")):
-            out.append(a)
-    return out
-
-
-def _ints(text: str | None) -> tuple[int, ...] | None:
-    return tuple(int(x) for x in text.split(",") if x.strip()) if text else None
-
-
-def _words(text: str | None) -> tuple[str, ...] | None:
-    return tuple(x.strip() for x in text.split(",") if x.strip()) if text else None
-
-
-@click.command(context_settings={"help_option_names": ["-h", "--help"]})
-@click.option(
-    "--quick",
-    is_flag=True,
-    help="The quick size: TWC easy, 30 and 120 episodes, one seed, 20 test "
-    "episodes, sparse and TRCA (about 15 minutes on 2 cores). Default: the full size.",
-)
-@click.option(
-    "--world",
-    "worlds",
-    multiple=True,
-    help="A preset (twc-easy, twc-medium, twc-hard, cookingworld-small, cookingworld-large, "
-    "scienceworld-find-animal, scienceworld-lifespan-longest-lived) or LABEL=ADAPTER:TASK[PARAMS]@MAX_STEPS; "
-    "repeatable.",
-)
-@click.option("--sizes", help="Training episodes per data size, comma-separated (e.g. 30,60,120,250).")
-@click.option("--seeds", help="Training seeds, comma-separated.")
-@click.option(
-    "--sources",
-    help="Reward sources for IQL (comma-separated): sparse, trca (the shipped rubric of the task type), "
-    "trca-built (a rubric the judge builds from each training file, unreviewed), coren, potential (the "
-    "success-model potential fit on each training file, cross-fitted; no judge).",
-)
-@click.option(
-    "--algos",
-    help="Learners: iql, bc (BC on the successful episodes: source sparse), bc-labeled (BC on the successful "
-    "episodes' steps the labels do not call harmful: TRCA sources), awr (TRCA's advantages).",
-)
-@click.option("--clients", help="argmax and/or guard (the generic loop guard).")
-@click.option(
-    "--test-episodes", type=click.IntRange(1), help="Test episodes per row (the split's first seeds)."
-)
-@click.option(
-    "--llm-episodes", type=click.IntRange(0), help="Test episodes of the LLM-as-agent rows (0: none)."
-)
-@click.option("--steps", type=click.IntRange(1), help="Gradient updates per trained policy.")
-@click.option("--coren-max-episodes", type=click.IntRange(0), help="Label COREN only up to this data size.")
-@click.option(
-    "--expert-sizes",
-    help="Expert episodes of the imitation-ceiling rows (BC on gold paths), comma-separated; 0: none.",
-)
-@click.option(
-    "--max-success-rate", type=click.FloatRange(0, 1), help="Most share of successful training episodes."
-)
-@click.option("--work-dir", default="runs/matrix", show_default=True, type=click.Path(file_okay=False))
-@click.option(
-    "--out",
-    default="tools/results/bench_matrix",
-    show_default=True,
-    help="Results prefix: writes OUT.json, OUT.md, OUT.png.",
-)
-@click.option("--keep-bundles", is_flag=True, help="Keep each exported bundle (about 90 MB) after its rows.")
-@click.option(
-    "--merge",
-    "merge_files",
-    multiple=True,
-    type=click.Path(exists=True, dir_okay=False),
-    help="Take the finished rows of another results file (a run elsewhere) into OUT.json; repeatable.",
-)
-@click.option(
-    "--ceiling",
-    "ceiling_file",
-    type=click.Path(exists=True, dir_okay=False),
-    help="A results file with imitation-ceiling rows (BC on expert episodes of the same worlds) to show "
-    "beside this one's rows: a line in the tables and plots, and per-verb decisions against them.",
-)
-@click.option("--baselines-only", is_flag=True, help="Compute only the random and LLM-as-agent rows.")
-@click.option("--report-only", is_flag=True, help="Write OUT.json/.md/.png from the rows already there.")
-@click.option("--dry-run", is_flag=True, help="List the rows and whether each is done; compute nothing.")
-def main(
-    quick,
-    worlds,
-    sizes,
-    seeds,
-    sources,
-    algos,
-    clients,
-    test_episodes,
-    llm_episodes,
-    steps,
-    coren_max_episodes,
-    expert_sizes,
-    max_success_rate,
-    work_dir,
-    out,
-    keep_bundles,
-    merge_files,
-    ceiling_file,
-    baselines_only,
-    report_only,
-    dry_run,
-) -> None:
-    """Run (or resume) the benchmark matrix and write its JSON, Markdown table and PNG."""
-    os.environ.setdefault("EDGEJUDGE_THREADS", "1")
-    os.environ.setdefault("OMP_NUM_THREADS", "1")
-    from tools.bench.matrix_report import write_report
-
-    s = with_overrides(
-        SIZES["quick" if quick else "full"],
-        worlds=tuple(worlds) or None,
-        sizes=_ints(sizes),
-        seeds=_ints(seeds),
-        sources=_words(sources),
-        algos=_words(algos),
-        clients=_words(clients),
-        test_episodes=test_episodes,
-        llm_episodes=llm_episodes,
-        steps=steps,
-        coren_max_episodes=coren_max_episodes,
-        # given but empty ("" or "0"): no ceiling rows; not given: the preset's
-        expert_sizes=None if expert_sizes is None else tuple(n for n in _ints(expert_sizes) or () if n > 0),
-        max_success_rate=max_success_rate,
-    )
-    try:
-        ws = [parse_world(w) for w in s.worlds]
-    except ValueError as e:
-        raise click.BadParameter(str(e), param_hint="--world") from None
-    bad = (
-        [x for x in s.sources if x not in ("sparse", "trca", BUILT_TRCA, "coren", "potential")]
-        + [x for x in s.algos if x not in LEARNERS]
-        + [x for x in s.clients if x not in ("argmax", "guard")]
-    )
-    if bad:
-        raise click.UsageError(f"unknown source, algorithm or client: {', '.join(bad)}")
-    try:
-        store = RowStore(f"{out}.json")
-    except ValueError as e:
-        raise click.ClickException(str(e)) from None
-    for other in merge_files:
-        for key, row in RowStore(other).rows.items():
-            mine = store.rows.get(key, {})
-            newer = mine.get("status") not in FINAL or (
-                mine.get("status") == row.get("status") and set(row) > set(mine)  # backfilled elsewhere
-            )
-            if row.get("status") in FINAL and newer:
-                store.rows[key] = row
-    try:
-        ceiling = list(RowStore(ceiling_file).rows.values()) if ceiling_file else []
-    except ValueError as e:
-        raise click.ClickException(str(e)) from None
-    m = Matrix(s, ws, Path(work_dir).resolve(), store, keep_bundles)
-    m.baselines_only = baselines_only
-    plan = [r for w in ws for u in units(w, s) for r in u.rows] + [r for w in ws for r in baseline_rows(w, s)]
-    meta = {
-        **provenance(),
-        "size": ("quick" if quick else "full")
-        + ("" if s == SIZES["quick" if quick else "full"] else ", adjusted"),
-        "sizes": describe(s),
-        "command": "python -m tools.bench.bench_matrix " + " ".join(_recorded_args(sys.argv[1:])),
-        "plan": [row_key(r) for r in plan],
-    }
-    if report_only:
-        store.meta = {**store.meta, **meta}
-        store.save()
-        write_report(store, plan, Path(out), ceiling=ceiling)
-        click.echo(f"{sum(m.done(r) for r in plan)} of {len(plan)} rows done; wrote {out}.json, .md, .png")
-        return
-    if dry_run:
-        for r in plan:
-            mark = "done" if m.done(r) else "todo"
-            click.echo(
-                f"{mark}  {r['world']} {r['algo']}/{r['source']} n={r['train_episodes']} "
-                f"seed={r['seed']} {r['client']} ({r['runner']}) x{r['test_episodes']}"
-            )
-        click.echo(f"{sum(m.done(r) for r in plan)} of {len(plan)} rows done")
-        return
-    w0, c0, load0 = time.perf_counter(), _cpu(), load_average()[0]
-    plan = m.run()
-    reused = sum(1 for r in plan if m.done(r)) - m.computed
-    wall, cpu = time.perf_counter() - w0, _cpu() - c0
-    runs = store.meta.get("runs", []) + [
-        {
-            "rows_computed": m.computed,
-            "seconds": round(wall, 1),
-            "load_average": [load0, load_average()[0]],
-            "cpu_seconds": round(cpu, 1),
-            "command": " ".join(sys.argv[1:]),
-        }
-    ]
-    store.meta = {**meta, "runs": runs[-20:]}
-    store.save()
-    write_report(store, plan, Path(out), ceiling=ceiling)
-    click.echo(
-        f"{m.computed} rows computed, {reused} reused, {len(plan) - m.computed - reused} unfinished; "
-        f"{wall:.0f} s ({cpu:.0f} CPU-s); wrote {out}.json, {out}.md, {out}.png"
-    )
-
-
-if __name__ == "__main__":
-    main()

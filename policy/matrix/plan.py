@@ -1,9 +1,9 @@
-"""What the benchmark matrix runs: worlds, sizes and the configuration of every row.
+"""What the matrix runs: worlds, sizes and the configuration of every row.
 
-A world is a preset name (``twc-easy``) or ``LABEL=ADAPTER:TASK[PARAMS]`` for any registered adapter, e.g.
-``cw-large=twx:cookingworld[level=large]``. The matrix knows worlds only through the command line
-(``edgejudge collect/label/train/export/eval``, ``eval --serve`` included, take ``--env`` and ``--params``),
-so any adapter the commands accept works here.
+A world is a preset name (``twc-easy``) or ``[LABEL=]ADAPTER:TASK[PARAMS]@MAX_STEPS`` for any registered
+adapter, e.g. ``cw-large=twx:cookingworld[level=large]@80``. The matrix knows worlds only through the
+command line (``edgejudge collect/label/train/export/eval``, ``eval --serve`` included, take ``--env`` and
+``--params``), so any adapter the commands accept works here.
 
 Rows per world:
 
@@ -59,12 +59,14 @@ PRESETS: dict[str, World] = {
 }
 
 _WORLD = re.compile(
-    r"^(?P<label>[\w.-]+)=(?P<env>[\w.-]+:[\w.-]+)(\[(?P<params>[^\]]*)\])?(@(?P<steps>\d+))?$"
+    r"^((?P<label>[\w.-]+)=)?(?P<env>[\w.-]+:[\w.-]+)(\[(?P<params>[^\]]*)\])?(@(?P<steps>\d+))?$"
 )
 
 
 def parse_world(text: str) -> World:
-    """A preset name, or ``LABEL=ADAPTER:TASK[PARAMS]@MAX_STEPS`` (params and step limit optional)."""
+    """A preset name, or ``[LABEL=]ADAPTER:TASK[PARAMS]@MAX_STEPS`` (label, params and step limit optional;
+    without a label the world is named after its adapter, task and parameters, e.g. ``twx-twc-level-easy``).
+    ValueError for anything else."""
     text = text.strip()
     if text in PRESETS:
         return PRESETS[text]
@@ -72,9 +74,10 @@ def parse_world(text: str) -> World:
     if not m:
         raise ValueError(
             f"bad world {text!r}: expected a preset ({', '.join(PRESETS)}) or "
-            "LABEL=ADAPTER:TASK[PARAMS]@STEPS"
+            "[LABEL=]ADAPTER:TASK[PARAMS]@MAX_STEPS, e.g. 'cw=twx:cookingworld[level=small]@40'"
         )
-    return World(m["label"], m["env"], m["params"] or None, int(m["steps"] or 40))
+    label = m["label"] or re.sub(r"[^\w.]+", "-", f"{m['env']}-{m['params'] or ''}").strip("-")
+    return World(label, m["env"], m["params"] or None, int(m["steps"] or 40))
 
 
 @dataclass(frozen=True)

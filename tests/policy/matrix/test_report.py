@@ -1,11 +1,14 @@
+"""The matrix's report: seeds pooled, rows without a result listed, the imitation ceiling and the labels
+beside the rows."""
+
 from __future__ import annotations
 
-from tools.bench.matrix_plan import QUICK, parse_world, units, with_overrides
-from tools.bench.matrix_store import RowStore
+from policy.matrix.plan import QUICK, parse_world, units, with_overrides
+from policy.matrix.store import RowStore
 
 
 def test_report_pools_seeds_and_lists_rows_without_a_result(tmp_path):
-    from tools.bench.matrix_report import write_report
+    from policy.matrix.report import write_report
 
     w = parse_world("twc-easy")
     s = with_overrides(QUICK, sizes=(10,), seeds=(0, 1), sources=("sparse", "trca"), algos=("iql",))
@@ -34,7 +37,7 @@ def _verbs(take: tuple[int, int], put: tuple[int, int]) -> dict:
 
 
 def test_report_sets_the_ceiling_and_the_labels_beside_the_rows(tmp_path):
-    from tools.bench.matrix_report import markdown
+    from policy.matrix.report import markdown
 
     w = parse_world("twc-easy")
     s = with_overrides(QUICK, sizes=(10,), seeds=(0, 1), sources=("sparse", "trca"), algos=("iql",))

@@ -1,8 +1,10 @@
+"""What the matrix plans: worlds from presets or any adapter, and the rows of each learner and source."""
+
 from __future__ import annotations
 
 import pytest
 
-from tools.bench.matrix_plan import QUICK, parse_world, units, with_overrides
+from policy.matrix.plan import QUICK, parse_world, units, with_overrides
 
 
 def test_world_names_and_the_headline_unit():
@@ -11,6 +13,15 @@ def test_world_names_and_the_headline_unit():
     assert parse_world("twc-easy").target == 0.9
     with pytest.raises(ValueError, match="bad world"):
         parse_world("twx twc")
+    # any adapter without a label: named after its adapter, task and parameters
+    own = parse_world("twx:twc[level=easy]@5")
+    assert (own.label, own.env, own.params, own.max_steps) == (
+        "twx-twc-level-easy",
+        "twx:twc",
+        "level=easy",
+        5,
+    )
+    assert parse_world("mine:pick").label == "mine-pick" and parse_world("mine:pick").max_steps == 40
     us = units(parse_world("twc-easy"), with_overrides(QUICK, sizes=(10, 20), seeds=(0, 1)))
     checks = [r for u in us for r in u.rows if r["runner"] == "in-process"]
     assert len(checks) == 1 and checks[0]["source"] == "trca" and checks[0]["train_episodes"] == 20

@@ -1,10 +1,12 @@
-"""The benchmark matrix's training data per world: one collected pool, nested success-scarce cuts of it, and
-their labels, all made with the command line and reused from the work folder when present.
+"""The matrix's training data per world: one collected pool, nested success-scarce cuts of it, and their
+labels, all made with the command line and reused from the work folder when present.
 
-The pool is collected with ``edgejudge collect``'s behaviour mixture, large enough that the largest size has
-its share of failed episodes; each size's file holds the first successful and the first failed episodes of the
-pool (:func:`matrix_store.scarce_subset`), so smaller files are inside larger ones. TRCA labels the largest
-file, COREN the largest of the COREN sizes; a smaller labeled file is the labeled episodes of its plain one.
+The pool is collected with ``edgejudge collect``'s behaviour mixture, large enough that the largest size
+has its share of failed episodes; each size's file holds the first successful and the first failed episodes
+of the pool (:func:`labeler.subset.scarce_subset`, the rule of ``edgejudge data subset``), so smaller files
+are inside larger ones. The rubrics of ``trca-built`` are built per file, one per task type (``edgejudge
+rubrics build`` without ``--task-type``); TRCA labels the largest file, COREN the largest of the COREN
+sizes; a smaller labeled file is the labeled episodes of its plain one.
 """
 
 from __future__ import annotations
@@ -16,9 +18,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from tools.bench.benchlib import edgejudge
-from tools.bench.matrix_plan import EXPERT, Sizes, World
-from tools.bench.matrix_store import pool_is_enough, row_key, scarce_subset
+from labeler.rubrics_cli import per_task_type_path
+from labeler.subset import pool_is_enough, scarce_subset
+from models.cli_run import edgejudge
+from policy.matrix.plan import EXPERT, Sizes, World
+from policy.matrix.store import row_key
 
 BUILT_TRCA = "trca-built"
 """The reward source of TRCA on rubrics the judge built from the training file itself (unreviewed)."""
@@ -113,17 +117,16 @@ class WorldData:
         if path.exists():
             return path
         plain = self.plain(n)
-        rubric_args: list[str] = []
-        for task_type in sorted({t.task_type for t in read_trajectories(plain)}):
-            rubric = self.dir / f"rubric-n{n}.{task_type}.toml"
-            if not rubric.exists():
-                self.log(f"{self.w.label}: build the {task_type} rubric from {n} episodes")
-                edgejudge(
-                    "rubrics", "build", "--dataset", str(plain), "--task-type", task_type,
-                    "--judge", self.s.judge, "--max-trajectories", str(n), "--check-folds", "0",
-                    "--out", str(rubric),
-                )  # fmt: skip
-            rubric_args += ["--rubrics", str(rubric)]
+        task_types = sorted({t.task_type for t in read_trajectories(plain)})
+        prefix = self.dir / f"rubric-n{n}.toml"
+        rubrics = [Path(per_task_type_path(str(prefix), t)) for t in task_types]
+        if not all(r.exists() for r in rubrics):
+            self.log(f"{self.w.label}: build the rubrics of {', '.join(task_types)} from {n} episodes")
+            edgejudge(
+                "rubrics", "build", "--dataset", str(plain), "--judge", self.s.judge,
+                "--max-trajectories", str(n), "--check-folds", "0", "--no-progress", "--out", str(prefix),
+            )  # fmt: skip
+        rubric_args = [a for r in rubrics for a in ("--rubrics", str(r))]
         edgejudge("label", "trca", str(plain), *rubric_args, "--out", str(path))
         return path
 

@@ -1,0 +1,15 @@
+"""The policy matrix (``edgejudge matrix``): success per world, reward source, learner, training-data size and
+seed, each trained policy exported and driven through edge-serve; resumable, one cached step per command.
+
+It stands above the rest of ``policy`` and ``labeler``: it runs their commands in subprocesses and reads
+their files, and nothing below imports it.
+
+Modules:
+
+* ``plan`` — worlds (presets or any adapter), sizes, and the configuration of every row
+* ``store`` — rows keyed by their configuration in one JSON file, rewritten atomically; merging runs
+* ``data`` — a world's collected pool, its success-scarce cuts, their rubrics and labels
+* ``run`` — the rows computed: train, export, decisions, evaluation through edge-serve, backfill
+* ``report`` — the Markdown tables and the PNG
+* ``cli`` — ``edgejudge matrix``
+"""

@@ -1,0 +1,314 @@
+"""``edgejudge matrix``: the policy matrix (worlds x reward source x learner x training episodes x seed,
+beside random and LLM-as-agent rows), each trained policy exported as a bundle and driven through edge-serve.
+
+    edgejudge matrix --quick                       # TWC easy, 2 data sizes, 1 seed (~15 min on 2 cores)
+    edgejudge matrix --world twx:twc --sizes 30,120 --seeds 0 --sources sparse,trca-built --algos iql,bc
+    edgejudge matrix --world 'cw=twx:cookingworld[level=small]@40' --sizes 30,60,120,250 --seeds 0,1,2
+    edgejudge matrix --dry-run                     # the rows, and which are done
+
+Per world it collects one success-scarce pool with ``edgejudge collect``'s behaviour mixture, cuts nested
+training files of each size (at most ``--max-success-rate`` of their episodes successful, the rule of
+``edgejudge data subset``), labels them, trains every (source, learner, size, seed) with ``edgejudge train``,
+exports it with ``edgejudge export`` and drives the test split through ``edge-serve`` (``edgejudge eval
+--serve``): ``argmax`` (the daemon's answer every step) and ``guard`` (the client's generic loop guard, keyed
+by the adapter's world key; no task-specific search, no reading of the score). Beside the headline
+edge-serve row one in-process row (``edgejudge eval BUNDLE``) must agree with it episode by episode.
+
+Rows are keyed by their full configuration and stored in OUT.json (atomic rewrite after every row): a finished
+row is never recomputed, and the steps' files (pool, labels, checkpoints) in --work-dir are reused. Writes
+OUT.json, OUT.md (the tables) and OUT.png (success per world and source with 95 % intervals; data-size
+curves).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+import click
+
+from models.provenance import load_average, provenance
+
+PRESET_HELP = (
+    "twc-easy, twc-medium, twc-hard, cookingworld-small, cookingworld-large, scienceworld-find-animal, "
+    "scienceworld-lifespan-longest-lived"
+)
+SOURCES = ("sparse", "trca", "trca-built", "coren", "potential")
+CLIENTS = ("argmax", "guard")
+
+
+class _RecordedCommand(click.Command):
+    """A command that keeps its own arguments (``ctx.meta["argv"]``): the results record the command line
+    that made them, whichever way the command was started."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        ctx.meta["argv"] = list(args)
+        return super().parse_args(ctx, args)
+
+
+def recorded_args(argv: list[str]) -> list[str]:
+    """The command line without the options that only say where rows come from (--merge, --report-only,
+    --work-dir): the command that makes the same rows."""
+    out, skip = [], False
+    for a in argv:
+        if skip:
+            skip = False
+        elif a in ("--merge", "--work-dir"):
+            skip = True
+        elif a != "--report-only" and not a.startswith(("--merge=", "--work-dir=")):
+            out.append(a)
+    return out
+
+
+def _ints(text: str | None, option: str) -> tuple[int, ...] | None:
+    if text is None:
+        return None
+    try:
+        return tuple(int(x) for x in text.split(",") if x.strip())
+    except ValueError:
+        msg = f"{text!r}: expected integers separated by commas"
+        raise click.BadParameter(msg, param_hint=option) from None
+
+
+def _words(text: str | None) -> tuple[str, ...] | None:
+    return tuple(x.strip() for x in text.split(",") if x.strip()) if text else None
+
+
+def _check_adapters(worlds) -> None:
+    """Every world's adapter is registered (a typo fails here, not after an hour of other worlds)."""
+    from policy.envs.registry import HOW_TO_REGISTER, adapters
+
+    try:
+        known = adapters()
+    except Exception as e:  # a bad EDGEJUDGE_ENVS entry
+        raise click.ClickException(str(e)) from None
+    for w in worlds:
+        name = w.env.split(":")[0]
+        if name not in known:
+            raise click.BadParameter(
+                f"{w.label}: unknown environment adapter {name!r}: expected one of "
+                f"{', '.join(sorted(known))}; {HOW_TO_REGISTER}",
+                param_hint="--world",
+            )
+
+
+@click.command(cls=_RecordedCommand, context_settings={"help_option_names": ["-h", "--help"]})
+@click.option(
+    "--quick",
+    is_flag=True,
+    help="The quick size: TWC easy, 30 and 120 episodes, one seed, 20 test episodes, sparse and TRCA (about "
+    "15 minutes on 2 cores). Default: the full size (every preset world; hours).",
+)
+@click.option(
+    "--world",
+    "worlds",
+    multiple=True,
+    metavar="WORLD",
+    help=f"A preset ({PRESET_HELP}) or [LABEL=]ADAPTER:TASK[PARAMS]@MAX_STEPS for any registered adapter, "
+    "e.g. 'cw=twx:cookingworld[level=small]@40'; repeatable.",
+)
+@click.option("--sizes", help="Training episodes per data size, comma-separated (e.g. 30,60,120,250).")
+@click.option("--seeds", help="Training seeds, comma-separated.")
+@click.option(
+    "--sources",
+    help="Reward sources for IQL (comma-separated): sparse, trca (the shipped rubric of the task type), "
+    "trca-built (a rubric the judge builds from each training file, unreviewed), coren, potential (the "
+    "success-model potential fit on each training file, cross-fitted; no judge).",
+)
+@click.option(
+    "--algos",
+    help="Learners: iql, bc (BC on the successful episodes: source sparse), bc-labeled (BC on the successful "
+    "episodes' steps the labels do not call harmful: TRCA sources), awr (TRCA's advantages).",
+)
+@click.option("--clients", help="argmax and/or guard (the generic loop guard), comma-separated.")
+@click.option(
+    "--test-episodes", type=click.IntRange(1), help="Test episodes per row (the split's first seeds)."
+)
+@click.option(
+    "--llm-episodes", type=click.IntRange(0), help="Test episodes of the LLM-as-agent rows (0: none)."
+)
+@click.option("--steps", type=click.IntRange(1), help="Gradient updates per trained policy.")
+@click.option("--coren-max-episodes", type=click.IntRange(0), help="Label COREN only up to this data size.")
+@click.option(
+    "--expert-sizes",
+    help="Expert episodes of the imitation-ceiling rows (BC on gold paths), comma-separated; 0: none.",
+)
+@click.option(
+    "--max-success-rate",
+    type=click.FloatRange(0, 1),
+    help="Most share of successful training episodes (default 0.3).",
+)
+@click.option(
+    "--work-dir",
+    default="runs/matrix",
+    show_default=True,
+    type=click.Path(file_okay=False),
+    help="Where each step's files are kept and reused (pools, labels, rubrics, checkpoints).",
+)
+@click.option(
+    "--out",
+    default="matrix",
+    show_default=True,
+    help="Results prefix: writes OUT.json (the rows, resumable), OUT.md and OUT.png.",
+)
+@click.option("--keep-bundles", is_flag=True, help="Keep each exported bundle (about 90 MB) after its rows.")
+@click.option(
+    "--merge",
+    "merge_files",
+    multiple=True,
+    type=click.Path(exists=True, dir_okay=False),
+    help="Take the finished rows of another results file (a run elsewhere) into OUT.json; repeatable.",
+)
+@click.option(
+    "--ceiling",
+    "ceiling_file",
+    type=click.Path(exists=True, dir_okay=False),
+    help="A results file with imitation-ceiling rows (BC on expert episodes of the same worlds) to show "
+    "beside this one's rows: a line in the tables and plots, and per-verb decisions against them.",
+)
+@click.option("--baselines-only", is_flag=True, help="Compute only the random and LLM-as-agent rows.")
+@click.option("--report-only", is_flag=True, help="Write OUT.json/.md/.png from the rows already there.")
+@click.option("--dry-run", is_flag=True, help="List the rows and whether each is done; compute nothing.")
+@click.pass_context
+def matrix(
+    ctx,
+    quick,
+    worlds,
+    sizes,
+    seeds,
+    sources,
+    algos,
+    clients,
+    test_episodes,
+    llm_episodes,
+    steps,
+    coren_max_episodes,
+    expert_sizes,
+    max_success_rate,
+    work_dir,
+    out,
+    keep_bundles,
+    merge_files,
+    ceiling_file,
+    baselines_only,
+    report_only,
+    dry_run,
+) -> None:
+    """Run (or resume) the policy matrix on any adapter: success of each reward source and learner per
+    world and training-data size, through edge-serve.
+
+    Each step (collect a pool, cut success-scarce files, build rubrics, label, train, export, evaluate) is
+    an edgejudge command whose output is kept in --work-dir; each finished row is kept in OUT.json, so a
+    second run computes only what is missing. Progress lines go to stderr; the tables to OUT.md.
+
+    \b
+      edgejudge matrix --quick
+      edgejudge matrix --world twx:twc --sizes 30,120 --seeds 0 --sources sparse,trca-built --algos iql,bc
+      edgejudge matrix --world twx:twc --sizes 30,120 --seeds 0 --dry-run
+    """
+    os.environ.setdefault("EDGEJUDGE_THREADS", "1")
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    from policy.matrix.plan import (
+        LEARNERS,
+        SIZES,
+        baseline_rows,
+        describe,
+        parse_world,
+        units,
+        with_overrides,
+    )
+    from policy.matrix.report import write_report
+    from policy.matrix.run import Matrix, children_cpu_seconds
+    from policy.matrix.store import RowStore, merge, row_key
+
+    preset = "quick" if quick else "full"
+    s = with_overrides(
+        SIZES[preset],
+        worlds=tuple(worlds) or None,
+        sizes=_ints(sizes, "--sizes"),
+        seeds=_ints(seeds, "--seeds"),
+        sources=_words(sources),
+        algos=_words(algos),
+        clients=_words(clients),
+        test_episodes=test_episodes,
+        llm_episodes=llm_episodes,
+        steps=steps,
+        coren_max_episodes=coren_max_episodes,
+        # given but empty ("" or "0"): no ceiling rows; not given: the preset's
+        expert_sizes=None
+        if expert_sizes is None
+        else tuple(n for n in _ints(expert_sizes, "--expert-sizes") or () if n > 0),
+        max_success_rate=max_success_rate,
+    )
+    try:
+        ws = [parse_world(w) for w in s.worlds]
+    except ValueError as e:
+        raise click.BadParameter(str(e), param_hint="--world") from None
+    bad = (
+        [x for x in s.sources if x not in SOURCES]
+        + [x for x in s.algos if x not in LEARNERS]
+        + [x for x in s.clients if x not in CLIENTS]
+    )
+    if bad:
+        raise click.UsageError(
+            f"unknown source, algorithm or client: {', '.join(bad)} (sources: {', '.join(SOURCES)}; "
+            f"algorithms: {', '.join(LEARNERS)}; clients: {', '.join(CLIENTS)})"
+        )
+    if not s.sizes or not s.seeds or any(n < 1 for n in s.sizes):
+        raise click.UsageError("--sizes and --seeds need at least one value each; sizes are at least 1")
+    if not (report_only or dry_run):
+        _check_adapters(ws)
+    try:
+        store = RowStore(f"{out}.json")
+        for other in merge_files:
+            merge(store, RowStore(other))
+        ceiling = list(RowStore(ceiling_file).rows.values()) if ceiling_file else []
+    except ValueError as e:
+        raise click.ClickException(str(e)) from None
+    m = Matrix(s, ws, Path(work_dir).resolve(), store, keep_bundles)
+    m.baselines_only = baselines_only
+    plan = [r for w in ws for u in units(w, s) for r in u.rows] + [r for w in ws for r in baseline_rows(w, s)]
+    meta: dict[str, Any] = {
+        **provenance(),
+        "size": preset + ("" if s == SIZES[preset] else ", adjusted"),
+        "sizes": describe(s),
+        "command": " ".join(["edgejudge matrix", *recorded_args(ctx.meta.get("argv", []))]),
+        "plan": [row_key(r) for r in plan],
+    }
+    if report_only:
+        store.meta = {**store.meta, **meta}
+        store.save()
+        write_report(store, plan, Path(out), ceiling=ceiling)
+        click.echo(f"{sum(m.done(r) for r in plan)} of {len(plan)} rows done; wrote {out}.json, .md, .png")
+        return
+    if dry_run:
+        for r in plan:
+            mark = "done" if m.done(r) else "todo"
+            click.echo(
+                f"{mark}  {r['world']} {r['algo']}/{r['source']} n={r['train_episodes']} "
+                f"seed={r['seed']} {r['client']} ({r['runner']}) x{r['test_episodes']}"
+            )
+        click.echo(f"{sum(m.done(r) for r in plan)} of {len(plan)} rows done")
+        return
+    w0, c0, load0 = time.perf_counter(), children_cpu_seconds(), load_average()[0]
+    plan = m.run()
+    reused = sum(1 for r in plan if m.done(r)) - m.computed
+    wall, cpu = time.perf_counter() - w0, children_cpu_seconds() - c0
+    runs = store.meta.get("runs", []) + [
+        {
+            "rows_computed": m.computed,
+            "seconds": round(wall, 1),
+            "load_average": [load0, load_average()[0]],
+            "cpu_seconds": round(cpu, 1),
+            "command": " ".join(ctx.meta.get("argv", [])),
+        }
+    ]
+    store.meta = {**meta, "runs": runs[-20:]}
+    store.save()
+    write_report(store, plan, Path(out), ceiling=ceiling)
+    click.echo(
+        f"{m.computed} rows computed, {reused} reused, {len(plan) - m.computed - reused} unfinished; "
+        f"{wall:.0f} s ({cpu:.0f} CPU-s); wrote {out}.json, {out}.md, {out}.png"
+    )

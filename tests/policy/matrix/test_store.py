@@ -1,0 +1,41 @@
+"""The matrix's row store: rows keyed by their configuration, one JSON file rewritten atomically, and the
+rows of a run elsewhere merged in."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from policy.matrix.store import RowStore, merge, row_key
+
+
+def test_row_key_is_the_configuration_in_any_order():
+    assert row_key({"a": 1, "b": [2, 3]}) == row_key({"b": [2, 3], "a": 1})
+    assert row_key({"a": 1}) != row_key({"a": 1, "b": None})
+
+
+def test_store_round_trip_and_refuses_a_foreign_file(tmp_path):
+    store = RowStore(tmp_path / "m.json")
+    store.put({"world": "w", "seed": 0}, {"status": "ok", "success_rate": 0.5})
+    again = RowStore(tmp_path / "m.json")
+    assert again.get({"seed": 0, "world": "w"})["success_rate"] == 0.5
+    assert again.get({"world": "w", "seed": 1}) is None
+    assert not list(tmp_path.glob(".*tmp"))  # the atomic rewrite leaves no temporary file
+    (tmp_path / "other.json").write_text(json.dumps({"rows": []}))
+    with pytest.raises(ValueError, match="not a benchmark-matrix file"):
+        RowStore(tmp_path / "other.json")
+
+
+def test_merge_takes_finished_rows_and_backfilled_ones_but_keeps_mine(tmp_path):
+    mine, other = RowStore(tmp_path / "a.json"), RowStore(tmp_path / "b.json")
+    mine.put({"w": 1}, {"status": "ok", "success_rate": 0.5})
+    mine.put({"w": 2}, {"status": "error", "reason": "x"})
+    mine.put({"w": 3}, {"status": "ok", "success_rate": 0.1})
+    other.put({"w": 1}, {"status": "ok", "success_rate": 0.9})  # same fields: mine stays
+    other.put({"w": 2}, {"status": "ok", "success_rate": 0.2})  # mine failed: taken
+    other.put({"w": 3}, {"status": "ok", "success_rate": 0.1, "gold_decisions": {}})  # backfilled: taken
+    other.put({"w": 4}, {"status": "error", "reason": "y"})  # not finished: left out
+    assert merge(mine, other) == 2
+    assert mine.get({"w": 1})["success_rate"] == 0.5 and mine.get({"w": 2})["success_rate"] == 0.2
+    assert "gold_decisions" in mine.get({"w": 3}) and mine.get({"w": 4}) is None
