@@ -1,0 +1,7 @@
+#!/usr/bin/env bash
+# BENCHMARKS.md, "Training speed": the section's commands, from the repository root
+# with the project's environment active (python and edgejudge on PATH).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+
+python -m tools.bench.bench_train_speed --out tools/results/bench_train_speed.json
