@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 import threading
 from collections import OrderedDict
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -26,12 +26,12 @@ import numpy as np
 
 from edge.text_encoder import TextEncoder, ort_session
 from models.bundle import BundleError, load_manifest
-from models.inputs.arrays import StateArrays, StateTexts, pad_batch, state_arrays, state_texts
+from models.inputs.arrays import StateArrays
 from models.inputs.candidates import assemble, candidate_texts
+from models.inputs.formats import input_format
 from models.inputs.schema import POLICY_OUTPUT
-from models.inputs.state import Memory, StateEncoding
-from models.inputs.tokens import TokenIds, id_grid
-from models.state_layout import StateLayout
+from models.inputs.state import Memory
+from models.inputs.tokens import TokenIds
 
 
 @dataclass(frozen=True)
@@ -104,78 +104,6 @@ class TextRequest:
     """The episode so far (read by format-2 and 3 bundles: only its last ``encoding.horizon`` pairs)."""
 
 
-class FlatStates:
-    """Format-1 bundles: one vector of the whole state text, not cached (new every step); no memory."""
-
-    def prepare(self, req: TextRequest) -> str:
-        return req.observation
-
-    def texts(self, prepared: str) -> tuple[list[str], list[str]]:
-        """The texts to encode: through the cache, and not."""
-        return [], [prepared]
-
-    def build(self, prepared: str, cached: np.ndarray, uncached: np.ndarray) -> np.ndarray:
-        return uncached[0]
-
-    def feeds(self, states: list[np.ndarray]) -> dict[str, np.ndarray]:
-        return {"state": np.stack(states).astype(np.float32, copy=False)}
-
-
-class StructuredStates:
-    """Format-2 bundles: the state's items and the memory window (:mod:`models.inputs.arrays`), every text
-    through the cache (most of them repeat from one step to the next)."""
-
-    def __init__(self, dim: int, layout: StateLayout, encoding: StateEncoding):
-        self.dim, self.layout, self.encoding = dim, layout, encoding
-
-    def prepare(self, req: TextRequest) -> StateTexts:
-        return state_texts(self.layout, self.encoding, req.observation, req.memory)
-
-    def texts(self, prepared: StateTexts) -> tuple[list[str], list[str]]:
-        return prepared.texts(), []
-
-    def build(self, prepared: StateTexts, cached: np.ndarray, uncached: np.ndarray) -> StateArrays:
-        return state_arrays(prepared, cached, self.dim)
-
-    def feeds(self, states: list[StateArrays]) -> dict[str, np.ndarray]:
-        return pad_batch(states, self.dim)
-
-
-@dataclass
-class TokenStateArrays(StateArrays):
-    """A format-3 state: the format-2 arrays and its items' texts (whose token ids the graph reads)."""
-
-    item_texts: list[str] = field(default_factory=list)
-
-
-class TokenStates(StructuredStates):
-    """Format-3 bundles: the format-2 inputs and the token ids of the state's items."""
-
-    def __init__(
-        self, dim: int, layout: StateLayout, encoding: StateEncoding, ids: TokenIds, caps: tuple[int, int]
-    ):
-        super().__init__(dim, layout, encoding)
-        self.ids, self.caps = ids, caps
-
-    def build(self, prepared: StateTexts, cached: np.ndarray, uncached: np.ndarray) -> TokenStateArrays:
-        a = state_arrays(prepared, cached, self.dim)
-        return TokenStateArrays(
-            a.items, a.kinds, a.memory_actions, a.memory_responses, [t for _k, t in prepared.items]
-        )
-
-    def feeds(self, states: list[StateArrays]) -> dict[str, np.ndarray]:
-        texts = [s.item_texts for s in states]  # type: ignore[attr-defined]
-        return {**pad_batch(states, self.dim), "item_tokens": id_grid(self.ids, texts, self.caps[0])}
-
-    def candidate_feeds(self, items: list[Item], k: int) -> dict[str, np.ndarray]:
-        """``candidate_tokens`` [B, k, L] of the items' candidate texts."""
-        texts = [it.candidate_texts or [] for it in items]
-        ids = id_grid(self.ids, texts, self.caps[1])
-        if ids.shape[1] < k:
-            ids = np.pad(ids, ((0, 0), (0, k - ids.shape[1]), (0, 0)))
-        return {"candidate_tokens": ids}
-
-
 class Runtime:
     """A loaded, checked bundle. Build with :meth:`load`; :meth:`close` drops the inference sessions.
 
@@ -202,13 +130,15 @@ class Runtime:
         self.structured = self.format_version >= 2
         self.layout = self.manifest.state_layout
         self.encoding = self.manifest.encoding if self.structured else None
-        self.states: FlatStates | StructuredStates = (
-            StructuredStates(self.dim, self.layout, self.encoding) if self.encoding else FlatStates()
+        caps = self.manifest.token_caps if self.format_version >= 3 else None
+        self.inputs = input_format(
+            self.format_version,
+            dim=self.dim,
+            layout=self.layout,
+            encoding=self.encoding,
+            token_ids=TokenIds(self.bundle_dir / "tokenizer.json", max(caps)) if caps else None,
+            caps=caps,
         )
-        if self.format_version >= 3:
-            caps = self.manifest.token_caps
-            ids = TokenIds(self.bundle_dir / "tokenizer.json", max(caps))
-            self.states = TokenStates(self.dim, self.layout, self.manifest.encoding, ids, caps)
         pin = {i.name for i in self.policy.get_inputs()}
         expected = set(self.manifest.policy_inputs)
         if expected - pin:
@@ -324,8 +254,8 @@ class Runtime:
             part_texts = None if req.candidates is None else candidate_texts(kind, req.candidates)
             cand_texts.append(part_texts)
             cached.extend(t for t in part_texts or () if t)
-            prep = self.states.prepare(req)
-            c, u = self.states.texts(prep)
+            prep = self.inputs.prepare(req.observation, req.memory)
+            c, u = self.inputs.texts(prep)
             prepared.append((prep, len(c), len(u)))
             cached.extend(c)
             uncached.extend(u)
@@ -346,7 +276,7 @@ class Runtime:
                 )
                 pos += n_present
             prep, nc, nu = prepared_state
-            state = self.states.build(prep, cached_embs[pos : pos + nc], uncached_embs[upos : upos + nu])
+            state = self.inputs.build(prep, cached_embs[pos : pos + nc], uncached_embs[upos : upos + nu])
             pos, upos = pos + nc, upos + nu
             items.append(Item(instr, state, c_embs, texts, list(texts)))
         return items
@@ -364,12 +294,11 @@ class Runtime:
         cands, mask = self._pad_candidates(items)
         feeds = {
             "instruction": np.stack([it.instruction for it in items]).astype(np.float32, copy=False),
-            **self.states.feeds(states),  # type: ignore[arg-type]
+            **self.inputs.feeds(states),
             "candidates": cands,
             "mask": mask,
+            **self.inputs.candidate_feeds([it.candidate_texts or [] for it in items], cands.shape[1]),
         }
-        if isinstance(self.states, TokenStates):
-            feeds.update(self.states.candidate_feeds(items, cands.shape[1]))
         (scores,) = self.policy.run([POLICY_OUTPUT.name], feeds)
         return [np.asarray(scores[i, : len(it.candidates)], dtype=np.float32) for i, it in enumerate(items)]
 

@@ -1,7 +1,8 @@
 """Run a training checkpoint: the features of the encoder it was trained on (cached) + the torch scorer.
 
-The state and the memory become the scorer's inputs exactly as in the runtime (:mod:`models.inputs.arrays`,
-through the layout the checkpoint's training data recorded)."""
+The state and the memory become the scorer's inputs through the same builder as the runtime's
+(:mod:`models.inputs.formats`, the format the checkpoint exports to, through the layout its training data
+recorded)."""
 
 from __future__ import annotations
 
@@ -12,13 +13,13 @@ import numpy as np
 import torch
 
 from edge.policies import Memory, ScoringPolicy
-from models.inputs.arrays import embed_state, pad_batch, state_texts
 from models.inputs.candidates import candidate_matrix
-from models.inputs.tokens import TokenIds, id_grid
+from models.inputs.formats import embed_inputs, input_format
+from models.inputs.tokens import TokenIds
 from models.state_layout import layout_of
 from policy.common import load_checkpoint, set_threads
 from policy.features import TextEmbedder
-from policy.model import StateInputs
+from policy.model import READERS, StateInputs
 
 
 class TorchPolicy(ScoringPolicy):
@@ -37,11 +38,17 @@ class TorchPolicy(ScoringPolicy):
         self.name = f"{self.meta.get('algo', 'checkpoint')}:{self.meta.get('reward', '?')}"
         self.layout = layout_of(self.meta.get("provenance", {}).get("world") or {})
         cfg = self.model.cfg
-        self.token_ids = None
-        if cfg.reader == "tokens":
-            self.token_ids = TokenIds(
-                self.embedder.encoder.tokenizer_json, max(cfg.item_tokens, cfg.candidate_tokens)
-            )
+        tokens = cfg.reader == "tokens"
+        caps = (cfg.item_tokens, cfg.candidate_tokens)
+        self.inputs = input_format(
+            READERS[cfg.reader],
+            dim=cfg.embedding_dim,
+            layout=self.layout,
+            encoding=cfg.encoding,
+            token_ids=TokenIds(self.embedder.encoder.tokenizer_json, max(caps)) if tokens else None,
+            caps=caps,
+        )
+        if self.model.reader is not None:
             self.model.reader.bake()  # its int8 token tables, as the exported bundle reads them
 
     def scores(
@@ -50,14 +57,9 @@ class TorchPolicy(ScoringPolicy):
         cfg = self.model.cfg
         d = cfg.embedding_dim
         instr = torch.from_numpy(self.embedder.embed([instruction]))
-        st = state_texts(self.layout, cfg.encoding, state, memory)
-        arrays = embed_state(st, self.embedder.embed, d)
-        feeds = pad_batch([arrays], d)
-        cand_tokens = None
-        if self.token_ids is not None:
-            feeds["item_tokens"] = id_grid(self.token_ids, [[t for _k, t in st.items]], cfg.item_tokens)
-            ids = id_grid(self.token_ids, [list(candidates)], cfg.candidate_tokens)
-            cand_tokens = torch.from_numpy(ids)
+        arrays = embed_inputs(self.inputs, state, memory, self.embedder.embed, d)
+        feeds = self.inputs.feeds([arrays])
+        cand_tokens = self.inputs.candidate_feeds([candidates], len(candidates)).get("candidate_tokens")
         cand = candidate_matrix(cfg.candidate_features, candidates, self.embedder.embed, d)
         with torch.no_grad():
             s = self.model(
@@ -65,6 +67,6 @@ class TorchPolicy(ScoringPolicy):
                 StateInputs(**{k: torch.from_numpy(v) for k, v in feeds.items()}),
                 torch.from_numpy(cand)[None],
                 torch.ones(1, len(candidates), dtype=torch.bool),
-                cand_tokens,
+                None if cand_tokens is None else torch.from_numpy(cand_tokens),
             )
         return s[0].numpy()

@@ -11,5 +11,7 @@ Modules:
 * ``candidates`` — candidate feature kinds and how a candidate's text becomes its features
 * ``arrays`` — a state and its memory as a format-2 bundle's arrays, and batches of them
 * ``tokens`` — the token ids of items and candidates that a format-3 bundle reads
+* ``formats`` — one builder per bundle format, from texts to the named inputs: the runtime's and the
+  checkpoint policy's
 * ``schema`` — the policy graph's inputs per bundle format: name, dtype and dimensions
 """

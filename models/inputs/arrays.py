@@ -9,7 +9,7 @@ and ``models`` only.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -65,12 +65,6 @@ def state_arrays(st: StateTexts, vectors: np.ndarray, dim: int) -> StateArrays:
             mem_r[i] = vectors[pos]
             pos += 1
     return StateArrays(items, kinds, mem_a, mem_r)
-
-
-def embed_state(st: StateTexts, embed: Callable[[list[str]], np.ndarray], dim: int) -> StateArrays:
-    texts = st.texts()
-    vectors = embed(texts) if texts else np.zeros((0, dim), dtype=np.float32)
-    return state_arrays(st, vectors, dim)
 
 
 def pad_batch(states: Sequence[StateArrays], dim: int) -> dict[str, np.ndarray]:

@@ -7,10 +7,10 @@ import pytest
 import torch
 
 from models.bundle import load_manifest
-from models.inputs.arrays import embed_state, pad_batch, state_texts
 from models.inputs.candidates import (
     candidate_matrix,
 )
+from models.inputs.formats import embed_inputs, input_format
 from policy.common import CheckpointError, save_checkpoint
 from policy.export import (
     POLICY_TOL,
@@ -63,8 +63,8 @@ def test_argument_bundle_agrees_across_torch_onnx_and_the_daemon_runtime(tmp_pat
     emb = TextEmbedder(progress=False)
     feats = candidate_matrix(kind, cands, emb.embed, 384)
     assert not feats[2, 2 * 384 :].any()  # "take fork" has no target
-    st = state_texts(man.state_layout, man.encoding, obs, memory)
-    feeds = pad_batch([embed_state(st, emb.embed, 384)], 384)
+    fmt = input_format(2, dim=384, layout=man.state_layout, encoding=man.encoding)
+    feeds = fmt.feeds([embed_inputs(fmt, obs, memory, emb.embed, 384)])
     with torch.no_grad():
         ref = model(
             torch.from_numpy(emb.embed([instr])),

@@ -35,8 +35,8 @@ def test_the_exported_graphs_take_the_schemas_inputs_in_its_order():
 
 
 def test_the_runtime_feeds_are_the_schemas_state_inputs(tmp_path):
-    from edge.runtime import TokenStateArrays, TokenStates
     from models.inputs.arrays import StateArrays, pad_batch
+    from models.inputs.formats import TokenStateArrays, input_format
     from models.inputs.state import StateEncoding
     from models.inputs.tokens import TokenIds
     from models.state_layout import layout_of
@@ -49,9 +49,12 @@ def test_the_runtime_feeds_are_the_schemas_state_inputs(tmp_path):
     from models.encoder import resolve_encoder
 
     write_tokenizer(resolve_encoder(), tmp_path / "tokenizer.json")
-    tokens = TokenStates(d, layout_of({}), StateEncoding(), TokenIds(tmp_path / "tokenizer.json", 8), (8, 4))
+    ids = TokenIds(tmp_path / "tokenizer.json", 8)
+    layout = layout_of({})
+    tokens = input_format(3, dim=d, layout=layout, encoding=StateEncoding(), token_ids=ids, caps=(8, 4))
     token_state = TokenStateArrays(*arrays, np.zeros((1, d), np.float32), ["an apple", "a fridge"])
     assert tuple(tokens.feeds([token_state])) == state_names(3)
+    assert tuple(tokens.candidate_feeds([["take apple"]], 2)) == ("candidate_tokens",)
 
 
 def _listings(path) -> list[int]:
