@@ -19,7 +19,7 @@ from models.inputs.tokens import TokenIds
 from models.state_layout import layout_of
 from policy.common import load_checkpoint, set_threads
 from policy.features import TextEmbedder
-from policy.model import READERS, StateInputs
+from policy.model import StateInputs
 
 
 class TorchPolicy(ScoringPolicy):
@@ -38,17 +38,17 @@ class TorchPolicy(ScoringPolicy):
         self.name = f"{self.meta.get('algo', 'checkpoint')}:{self.meta.get('reward', '?')}"
         self.layout = layout_of(self.meta.get("provenance", {}).get("world") or {})
         cfg = self.model.cfg
-        tokens = cfg.reader == "tokens"
         caps = (cfg.item_tokens, cfg.candidate_tokens)
+        reads_tokens = self.model.reader is not None
         self.inputs = input_format(
-            READERS[cfg.reader],
+            cfg.format_version,
             dim=cfg.embedding_dim,
             layout=self.layout,
             encoding=cfg.encoding,
-            token_ids=TokenIds(self.embedder.encoder.tokenizer_json, max(caps)) if tokens else None,
+            token_ids=TokenIds(self.embedder.encoder.tokenizer_json, max(caps)) if reads_tokens else None,
             caps=caps,
         )
-        if self.model.reader is not None:
+        if reads_tokens:
             self.model.reader.bake()  # its int8 token tables, as the exported bundle reads them
 
     def scores(
