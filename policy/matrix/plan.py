@@ -98,6 +98,8 @@ class Sizes:
     behaviour: str = "gold-noise=0.3,random=0.7"
     noise: float = 0.3
     collect_seed: int = 0
+    split: str = "train"
+    """The split the pool is collected on (the label grid measures on held-out ``dev`` or ``test`` seeds)."""
     max_success_rate: float = 0.3
     detour_penalty: float = 0.05
     """Dense sources only (the recipe of the policy tables); sparse rows keep the success flag alone."""
