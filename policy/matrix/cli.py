@@ -157,6 +157,11 @@ def _check_adapters(worlds) -> None:
     help="Most share of successful training episodes (default 0.3).",
 )
 @click.option(
+    "--encoder",
+    help="The text encoder the policies learn on (edgejudge train --encoder, e.g. static); default: "
+    "edgejudge train's.",
+)
+@click.option(
     "--work-dir",
     default="runs/matrix",
     show_default=True,
@@ -203,6 +208,7 @@ def matrix(
     coren_max_episodes,
     expert_sizes,
     max_success_rate,
+    encoder,
     work_dir,
     out,
     keep_bundles,
@@ -261,6 +267,7 @@ def matrix(
         if expert_sizes is None
         else tuple(n for n in _ints(expert_sizes, "--expert-sizes") or () if n > 0),
         max_success_rate=max_success_rate,
+        encoder=encoder,
     )
     try:
         ws = [parse_world(w) for w in s.worlds]
@@ -371,7 +378,7 @@ def matrix(
     default=0.3,
     show_default=True,
     type=click.FloatRange(0, 1),
-    help="Most share of successful episodes in a log (edgejudge data subset's rule; 1: no cut).",
+    help="Most share of successful episodes in a log (edgejudge data subset's rule).",
 )
 @click.option(
     "--coren-max-episodes",

@@ -105,6 +105,8 @@ class Sizes:
     """Dense sources only (the recipe of the policy tables); sparse rows keep the success flag alone."""
     coren_prompts: int = 2
     judge: str = "gemma3-270m"
+    encoder: str | None = None
+    """The text encoder the trained policies learn on (``edgejudge train --encoder``); None: the default."""
     check_runner: bool = True
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -214,6 +216,8 @@ def train_config(w: World, s: Sizes, source: str, algo: str, n: int, seed: int) 
     bc_filter = LEARNERS[algo][1]
     if bc_filter:
         cfg["bc_filter"] = bc_filter
+    if s.encoder:  # only when set: the rows of the default encoder keep their keys
+        cfg["encoder"] = s.encoder
     if algo == "iql":
         cfg["reward_scale"] = "return-span"  # IQL's default: returns scaled to a fixed spread
     if source == "coren":
