@@ -34,6 +34,7 @@ from typing import Any
 
 import click
 
+from models.cli_options import split_option
 from models.provenance import load_average, provenance
 
 PRESET_HELP = (
@@ -367,9 +368,7 @@ def matrix(
     "file, unreviewed), coren.",
 )
 @click.option("--episodes", default="30", show_default=True, help="Episodes per log, comma-separated sizes.")
-@click.option(
-    "--split", default="dev", show_default=True, help="The split collected (held-out: dev or test)."
-)
+@split_option()
 @click.option("--behaviour", default="gold-noise", show_default=True, help="edgejudge collect --behaviour.")
 @click.option("--noise", default=0.4, show_default=True, type=click.FloatRange(0, 1))
 @click.option("--collect-seed", default=1, show_default=True, type=int)
@@ -433,7 +432,7 @@ def labels(
     computes only what is missing; --work-dir keeps every step's file); the tables go to OUT.md.
 
     \b
-      edgejudge matrix labels --world twc-medium=twx:twc[level=medium]@50 --episodes 20
+      edgejudge matrix labels --world twc-medium=twx:twc[level=medium]@50 --split dev --episodes 20
       edgejudge matrix labels --world scienceworld:find-plant@40 --world scienceworld:chemistry-mix@40 \\
           --split test --episodes 15 --methods sparse,success,trca-built,coren --coren-max-episodes 15
     """

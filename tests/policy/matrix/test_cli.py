@@ -98,7 +98,7 @@ def test_tiny_label_grid_builds_labels_measures_pools_and_resumes(tmp_path, cli)
     rows = {(r["shape"], r["method"]): r for r in json.loads(out.with_suffix(".json").read_text())["rows"]}
     for r in rows.values():
         assert r["status"] == "ok" and r["world"] == "twc-easy" and r["trajectories"] == 6
-        assert r["split"] == "dev" and r["successes"] <= 3 and 0 <= r["auroc_progress"] <= 1
+        assert r["split"] == "test" and r["successes"] <= 3 and 0 <= r["auroc_progress"] <= 1
     built = rows[("full", "trca-built")]
     assert (
         built["channel"] == "trca.total"
