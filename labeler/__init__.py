@@ -18,7 +18,8 @@ Modules:
 * ``dataset`` — the JSON Lines trajectory format, validated reads (inferring a missing layout), atomic writes
 * ``dataset_summary`` — a dataset file's numbers and the layout it is read with, for ``edgejudge data``
 * ``subset`` — the success-scarce subset of a log (``edgejudge data subset``)
-* ``response_only`` — a log rewritten as a response-only log (``edgejudge data response-only``)
+* ``response_only`` — a log rewritten as a response-only log (``edgejudge data response-only``) or flattened
+  into plain text without its layout
 * ``cache`` — the crash-safe SQLite answer cache
 * ``auroc`` — AUROC by ranks, which the label checks share
 * ``quality`` — label quality against ground truth (``edgejudge label quality``)

@@ -1,4 +1,4 @@
-"""Response-only logs: what many agent and robot loggers write, made from an adapter's log.
+"""Response-only and flattened logs: what many agent and robot loggers write, made from an adapter's log.
 
 A raw agent log often records only what the agent was told at each step: **the response to its previous
 action plus an inventory line**. The scene is described only when an action asks for it (e.g. a ``look
@@ -14,6 +14,10 @@ with a state layout into that shape from what the world itself returned:
 
 Nothing the adapter composed (the room at every step, the recent actions, the focus line) is left. The
 command is ``edgejudge data response-only``; the labelers and trainers read such a log as plain text.
+
+:func:`flattened` keeps the whole state but drops its layout: every ``Label: value`` line of the recorded
+layout becomes its bare value, and the layout, state format, environment and parameters leave ``meta`` (the
+reader then infers the plain layout), as a log no adapter wrote records its full states.
 """
 
 from __future__ import annotations
@@ -25,6 +29,9 @@ from models.state_layout import StateLayout, layout_of
 
 GROUND_TRUTH = ("score", "progress", "gold", "gold_index")
 """The ``info`` keys kept: what :func:`labeler.quality.measure` reads, never a labeler."""
+
+ADAPTER_META = ("state_layout", "state_format", "env", "params")
+"""What an adapter records in ``meta`` that a log from elsewhere does not."""
 
 
 def _state(layout: StateLayout, response: str, inventory: str | None) -> str:
@@ -47,6 +54,32 @@ def response_only(traj: Trajectory) -> Trajectory:
         s.next_observation = response.strip()
         s.info = {k: v for k, v in s.info.items() if k in GROUND_TRUTH}
         previous = response
-    for key in ("state_layout", "state_format", "env", "params"):
+    for key in ADAPTER_META:
+        out.meta.pop(key, None)
+    return out
+
+
+def flatten(text: str, labels: tuple[str, ...]) -> str:
+    """``text`` with every ``Label: value`` line of ``labels`` reduced to its value (empty lines dropped)."""
+    out = []
+    for line in text.splitlines():
+        for lb in labels:
+            if line.startswith(lb + ":"):
+                line = line[len(lb) + 1 :].strip()
+                break
+        if line.strip():
+            out.append(line)
+    return "\n".join(out)
+
+
+def flattened(traj: Trajectory) -> Trajectory:
+    """``traj`` as a log without a layout records it: flattened states, no layout, format or environment in
+    ``meta`` (``info`` is kept: only the quality measure reads it); ``traj`` is left as it was."""
+    out = copy.deepcopy(traj)
+    labels = tuple(p.label for p in layout_of(traj.meta).parts)
+    for s in out.steps:
+        s.observation = flatten(s.observation, labels)
+        s.next_observation = flatten(s.next_observation, labels)
+    for key in ADAPTER_META:
         out.meta.pop(key, None)
     return out

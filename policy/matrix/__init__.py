@@ -8,8 +8,9 @@ Modules:
 
 * ``plan`` — worlds (presets or any adapter), sizes, and the configuration of every row
 * ``store`` — rows keyed by their configuration in one JSON file, rewritten atomically; merging runs
-* ``data`` — a world's collected pool, its success-scarce cuts, their rubrics and labels
+* ``data`` — a world's collected pool, its success-scarce cuts in each log shape, their rubrics and labels
 * ``run`` — the rows computed: train, export, decisions, evaluation through edge-serve, backfill
 * ``report`` — the Markdown tables and the PNG
-* ``cli`` — ``edgejudge matrix``
+* ``labels`` — the label grid: world x log shape x label method, label quality before any training
+* ``cli`` — ``edgejudge matrix`` and ``edgejudge matrix labels``
 """

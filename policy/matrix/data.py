@@ -7,6 +7,10 @@ of the pool (:func:`labeler.subset.scarce_subset`, the rule of ``edgejudge data 
 are inside larger ones. The rubrics of ``trca-built`` are built per file, one per task type (``edgejudge
 rubrics build`` without ``--task-type``); TRCA labels the largest file, COREN the largest of the COREN
 sizes; a smaller labeled file is the labeled episodes of its plain one.
+
+Each file also comes in the other log shapes of :data:`SHAPES` (the label grid's), made from the full-state
+file: ``plain`` (flattened into text without a layout) and ``response`` (the last response and the inventory
+line); each shape is labeled on its own (its own rubrics, its own potential fit).
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from labeler.response_only import flattened, response_only
 from labeler.rubrics_cli import per_task_type_path
 from labeler.subset import pool_is_enough, scarce_subset
 from models.cli_run import edgejudge
@@ -26,6 +31,19 @@ from policy.matrix.store import row_key
 
 BUILT_TRCA = "trca-built"
 """The reward source of TRCA on rubrics the judge built from the training file itself (unreviewed)."""
+
+SHAPES: dict[str, Callable[[Any], Any] | None] = {
+    "full": None,
+    "plain": flattened,
+    "response": response_only,
+}
+"""Log shapes: the adapter's full states with their layout; ``plain``, the same states flattened into text
+with no layout (:func:`labeler.response_only.flattened`); ``response``, each state the last response and the
+inventory line (:func:`labeler.response_only.response_only`)."""
+
+CHANNELS = {"sparse": "env.reward", "success": "success", BUILT_TRCA: "trca.total"}
+"""The channel each source is measured on where it is not ``METHOD.CHANNEL`` of its reward (``success``: the
+episode's own flag on every step, what BC on the successes weighs by)."""
 
 
 def short_hash(cfg: dict[str, Any]) -> str:
@@ -44,6 +62,8 @@ class WorldData:
             "seed": sizes.collect_seed,
             "max_success_rate": sizes.max_success_rate,
         }
+        if sizes.split != "train":  # new keys only where set: the folders of earlier runs keep their names
+            cfg["split"] = sizes.split
         self.dir = work / f"{world.label}-{short_hash(cfg)}"
         self.dir.mkdir(parents=True, exist_ok=True)
         self._pool: list[Any] | None = None
@@ -63,7 +83,7 @@ class WorldData:
                 self.log(f"{self.w.label}: collect {n} episodes ({self.s.behaviour})")
                 t0 = time.perf_counter()
                 edgejudge(
-                    "collect", *self.w.spec_args(), "--split", "train", "--episodes", str(n),
+                    "collect", *self.w.spec_args(), "--split", self.s.split, "--episodes", str(n),
                     "--behaviour", self.s.behaviour, "--noise", str(self.s.noise),
                     "--seed", str(self.s.collect_seed), "--max-steps", str(self.w.max_steps),
                     "--out", str(path),
@@ -75,12 +95,17 @@ class WorldData:
                 return trajs
             n *= 2
 
-    def plain(self, n: int) -> Path:
-        from labeler.dataset import write_trajectories
+    def plain(self, n: int, shape: str = "full") -> Path:
+        """The unlabeled ``n``-episode file in log shape ``shape``."""
+        from labeler.dataset import read_trajectories, write_trajectories
 
-        path = self.dir / f"data-n{n}.jsonl.gz"
+        path = self.dir / f"data-n{n}{_shape_tag(shape)}.jsonl.gz"
         if not path.exists():
-            write_trajectories(path, scarce_subset(self.pool(), n, self.s.max_success_rate))
+            convert = SHAPES[shape]
+            if convert is None:
+                write_trajectories(path, scarce_subset(self.pool(), n, self.s.max_success_rate))
+            else:
+                write_trajectories(path, [convert(t) for t in read_trajectories(self.plain(n))])
         return path
 
     def expert(self, n: int) -> Path:
@@ -108,17 +133,17 @@ class WorldData:
             return f"coren-{short_hash({'prompts': self.s.coren_prompts, 'judge': self.s.judge})}"
         return source
 
-    def _built_trca(self, n: int) -> Path:
+    def _built_trca(self, n: int, shape: str = "full") -> Path:
         """TRCA labels of the ``n``-episode file from rubrics the judge builds from that file alone (one per
         task type found in it; success-grounded, no hand edit): what a user with ``n`` episodes gets."""
         from labeler.dataset import read_trajectories
 
-        path = self.label_path(BUILT_TRCA, n)
+        path = self.label_path(BUILT_TRCA, n, shape)
         if path.exists():
             return path
-        plain = self.plain(n)
+        plain = self.plain(n, shape)
         task_types = sorted({t.task_type for t in read_trajectories(plain)})
-        prefix = self.dir / f"rubric-n{n}.toml"
+        prefix = self.dir / f"rubric-n{n}{_shape_tag(shape)}.toml"
         rubrics = [Path(per_task_type_path(str(prefix), t)) for t in task_types]
         if not all(r.exists() for r in rubrics):
             self.log(f"{self.w.label}: build the rubrics of {', '.join(task_types)} from {n} episodes")
@@ -130,22 +155,20 @@ class WorldData:
         edgejudge("label", "trca", str(plain), *rubric_args, "--out", str(path))
         return path
 
-    def label_path(self, source: str, n: int) -> Path:
-        """Where the ``n``-episode training file labeled for ``source`` is kept (made or not)."""
+    def label_path(self, source: str, n: int, shape: str = "full") -> Path:
+        """Where the ``n``-episode training file of log shape ``shape`` labeled for ``source`` is kept (made
+        or not); the success flag and the sparse reward need no labels: the unlabeled file."""
         if source == EXPERT:
             return self.dir / f"expert-n{n}.jsonl.gz"
-        if source == "sparse":
-            return self.dir / f"data-n{n}.jsonl.gz"
-        return self.dir / f"data-n{n}.{self._label_tag(source)}.jsonl.gz"
+        if source in ("sparse", "success"):
+            return self.dir / f"data-n{n}{_shape_tag(shape)}.jsonl.gz"
+        return self.dir / f"data-n{n}{_shape_tag(shape)}.{self._label_tag(source)}.jsonl.gz"
 
     def label_quality(self, source: str, n: int) -> dict[str, Any] | None:
         """The labels behind a row: per-step AUROC of the reward channel of ``source`` against score progress
         and the gold path (``label quality``), and its success separation (``label quality --check``); None
         for the success flag and expert episodes, or when the labeled file is not there. Cached beside it."""
         from labeler.dataset import read_trajectories
-        from labeler.label_check import check_channels
-        from labeler.quality import measure
-        from policy.rewards import parse_reward
 
         path = self.label_path(source, n)
         if source in ("sparse", EXPERT) or not path.exists():
@@ -153,45 +176,35 @@ class WorldData:
         cache = path.with_name(path.name.removesuffix(".jsonl.gz") + ".quality.json")
         if cache.exists():
             return json.loads(cache.read_text())
-        spec = parse_reward("trca" if source == BUILT_TRCA else source)
-        channel = f"{spec.method}.{spec.channel}"
-        trajs = read_trajectories(path)
-        q = next((c for c in measure(trajs).channels if c.channel == channel), None)
-        checks = check_channels(trajs, [channel])
-        out = {
-            "channel": channel,
-            "auroc_progress": q.auroc_progress if q else None,
-            "auroc_gold": q.auroc_gold if q else None,
-            "check": checks[0].verdict if checks else None,
-            "check_auroc": checks[0].auroc if checks else None,
-        }
+        full = label_summary(read_trajectories(path), channel_of(source))
+        out = {k: full[k] for k in ("channel", "auroc_progress", "auroc_gold", "check", "check_auroc")}
         cache.write_text(json.dumps(out))
         return out
 
-    def training_file(self, source: str, n: int) -> tuple[Path, dict[str, Any]]:
-        """The success-scarce training file of ``n`` episodes labeled for ``source``, and its statistics."""
+    def training_file(self, source: str, n: int, shape: str = "full") -> tuple[Path, dict[str, Any]]:
+        """The success-scarce training file of ``n`` episodes in log shape ``shape`` labeled for ``source``,
+        and its statistics."""
         from labeler.dataset import read_trajectories, write_trajectories
 
         if source == EXPERT:
             path = self.expert(n)
         elif source == BUILT_TRCA:
-            path = self._built_trca(n)
-        elif source == "sparse":
-            path = self.plain(n)
+            path = self._built_trca(n, shape)
+        elif source in ("sparse", "success"):
+            path = self.plain(n, shape)
         elif source == "potential":  # cross-fitted on the file itself: each size is labeled on its own
-            path = self.label_path("potential", n)
+            path = self.label_path("potential", n, shape)
             if not path.exists():
-                edgejudge("label", "potential", str(self.plain(n)), "--out", str(path))
+                edgejudge("label", "potential", str(self.plain(n, shape)), "--out", str(path))
         else:
-            plain = self.plain(n)
-            tag = self._label_tag(source)
+            plain = self.plain(n, shape)
             sizes = (
                 self.s.sizes
                 if source == "trca"
                 else [m for m in self.s.sizes if m <= self.s.coren_max_episodes]
             )
             big_n = max(sizes)
-            big = self.dir / f"data-n{big_n}.{tag}.jsonl.gz"
+            big = self.label_path(source, big_n, shape)
             if not big.exists():
                 self.log(f"{self.w.label}: label {source} on {big_n} episodes")
                 t0 = time.perf_counter()
@@ -200,9 +213,9 @@ class WorldData:
                     if source == "coren"
                     else []
                 )
-                edgejudge("label", source, str(self.plain(big_n)), "--out", str(big), *extra)
+                edgejudge("label", source, str(self.plain(big_n, shape)), "--out", str(big), *extra)
                 self.log(f"{self.w.label}: labeled in {time.perf_counter() - t0:.0f} s")
-            path = self.label_path(source, n)
+            path = self.label_path(source, n, shape)
             if not path.exists():
                 ids = {t.id for t in read_trajectories(plain)}
                 write_trajectories(path, [t for t in read_trajectories(big) if t.id in ids])
@@ -214,3 +227,67 @@ class WorldData:
             "train_steps": sum(len(t.steps) for t in trajs),
             "train_actual_episodes": len(trajs),
         }
+
+
+def _shape_tag(shape: str) -> str:
+    if shape not in SHAPES:
+        raise ValueError(f"unknown log shape {shape!r}: expected one of {', '.join(SHAPES)}")
+    return "" if shape == "full" else f".{shape}"
+
+
+def channel_of(source: str) -> str:
+    """The label channel a reward source is measured on (``trca`` -> ``trca.total``)."""
+    from policy.rewards import parse_reward
+
+    if source in CHANNELS:
+        return CHANNELS[source]
+    spec = parse_reward(source)
+    return f"{spec.method}.{spec.channel}"
+
+
+def label_summary(trajs: list[Any], channel: str) -> dict[str, Any]:
+    """What the labels of ``channel`` in ``trajs`` are worth: the file's counts, per-step AUROC against score
+    progress and the gold path (``label quality``; ``success``: the episode's flag on every step), every
+    channel of the same method beside it, and the label check's verdict from the success flags alone
+    (``label quality --check``; none for the flag itself)."""
+    from labeler.auroc import auroc
+    from labeler.label_check import check_channels
+    from labeler.quality import measure
+
+    rep = measure(trajs)
+    out: dict[str, Any] = {
+        "channel": channel,
+        "trajectories": rep.trajectories,
+        "steps": rep.steps,
+        "progress_steps": rep.progress_steps,
+        "gold_steps": rep.gold_steps,
+        "successes": rep.successes,
+    }
+    if channel == "success":
+        flags = [(float(t.success), s.info) for t in trajs for s in t.steps]
+        prog = [(v, float(i["progress"]) > 0) for v, i in flags if i.get("progress") is not None]
+        gold = [(v, bool(i["gold"])) for v, i in flags if i.get("gold") is not None]
+        return {
+            **out,
+            "auroc_progress": auroc([v for v, _ in prog], [y for _, y in prog]) if prog else None,
+            "auroc_gold": auroc([v for v, _ in gold], [y for _, y in gold]) if gold else None,
+            "channels": {},
+            "check": None,
+            "check_auroc": None,
+        }
+    method = channel.split(".")[0]
+    by = {c.channel: c for c in rep.channels}
+    q = by.get(channel)
+    checks = check_channels(trajs, [channel]) if q is not None and method != "env" else []
+    return {
+        **out,
+        "auroc_progress": q.auroc_progress if q else None,
+        "auroc_gold": q.auroc_gold if q else None,
+        "channels": {
+            name: {"auroc_progress": c.auroc_progress, "auroc_gold": c.auroc_gold}
+            for name, c in by.items()
+            if name.split(".")[0] == method
+        },
+        "check": checks[0].verdict if checks else None,
+        "check_auroc": checks[0].auroc if checks else None,
+    }

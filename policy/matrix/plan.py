@@ -98,11 +98,15 @@ class Sizes:
     behaviour: str = "gold-noise=0.3,random=0.7"
     noise: float = 0.3
     collect_seed: int = 0
+    split: str = "train"
+    """The split the pool is collected on (the label grid measures on held-out ``dev`` or ``test`` seeds)."""
     max_success_rate: float = 0.3
     detour_penalty: float = 0.05
     """Dense sources only (the recipe of the policy tables); sparse rows keep the success flag alone."""
     coren_prompts: int = 2
     judge: str = "gemma3-270m"
+    encoder: str | None = None
+    """The text encoder the trained policies learn on (``edgejudge train --encoder``); None: the default."""
     check_runner: bool = True
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -212,6 +216,8 @@ def train_config(w: World, s: Sizes, source: str, algo: str, n: int, seed: int) 
     bc_filter = LEARNERS[algo][1]
     if bc_filter:
         cfg["bc_filter"] = bc_filter
+    if s.encoder:  # only when set: the rows of the default encoder keep their keys
+        cfg["encoder"] = s.encoder
     if algo == "iql":
         cfg["reward_scale"] = "return-span"  # IQL's default: returns scaled to a fixed spread
     if source == "coren":

@@ -166,6 +166,7 @@ class Matrix:
                 str(self.s.steps),
                 "--seed",
                 str(u.seed),
+                *(["--encoder", self.s.encoder] if self.s.encoder else []),
                 "--out",
                 str(ckpt),
                 "--json",

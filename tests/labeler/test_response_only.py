@@ -1,4 +1,5 @@
-"""Response-only logs made from an adapter's log: each state is the last response plus the inventory line."""
+"""Response-only logs made from an adapter's log: each state is the last response plus the inventory line;
+flattened logs: the full state without its labels or layout."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from labeler.dataset import Step, Trajectory
-from labeler.response_only import response_only
+from labeler.response_only import flatten, flattened, response_only
 from models.state_layout import Part, StateLayout
 
 LAYOUT = StateLayout(
@@ -69,3 +70,21 @@ def test_every_state_is_the_last_response_and_the_inventory_line(parts, start_ro
         assert s.next_observation == responses[i + 1]
         assert s.info == {"score": 0.1 * i}
     assert out.meta == {}
+
+
+def test_flatten_keeps_the_values_of_labelled_lines_and_other_lines_as_they_are():
+    text = "Feedback: You take it.\nInventory: an apple\nRoom:\nfree text"
+    assert flatten(text, ("Feedback", "Inventory", "Room")) == "You take it.\nan apple\nfree text"
+
+
+def test_a_flattened_log_keeps_every_value_and_the_ground_truth_but_no_layout():
+    s0 = _state(None, "nothing", "A hall.")
+    s1 = _state("You move.", "an apple", "A kitchen.")
+    meta = {"state_layout": LAYOUT.to_dict(), "state_format": "toy/1", "env": "toy", "params": "", "seed": 1}
+    step = Step(s0, "go", ["go"], s1, info={"progress": 0.5, "gold": True, "seed": 3})
+    traj = Trajectory("t", "Go.", "toy", True, [step], meta=meta)
+    out = flattened(traj)
+    assert out.meta == {"seed": 1} and traj.meta["env"] == "toy"  # the input is left as it was
+    assert out.steps[0].observation == "nothing\nA hall."
+    assert out.steps[0].next_observation == "You move.\nan apple\nA kitchen."
+    assert out.steps[0].info == step.info and ":" not in out.steps[0].next_observation

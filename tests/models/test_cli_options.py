@@ -28,7 +28,6 @@ FACTORIES = {
 
 TOOLS = (
     "tools.bench.bench_judge",
-    "tools.bench.bench_policy",
     "tools.bench.bench_collect",
 )
 

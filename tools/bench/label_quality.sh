@@ -17,7 +17,7 @@ python -m tools.bench.bench_label_quality --work runs/lq --coren-only --coren ru
     --coren runs/dev.coren-majority.jsonl.gz --coren runs/dev.coren-p2.jsonl.gz \
     --coren runs/dev.coren-p2-majority.jsonl.gz --json-out tools/results/label_quality_twc.json
 
-# the policy on unreviewed labels: the first 61 episodes of bench_policy's success-scarce cut of the TWC
+# the policy on unreviewed labels: the first 61 episodes of the success-scarce cut of the TWC
 # training file (datasets.sh; every failure and the first successes: edgejudge data subset without --episodes)
 edgejudge data subset runs/train300.jsonl.gz --max-success-rate 0.3 --out runs/train300.scarce.jsonl.gz
 python -c "from labeler.dataset import read_trajectories as r, write_trajectories as w; \

@@ -4,6 +4,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
-python -m tools.bench.bench_label_worlds --work runs/lw --world twc-medium --episodes 20 --coren-episodes 8 \
-    --json-out tools/results/label_quality_worlds.json
-python -m tools.bench.bench_label_worlds --work runs/lw --world twc-hard --episodes 20 --coren-episodes 3
+edgejudge matrix labels --world 'twc-medium=twx:twc[level=medium]@50' --world 'twc-hard=twx:twc[level=hard]@70' \
+    --split dev --episodes 8,20 --shapes full --methods sparse,trca,trca-built,coren --coren-max-episodes 8 \
+    --work-dir runs/labels --out tools/results/labels_worlds

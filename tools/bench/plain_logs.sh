@@ -4,6 +4,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
-python -m tools.bench.bench_plain_logs --work runs/plain --worlds twc-medium --episodes 20
-python -m tools.bench.bench_plain_logs --work runs/plain --episodes 15 --json tools/results/bench_plain_logs.json \
-    --md tools/results/bench_plain_logs.md          # resumable: every stage's file is kept under runs/plain
+SW="--world find-living-thing=scienceworld:find-living-thing@40 --world find-plant=scienceworld:find-plant@40"
+SW="$SW --world find-non-living-thing=scienceworld:find-non-living-thing@40"
+SW="$SW --world chemistry-mix=scienceworld:chemistry-mix@40 --split test --work-dir runs/labels"
+edgejudge matrix labels $SW --episodes 15 --shapes full,plain --methods sparse,trca-built \
+    --out tools/results/labels_plain_sw          # resumable: every step's file is kept under runs/labels
+edgejudge matrix labels --world 'twc-medium=twx:twc[level=medium]@50' --split dev --episodes 20 \
+    --shapes full,plain --methods sparse,trca-built --work-dir runs/labels --out tools/results/labels_plain_twc

@@ -4,5 +4,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
-python -m tools.bench.bench_response_logs --work runs/response --coren \
-    --json tools/results/bench_response_logs.json --md tools/results/bench_response_logs.md   # resumable
+SW="--world find-living-thing=scienceworld:find-living-thing@40 --world find-plant=scienceworld:find-plant@40"
+SW="$SW --world find-non-living-thing=scienceworld:find-non-living-thing@40"
+SW="$SW --world chemistry-mix=scienceworld:chemistry-mix@40 --split test --work-dir runs/labels"
+edgejudge matrix labels $SW --episodes 5,30 --shapes response \
+    --methods sparse,success,potential,trca-built,coren --coren-max-episodes 5 \
+    --out tools/results/labels_response          # resumable

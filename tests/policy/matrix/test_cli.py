@@ -1,6 +1,7 @@
 """``edgejudge matrix``: a tiny real matrix on TWC (collect, cut, build a rubric, label, train, export,
 edge-serve, random and the LLM-as-agent), its JSON / Markdown / PNG, a second run that recomputes nothing, and
-the plan and the errors without running anything."""
+the plan and the errors without running anything; the label grid (``edgejudge matrix labels``) on two tiny
+worlds with the real judge, resumed."""
 
 from __future__ import annotations
 
@@ -81,6 +82,50 @@ def test_tiny_matrix_writes_json_md_png_and_resumes(tmp_path, cli):
     assert built_again["label_quality"] == built["label_quality"]
 
 
+@pytest.mark.real
+def test_tiny_label_grid_builds_labels_measures_pools_and_resumes(tmp_path, cli):
+    out, work = tmp_path / "res" / "l", tmp_path / "work"
+    base = ["matrix", "labels", "--world", "twc-easy=twx:twc@8", "--episodes", "6",
+            "--max-success-rate", "0.5", "--work-dir", str(work), "--out", str(out)]  # fmt: skip
+    grid = ["--shapes", "full,plain", "--methods", "sparse,success,potential,trca-built"]
+
+    def run(*args: str) -> str:
+        p = cli(*base, *args, timeout=600)
+        assert p.returncode == 0, p.stderr[-3000:]
+        return p.stdout
+
+    assert "8 rows computed, 8 of 8 rows with a result" in run(*grid)
+    rows = {(r["shape"], r["method"]): r for r in json.loads(out.with_suffix(".json").read_text())["rows"]}
+    for r in rows.values():
+        assert r["status"] == "ok" and r["world"] == "twc-easy" and r["trajectories"] == 6
+        assert r["split"] == "test" and r["successes"] <= 3 and 0 <= r["auroc_progress"] <= 1
+    built = rows[("full", "trca-built")]
+    assert (
+        built["channel"] == "trca.total"
+        and built["check"] == "in-sample"
+        and "trca.foundational" in built["channels"]
+    )
+    assert rows[("plain", "success")]["auroc_progress"] == rows[("full", "success")]["auroc_progress"]
+    assert rows[("full", "sparse")]["channel"] == "env.reward" and rows[("full", "sparse")]["check"] is None
+    # one judge-built rubric per shape, from that shape's own file
+    assert sorted(p.name for p in work.glob("*/rubric-n6*.toml")) == [
+        "rubric-n6.plain.twc.toml",
+        "rubric-n6.twc.toml",
+    ]
+    md = out.with_suffix(".md").read_text()
+    assert "### plain text (flattened, no layout)" in md and "| twc-easy | 6 | " in md and "(in-sample)" in md
+
+    assert "0 rows computed, 8 of 8 rows with a result" in run(*grid)  # resumed: nothing recomputed
+    # a second world: its rows and the pooled ones are new, twc-easy's are reused
+    both = run("--world", "cw=twx:cookingworld@8", "--shapes", "full", "--methods", "sparse,success")
+    assert "4 rows computed, 6 of 6 rows with a result" in both
+    payload = json.loads(out.with_suffix(".json").read_text())
+    pooled = [r for r in payload["rows"] if r["world"] == "pooled"]
+    assert len(pooled) == 2 and all(r["trajectories"] == 12 for r in pooled)
+    assert payload["meta"]["command"].startswith("edgejudge matrix labels --world twc-easy=twx:twc@8")
+    assert "| pooled, 2 worlds | 12 |" in out.with_suffix(".md").read_text()
+
+
 def test_an_empty_expert_size_list_plans_no_ceiling_rows(tmp_path, cli):
     def planned(*extra: str) -> str:
         p = cli("matrix", "--world", "twc-easy", "--sizes", "120", "--seeds", "0", "--sources", "sparse",
@@ -112,6 +157,28 @@ def test_bad_input_is_one_clear_error_before_any_work(tmp_path, args, message):
     res = CliRunner().invoke(
         main, ["matrix", "--work-dir", str(tmp_path / "w"), "--out", str(tmp_path / "m"), *args]
     )
+    assert res.exit_code == 2 and message in res.output and "Traceback" not in res.output
+    assert not list(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize(
+    "args,message",
+    [
+        (["--shapes", "full,xml"], "unknown log shape or label method: xml"),
+        (["--methods", "trca,judge"], "unknown log shape or label method: judge"),
+        (["--episodes", "0"], "sizes >= 1"),
+    ],
+)
+def test_the_label_grid_refuses_bad_input_before_any_work(tmp_path, args, message):
+    from click.testing import CliRunner
+
+    from models.cli import main
+
+    res = CliRunner().invoke(
+        main,
+        ["matrix", "labels", "--world", "twc-easy", "--work-dir", str(tmp_path / "w"),
+         "--out", str(tmp_path / "l"), *args],
+    )  # fmt: skip
     assert res.exit_code == 2 and message in res.output and "Traceback" not in res.output
     assert not list(tmp_path.iterdir())
 

@@ -58,3 +58,12 @@ def test_learners_train_on_the_sources_they_read():
     assert kept.rows[0]["bc_filter"] == "success-labeled" and kept.rows[0]["detour_penalty"] == 0.05
     iql = next(u for u in us if u.algo == "iql")
     assert iql.rows[0]["reward_scale"] == "return-span"
+
+
+def test_an_encoder_is_part_of_a_rows_configuration_only_when_set():
+    from policy.matrix.plan import QUICK, parse_world, train_config, with_overrides
+
+    w = parse_world("twc-easy")
+    assert "encoder" not in train_config(w, QUICK, "sparse", "bc", 30, 0)  # earlier rows keep their keys
+    static = with_overrides(QUICK, encoder="static")
+    assert train_config(w, static, "sparse", "bc", 30, 0)["encoder"] == "static"

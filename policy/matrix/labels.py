@@ -1,0 +1,240 @@
+"""The label grid (``edgejudge matrix labels``): how well each label method ranks the steps of each world's
+log, in each log shape, before any policy is trained on it.
+
+A row is one (world, log shape, label method, episodes) on the matrix's cached steps (:class:`WorldData`): a
+pool collected on the held-out split, its success-scarce cut, the cut in the log shape (``full``: the
+adapter's states and layout; ``plain``: flattened into text without a layout; ``response``: the last response
+and the inventory line), labeled as a user labels it (``trca`` the shipped rubric of the task type,
+``trca-built`` one judge-built rubric per task type of the file, ``coren``, ``potential``), beside two
+baselines that need no labels: ``sparse`` (the environment's reward) and ``success`` (each step carrying its
+episode's success flag, what BC on the successes weighs by). Each row holds per-step AUROC against score
+progress and the gold path (``info``, read only here), every channel of its method, and the label check's
+verdict from the success flags alone. With several worlds, a ``pooled`` row per (shape, method, episodes)
+measures the worlds' labeled files together.
+
+Rows are keyed by their configuration in the matrix's row store (one JSON file, atomic rewrite after each
+row), so a second run computes only what is missing, and the files of every step are reused from the work
+folder.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from policy.matrix.data import WorldData, channel_of, label_summary
+from policy.matrix.plan import Sizes, World
+from policy.matrix.store import FINAL, RowStore
+
+METHODS = ("sparse", "success", "potential", "trca", "trca-built", "coren")
+"""Label methods, baselines first."""
+
+METHOD_NAMES = {
+    "sparse": "env reward (sparse)",
+    "success": "own success flag",
+    "potential": "potential (no judge)",
+    "trca": "TRCA, shipped rubric",
+    "trca-built": "TRCA, judge-built rubric",
+    "coren": "COREN",
+}
+SHAPE_NAMES = {
+    "full": "full-state log (the adapter's layout)",
+    "plain": "plain text (flattened, no layout)",
+    "response": "response-only log (last response + inventory)",
+}
+POOLED = "pooled"
+
+
+def row_config(w: World, s: Sizes, shape: str, method: str, n: int) -> dict[str, Any]:
+    cfg: dict[str, Any] = {
+        "kind": "labels",
+        "world": w.label,
+        "env": w.env,
+        "params": w.params,
+        "max_steps": w.max_steps,
+        "split": s.split,
+        "behaviour": s.behaviour,
+        "noise": s.noise,
+        "collect_seed": s.collect_seed,
+        "max_success_rate": s.max_success_rate,
+        "episodes": n,
+        "shape": shape,
+        "method": method,
+    }
+    if method in ("trca-built", "coren"):
+        cfg["judge"] = s.judge
+    if method == "coren":
+        cfg["coren_prompts"] = s.coren_prompts
+    return cfg
+
+
+def plan(worlds: Sequence[World], s: Sizes, shapes: Sequence[str], methods: Sequence[str]) -> list[dict]:
+    """Every row: world x shape x method x episodes (COREN up to ``s.coren_max_episodes``), then one pooled
+    row per (shape, method, episodes) when there are several worlds."""
+    rows = []
+    for shape in shapes:
+        for n in s.sizes:
+            for method in methods:
+                if method == "coren" and n > s.coren_max_episodes:
+                    continue
+                per_world = [row_config(w, s, shape, method, n) for w in worlds]
+                rows += per_world
+                if len(worlds) > 1:
+                    rows.append(
+                        {
+                            **{
+                                k: v
+                                for k, v in per_world[0].items()
+                                if k not in ("env", "params", "max_steps")
+                            },
+                            "world": POOLED,
+                            "worlds": [r["world"] for r in per_world],
+                            "world_configs": [[r["env"], r["params"], r["max_steps"]] for r in per_world],
+                        }
+                    )
+    return rows
+
+
+def done(store: RowStore, cfg: dict[str, Any]) -> bool:
+    row = store.get(cfg)
+    return row is not None and row.get("status") in FINAL
+
+
+def run(
+    store: RowStore,
+    rows: Sequence[dict[str, Any]],
+    worlds: Sequence[World],
+    s: Sizes,
+    work: Path,
+    log: Callable[[str], None],
+) -> int:
+    """Compute the rows not finished in ``store``; how many were computed. A row whose step fails is stored
+    as ``error`` with the reason (retried by the next run); a pooled row waits for its worlds' rows."""
+    from labeler.dataset import read_trajectories
+
+    data = {w.label: WorldData(work, w, s, log) for w in worlds}
+    computed = 0
+    for cfg in rows:
+        if done(store, cfg):
+            continue
+        shape, method, n = cfg["shape"], cfg["method"], cfg["episodes"]
+        t0 = time.perf_counter()
+        try:
+            if cfg["world"] == POOLED:
+                missing = [
+                    w for w in cfg["worlds"] if not _ok(store, row_config(data[w].w, s, shape, method, n))
+                ]
+                if missing:
+                    raise RuntimeError(f"no labels of {', '.join(missing)}")
+                trajs = [
+                    t
+                    for w in cfg["worlds"]
+                    for t in read_trajectories(data[w].training_file(method, n, shape)[0])
+                ]
+            else:
+                path, _ = data[cfg["world"]].training_file(method, n, shape)
+                trajs = read_trajectories(path)
+            result = {"status": "ok", **label_summary(trajs, channel_of(method))}
+        except Exception as e:  # a failed command or a file too small for the method: said in the row
+            result = {"status": "error", "reason": str(e).strip()[-600:]}
+        result["seconds"] = round(time.perf_counter() - t0, 1)
+        store.put(cfg, result)
+        computed += result["status"] == "ok"
+        what = f"{cfg['world']} {shape} {method} n={n}"
+        if result["status"] == "ok":
+            log(
+                f"{what}: per-step AUROC vs progress {_f(result['auroc_progress'])}, "
+                f"check {result['check'] or '-'}"
+            )
+        else:
+            log(f"{what}: error: {result['reason'].splitlines()[-1] if result['reason'] else ''}")
+    return computed
+
+
+def _ok(store: RowStore, cfg: dict[str, Any]) -> bool:
+    return (store.get(cfg) or {}).get("status") == "ok"
+
+
+def _f(v: float | None) -> str:
+    return "n/a" if v is None else f"{v:.3f}"
+
+
+def cell(row: dict[str, Any] | None) -> str:
+    """``progress / gold (verdict)``; ``n/a`` for a row without a figure, ``error`` for a failed one."""
+    if row is None:
+        return ""
+    if row.get("status") != "ok":
+        return "error"
+    text = f"{_f(row['auroc_progress'])} / {_f(row['auroc_gold'])}"
+    return text + (f" ({row['check']})" if row.get("check") else "")
+
+
+def markdown(store: RowStore, rows: Sequence[dict[str, Any]]) -> str:
+    """One table per log shape: a line per world (and pooled) and episodes, a column per method; then the
+    shapes side by side per method, and the rows without a result."""
+    rows = list(rows)
+    shapes = list(dict.fromkeys(r["shape"] for r in rows))
+    methods = [m for m in METHODS if any(r["method"] == m for r in rows)]
+    lines = [
+        "Per-step AUROC of each method's labels against score progress / the gold path (ground truth from "
+        "`info`, read only here); in brackets the label check from the success flags alone (`label quality "
+        "--check`).",
+        "",
+    ]
+    for shape in shapes:
+        lines += [
+            f"### {SHAPE_NAMES[shape]}",
+            "",
+            "| world | episodes | steps (progress) | successes | "
+            + " | ".join(f"{METHOD_NAMES[m]}: {_channel(m)}" for m in methods)
+            + " |",
+            "|---|---|---|---|" + "---|" * len(methods),
+        ]
+        keys = list(dict.fromkeys((r["world"], r["episodes"]) for r in rows if r["shape"] == shape))
+        for world, n in keys:
+            found = {
+                r["method"]: store.get(r)
+                for r in rows
+                if (r["world"], r["episodes"], r["shape"]) == (world, n, shape)
+            }
+            ok = next((v for v in found.values() if v and v.get("status") == "ok"), None)
+            counts = f"{ok['steps']} ({ok['progress_steps']}) | {ok['successes']}" if ok else " | "
+            name = world
+            if world == POOLED:
+                name = f"pooled, {len(next(r for r in rows if r['world'] == world)['worlds'])} worlds"
+            lines.append(
+                f"| {name} | {ok['trajectories'] if ok else n} | {counts} | "
+                + " | ".join(cell(found.get(m)) for m in methods)
+                + " |"
+            )
+        lines.append("")
+    if len(shapes) > 1:
+        lines += [
+            "### Log shapes side by side (per-step AUROC vs score progress)",
+            "",
+            "| world | episodes | method | " + " | ".join(shapes) + " |",
+            "|---|---|---|" + "---|" * len(shapes),
+        ]
+        by_key = {(r["world"], r["episodes"], r["method"], r["shape"]): store.get(r) for r in rows}
+        for world, n, m in dict.fromkeys(k[:3] for k in by_key):
+            got = [by_key.get((world, n, m, shape)) for shape in shapes]
+            vals = [_f(g["auroc_progress"]) if g and g.get("status") == "ok" else "" for g in got]
+            lines.append(f"| {world} | {n} | {METHOD_NAMES[m]} | " + " | ".join(vals) + " |")
+        lines.append("")
+    missing = [r for r in rows if not _ok(store, r)]
+    if missing:
+        lines += ["Rows without a result:", ""]
+        for r in missing:
+            got = store.get(r)
+            reason = (got or {}).get("reason") or ""
+            last = reason.strip().splitlines()[-1].strip() if reason.strip() else ""
+            why = "not run" if got is None else f"{got['status']}: {last}"
+            lines.append(f"- {r['world']} {r['shape']} {r['method']} n={r['episodes']}: {why}")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def _channel(method: str) -> str:
+    return "flag" if method == "success" else channel_of(method)

@@ -1,0 +1,61 @@
+"""The label grid's plan and report without running anything: world x shape x method x episodes, COREN only
+on small logs, pooled rows with several worlds; the tables show each cell's figures and verdict, say n/a and
+error rather than guess, and list the rows without a result."""
+
+from __future__ import annotations
+
+from policy.matrix.labels import POOLED, markdown, plan
+from policy.matrix.plan import FULL, parse_world, with_overrides
+from policy.matrix.store import RowStore
+
+WORLDS = [parse_world("a=twx:twc@8"), parse_world("b=twx:cookingworld@8")]
+S = with_overrides(FULL, sizes=(5, 20), coren_max_episodes=5, split="dev")
+
+
+def test_the_plan_is_the_grid_with_coren_on_small_logs_and_pooled_rows():
+    rows = plan(WORLDS, S, ("full", "response"), ("sparse", "trca-built", "coren"))
+    per_world = [r for r in rows if r["world"] != POOLED]
+    # 2 shapes x (2 sizes x 2 methods + 1 size x COREN) x 2 worlds
+    assert len(per_world) == 2 * (2 * 2 + 1) * 2 and len(rows) == len(per_world) * 3 // 2
+    assert {r["episodes"] for r in rows if r["method"] == "coren"} == {5}
+    r = next(r for r in rows if r["method"] == "coren")
+    assert (r["split"], r["judge"], r["coren_prompts"], r["kind"]) == (
+        "dev",
+        S.judge,
+        S.coren_prompts,
+        "labels",
+    )
+    assert "judge" not in next(r for r in rows if r["method"] == "sparse")
+    pooled = next(r for r in rows if r["world"] == POOLED)
+    assert pooled["worlds"] == ["a", "b"] and "env" not in pooled
+    assert pooled["world_configs"] == [["twx:twc", None, 8], ["twx:cookingworld", None, 8]]
+    # one world: nothing to pool
+    assert all(r["world"] != POOLED for r in plan(WORLDS[:1], S, ("full",), ("sparse",)))
+
+
+def test_the_report_shows_figures_and_verdicts_and_lists_rows_without_a_result(tmp_path):
+    rows = plan(WORLDS, with_overrides(S, sizes=(5,)), ("full", "plain"), ("success", "potential"))
+    store = RowStore(tmp_path / "l.json")
+    counts = {"trajectories": 5, "steps": 40, "progress_steps": 9, "successes": 2}
+    for r in rows:
+        if r["method"] == "success":
+            store.put(
+                r, {"status": "ok", **counts, "auroc_progress": 0.65, "auroc_gold": None, "check": None}
+            )
+        elif r["world"] == "a":
+            store.put(
+                r, {"status": "ok", **counts, "auroc_progress": 0.8123, "auroc_gold": 0.7, "check": "weak"}
+            )
+        elif r["world"] == "b" and r["shape"] == "full":
+            store.put(
+                r, {"status": "error", "reason": "Error: it needs at least 2 successful\n and 2 failed"}
+            )
+    md = markdown(store, rows)
+    assert "### full-state log (the adapter's layout)" in md and "### plain text (flattened, no layout)" in md
+    assert "| own success flag: flag | potential (no judge): potential.delta |" in md
+    assert "| a | 5 | 40 (9) | 2 | 0.650 / n/a | 0.812 / 0.700 (weak) |" in md
+    assert "| b | 5 | 40 (9) | 2 | 0.650 / n/a | error |" in md
+    assert "| pooled, 2 worlds | 5 | 40 (9) | 2 | 0.650 / n/a |  |" in md  # not computed: left empty
+    assert "| a | 5 | potential (no judge) | 0.812 | 0.812 |" in md  # the shapes side by side
+    assert "Rows without a result:" in md
+    assert "- b full potential n=5: error: and 2 failed" in md and "- b plain potential n=5: not run" in md
