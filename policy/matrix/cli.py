@@ -77,6 +77,12 @@ def recorded_args(argv: list[str]) -> list[str]:
     return out
 
 
+def full_rows(work_dir: str | os.PathLike[str], out: str | os.PathLike[str]) -> Path:
+    """Where a run keeps its full rows (with the per-episode arrays the rows file leaves out): beside its
+    work, named after the rows file."""
+    return Path(work_dir) / "rows" / f"{Path(out).name}.full.json"
+
+
 def _ints(text: str | None, option: str) -> tuple[int, ...] | None:
     if text is None:
         return None
@@ -167,13 +173,15 @@ def _check_adapters(worlds) -> None:
     default="runs/matrix",
     show_default=True,
     type=click.Path(file_okay=False),
-    help="Where each step's files are kept and reused (pools, labels, rubrics, checkpoints).",
+    help="Where each step's files are kept and reused (pools, labels, rubrics, checkpoints), and the full "
+    "rows (rows/OUT.full.json: with each row's per-episode outcomes).",
 )
 @click.option(
     "--out",
     default="matrix",
     show_default=True,
-    help="Results prefix: writes OUT.json (the rows, resumable), OUT.md and OUT.png.",
+    help="Results prefix: writes OUT.json (the rows, compact and resumable: what a repository commits), "
+    "OUT.md and OUT.png.",
 )
 @click.option("--keep-bundles", is_flag=True, help="Keep each exported bundle (about 90 MB) after its rows.")
 @click.option(
@@ -289,7 +297,7 @@ def matrix(
     if not (report_only or dry_run):
         _check_adapters(ws)
     try:
-        store = RowStore(f"{out}.json")
+        store = RowStore(f"{out}.json", full_rows(work_dir, out))
         for other in merge_files:
             merge(store, RowStore(other))
         ceiling = list(RowStore(ceiling_file).rows.values()) if ceiling_file else []
@@ -472,7 +480,7 @@ def labels(
     )
     plan = grid.plan(ws, s, shape_list, method_list)
     try:
-        store = RowStore(f"{out}.json")
+        store = RowStore(f"{out}.json", full_rows(work_dir, out))
         for other in merge_files:
             merge(store, RowStore(other))
     except ValueError as e:

@@ -400,9 +400,10 @@ def markdown(
         ]
         for r in checks:
             a = r["agrees_with_edge_serve"]
+            same = "not all" if a["episodes_equal"] is None else a["episodes_equal"]
             lines.append(
                 f"- {r['world']} {r['algo']}/{r['source']} n={r['train_episodes']} seed {r['seed']}: "
-                f"{a['episodes_equal']} of {a['of']} episodes identical (outcome and length)"
+                f"{same} of {a['of']} episodes identical (outcome and length)"
             )
     data = sorted(
         {

@@ -24,7 +24,7 @@ import click
 from models.cli_run import edgejudge
 from policy.matrix.data import BUILT_TRCA, WorldData, short_hash
 from policy.matrix.plan import EXPERT, LEARNERS, Sizes, Unit, World, baseline_rows, units
-from policy.matrix.store import FINAL, RowStore
+from policy.matrix.store import FINAL, RowStore, episodes_digest
 
 
 def children_cpu_seconds() -> float:
@@ -220,8 +220,14 @@ class Matrix:
         twin = self.store.get({**row, "runner": "edge-serve"})
         if not twin or twin.get("status") != "ok":
             return None
-        same = sum(a == b for a, b in zip(twin["per_episode"], res["per_episode"], strict=False))
-        return {"episodes_equal": same, "of": len(res["per_episode"])}
+        mine = res["per_episode"]
+        if "per_episode" in twin:
+            same = sum(a == b for a, b in zip(twin["per_episode"], mine, strict=False))
+        elif twin.get("episodes_sha") == episodes_digest(mine):  # the twin's arrays stayed where it ran
+            same = len(mine)
+        else:  # ... and they differ somewhere: how many episodes is not known here
+            return {"episodes_equal": None, "of": len(mine)}
+        return {"episodes_equal": same, "of": len(mine)}
 
     def run_baseline(self, cfg: dict[str, Any], world: World) -> None:
         if self.done(cfg):

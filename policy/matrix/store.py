@@ -5,10 +5,15 @@ runner, sizes). Its key is the canonical JSON of that configuration, so a row wi
 never recomputed, and a row that differs in any setting (more test episodes, more updates) is a new row.
 Every ``put`` rewrites the file atomically (temporary file + rename), so an interrupted run loses at most the
 row in progress. Rows made on other machines join with ``edgejudge matrix --merge``.
+
+The file is what a repository commits: one compact line per row, its configuration once, and no per-episode
+arrays: a row keeps their digest (``episodes_sha``), and the arrays themselves go to the full rows beside the
+run's work (``full``: the same rows with ``per_episode``), read back when their digest matches.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from collections.abc import Iterable, Mapping
@@ -22,6 +27,37 @@ FORMAT = "edgejudge-bench-matrix/1"
 FINAL = ("ok", "skipped")
 """Row statuses that count as finished; an ``error`` row is retried by the next run."""
 
+EPISODES = "per_episode"
+"""A row's per-episode outcomes ([seed, success, score, steps] each): in the full rows only."""
+
+
+def episodes_digest(episodes: Any) -> str:
+    """The digest a committed row keeps of its per-episode outcomes."""
+    return hashlib.sha256(json.dumps(episodes, separators=(",", ":")).encode()).hexdigest()[:16]
+
+
+def _compact(row: Mapping[str, Any]) -> dict[str, Any]:
+    """A row as the committed file holds it: the configuration's fields once (under ``config``), no
+    per-episode arrays."""
+    config = row["config"]
+    return {k: v for k, v in row.items() if k != EPISODES and not (k in config and config[k] == v)}
+
+
+def _write_rows(path: Path, meta: Mapping[str, Any], rows: list[dict[str, Any]]) -> None:
+    lines = [json.dumps(r, separators=(",", ":"), sort_keys=True) for r in rows]
+    head = json.dumps({"format": FORMAT, "meta": meta}, separators=(",", ":"))[:-1]
+    atomic_write(path, head + ',"rows":[\n' + ",\n".join(lines) + "\n]}\n")
+
+
+def _read_rows(path: Path) -> dict[str, Any]:
+    try:
+        payload = json.loads(path.read_text())
+    except json.JSONDecodeError as e:
+        raise ValueError(f"{path}: not a JSON file ({e})") from None
+    if payload.get("format") != FORMAT:
+        raise ValueError(f"{path}: not a benchmark-matrix file (format {payload.get('format')!r})")
+    return payload
+
 
 def row_key(config: Mapping[str, Any]) -> str:
     """The canonical text of a row's configuration: sorted keys, no whitespace."""
@@ -31,28 +67,33 @@ def row_key(config: Mapping[str, Any]) -> str:
 class RowStore:
     """Rows by key in ``path`` (created on the first ``put``); ``meta`` is written beside them."""
 
-    def __init__(self, path: str | os.PathLike[str]):
+    def __init__(self, path: str | os.PathLike[str], full: str | os.PathLike[str] | None = None):
         self.path = Path(path)
+        self.full = Path(full) if full else None
+        """The full rows (with their per-episode arrays), beside the run's work; None: none kept."""
         self.rows: dict[str, dict[str, Any]] = {}
         self.meta: dict[str, Any] = {}
         if self.path.exists():
-            try:
-                payload = json.loads(self.path.read_text())
-            except json.JSONDecodeError as e:
-                raise ValueError(f"{self.path}: not a JSON file ({e})") from None
-            if payload.get("format") != FORMAT:
-                raise ValueError(
-                    f"{self.path}: not a benchmark-matrix file (format {payload.get('format')!r})"
-                )
+            payload = _read_rows(self.path)
             self.meta = payload.get("meta", {})
             for row in payload.get("rows", []):
+                row = {**row["config"], **row}
+                if EPISODES in row:  # a file written before the digest
+                    row["episodes_sha"] = episodes_digest(row[EPISODES])
                 self.rows[row_key(row["config"])] = row
+        if self.full is not None and self.full.exists():
+            for row in _read_rows(self.full).get("rows", []):
+                mine = self.rows.get(row_key(row["config"]))
+                if mine and EPISODES in row and mine.get("episodes_sha") == episodes_digest(row[EPISODES]):
+                    mine[EPISODES] = row[EPISODES]
 
     def get(self, config: Mapping[str, Any]) -> dict[str, Any] | None:
         return self.rows.get(row_key(config))
 
     def put(self, config: Mapping[str, Any], result: Mapping[str, Any]) -> dict[str, Any]:
         row = {**config, **result, "config": dict(config)}
+        if EPISODES in row:
+            row["episodes_sha"] = episodes_digest(row[EPISODES])
         self.rows[row_key(config)] = row
         self.save()
         return row
@@ -63,8 +104,12 @@ class RowStore:
 
     def save(self) -> None:
         rows = sorted(self.rows.values(), key=lambda r: row_key(r["config"]))
-        payload = {"format": FORMAT, "meta": self.meta, "rows": rows}
-        atomic_write(self.path, json.dumps(payload, indent=1) + "\n")
+        _write_rows(self.path, self.meta, [_compact(r) for r in rows])
+        if self.full is not None:
+            self.full.parent.mkdir(parents=True, exist_ok=True)
+            _write_rows(
+                self.full, {}, [{"config": r["config"], EPISODES: r[EPISODES]} for r in rows if EPISODES in r]
+            )
 
 
 def merge(store: RowStore, other: RowStore) -> int:
@@ -74,7 +119,7 @@ def merge(store: RowStore, other: RowStore) -> int:
     for key, row in other.rows.items():
         mine = store.rows.get(key, {})
         newer = mine.get("status") not in FINAL or (
-            mine.get("status") == row.get("status") and set(row) > set(mine)
+            mine.get("status") == row.get("status") and set(row) - {EPISODES} > set(mine) - {EPISODES}
         )
         if row.get("status") in FINAL and newer:
             store.rows[key] = row

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from policy.matrix.store import RowStore, merge, row_key
+from policy.matrix.store import FORMAT, RowStore, episodes_digest, merge, row_key
 
 
 def test_row_key_is_the_configuration_in_any_order():
@@ -39,3 +39,33 @@ def test_merge_takes_finished_rows_and_backfilled_ones_but_keeps_mine(tmp_path):
     assert merge(mine, other) == 2
     assert mine.get({"w": 1})["success_rate"] == 0.5 and mine.get({"w": 2})["success_rate"] == 0.2
     assert "gold_decisions" in mine.get({"w": 3}) and mine.get({"w": 4}) is None
+
+
+def test_the_rows_file_is_compact_and_the_per_episode_arrays_go_to_the_full_rows(tmp_path):
+    config = {"world": "w", "seed": 0, "runner": "edge-serve"}
+    episodes = [[1, 1, 1.0, 7], [2, 0, 0.25, 40]]
+    store = RowStore(tmp_path / "m.json", tmp_path / "work" / "m.full.json")
+    store.put(config, {"status": "ok", "success_rate": 0.5, "per_episode": episodes})
+    text = (tmp_path / "m.json").read_text()
+    assert "per_episode" not in text and text.count('"world"') == 1  # the configuration once, no arrays
+    row = json.loads(text)["rows"][0]
+    assert row["episodes_sha"] == episodes_digest(episodes)
+    # read back with the full rows: the arrays return; without them (another machine) only the digest
+    again = RowStore(tmp_path / "m.json", tmp_path / "work" / "m.full.json").get(config)
+    assert again["per_episode"] == episodes and again["world"] == "w" and again["success_rate"] == 0.5
+    elsewhere = RowStore(tmp_path / "m.json").get(config)
+    assert "per_episode" not in elsewhere and elsewhere["episodes_sha"] == row["episodes_sha"]
+
+
+def test_a_rows_file_written_with_the_arrays_still_reads(tmp_path):
+    config = {"world": "w", "seed": 0}
+    old = {
+        "format": FORMAT,
+        "meta": {},
+        "rows": [{**config, "status": "ok", "per_episode": [[1, 1, 1.0, 3]], "config": config}],
+    }
+    (tmp_path / "old.json").write_text(json.dumps(old, indent=1))
+    store = RowStore(tmp_path / "old.json")
+    assert store.get(config)["episodes_sha"] == episodes_digest([[1, 1, 1.0, 3]])
+    store.save()
+    assert "per_episode" not in (tmp_path / "old.json").read_text()
