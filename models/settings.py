@@ -7,6 +7,9 @@
 - ``EDGEJUDGE_ENVS`` (:func:`env_adapters`): extra environment adapters, ``name=module:Class`` entries
   separated by commas (parsed by ``policy.envs.registry``).
 - ``EDGEJUDGE_SCIENCEWORLD_HEAP`` (:func:`scienceworld_heap`): the ScienceWorld JVM's heap, default ``1g``.
+- ``EDGEJUDGE_TRAIN_REFERENCE`` (:func:`train_reference`): ``1`` makes training take the reference
+  computation instead of its fast paths (``policy.train_paths``); unset or ``0``: the fast paths; anything
+  else is a :class:`SettingError`.
 
 Every function reads the environment when called (tests and child processes may change it). Command-line
 options that take a setting bind its variable with click's ``envvar=`` (``models.cli_options``).
@@ -27,6 +30,7 @@ THREADS = "EDGEJUDGE_THREADS"
 CACHE = "EDGEJUDGE_CACHE"
 ENVS = "EDGEJUDGE_ENVS"
 SCIENCEWORLD_HEAP = "EDGEJUDGE_SCIENCEWORLD_HEAP"
+TRAIN_REFERENCE = "EDGEJUDGE_TRAIN_REFERENCE"
 
 MAX_THREADS = 64
 DEFAULT_CACHE = "~/.cache/edgejudge"
@@ -74,6 +78,15 @@ def env_adapters() -> str:
 def scienceworld_heap() -> str:
     """``$EDGEJUDGE_SCIENCEWORLD_HEAP``: the ScienceWorld JVM's ``-Xmx`` value, default ``1g``."""
     return _read(SCIENCEWORLD_HEAP) or "1g"
+
+
+def train_reference() -> bool:
+    """``$EDGEJUDGE_TRAIN_REFERENCE``: ``1`` for the reference computation, unset or ``0`` for the fast
+    paths."""
+    raw = _read(TRAIN_REFERENCE)
+    if raw not in ("", "0", "1"):
+        raise SettingError(f"{TRAIN_REFERENCE}={raw!r}: expected 0 or 1")
+    return raw == "1"
 
 
 # -------------------------------------------------------------------------------------------- atomic writes

@@ -15,11 +15,11 @@ plain ops, which the export's parity check compares against.
 
 from __future__ import annotations
 
-import os
-
 import torch
 
-REFERENCE = os.environ.get("EDGEJUDGE_TRAIN_REFERENCE", "") not in ("", "0")
+from models import settings
+
+REFERENCE = settings.train_reference()
 """The reference computation everywhere (read at import; tests set it directly)."""
 
 

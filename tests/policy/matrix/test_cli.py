@@ -11,6 +11,11 @@ import pytest
 
 
 @pytest.mark.real
+def expanded(payload: dict) -> list[dict]:
+    """A rows file's rows with their configuration's fields (the file holds them once, under ``config``)."""
+    return [{**r["config"], **r} for r in payload["rows"]]
+
+
 def test_tiny_matrix_writes_json_md_png_and_resumes(tmp_path, cli):
     out = tmp_path / "res" / "m"
     cmd = [
@@ -28,7 +33,7 @@ def test_tiny_matrix_writes_json_md_png_and_resumes(tmp_path, cli):
     first = run()
     assert "5 rows computed, 0 reused, 0 unfinished" in first
     payload = json.loads((tmp_path / "res" / "m.json").read_text())
-    rows = {(r["algo"], r["source"], r["runner"]): r for r in payload["rows"]}
+    rows = {(r["algo"], r["source"], r["runner"]): r for r in expanded(payload)}
     assert set(rows) == {("iql", "trca", "edge-serve"), ("iql", "trca", "in-process"),
                          ("iql", "trca-built", "edge-serve"), ("random", "-", "in-process"),
                          ("llm-agent", "-", "in-process")}  # fmt: skip
@@ -53,6 +58,8 @@ def test_tiny_matrix_writes_json_md_png_and_resumes(tmp_path, cli):
         and "2 of 2 episodes identical" in md
     )
     assert (tmp_path / "res" / "m.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    full = expanded(json.loads((tmp_path / "work" / "rows" / "m.full.json").read_text()))
+    assert len(full) == 5 and all(r["per_episode"] for r in full) and "per_episode" not in json.dumps(payload)
     ckpts = list((tmp_path / "work").glob("*/ckpt/*/checkpoint.json"))
     built = rows[("iql", "trca-built", "edge-serve")]
     assert built["detour_penalty"] == 0.05 and built["train_episodes"] == 6
@@ -71,11 +78,11 @@ def test_tiny_matrix_writes_json_md_png_and_resumes(tmp_path, cli):
 
     # a row made before decisions and label quality were recorded gets them from its checkpoint
     for r in again["rows"]:
-        if r["source"] == "trca-built":
+        if r["config"]["source"] == "trca-built":
             del r["gold_decisions"], r["label_quality"]
     (tmp_path / "res" / "m.json").write_text(json.dumps(again))
     assert "0 rows computed, 5 reused" in run()
-    third = json.loads((tmp_path / "res" / "m.json").read_text())["rows"]
+    third = expanded(json.loads((tmp_path / "res" / "m.json").read_text()))
     third = {(r["source"], r["runner"]): r for r in third}
     built_again = third[("trca-built", "edge-serve")]
     assert built_again["gold_decisions"] == built["gold_decisions"]
@@ -95,7 +102,7 @@ def test_tiny_label_grid_builds_labels_measures_pools_and_resumes(tmp_path, cli)
         return p.stdout
 
     assert "8 rows computed, 8 of 8 rows with a result" in run(*grid)
-    rows = {(r["shape"], r["method"]): r for r in json.loads(out.with_suffix(".json").read_text())["rows"]}
+    rows = {(r["shape"], r["method"]): r for r in expanded(json.loads(out.with_suffix(".json").read_text()))}
     for r in rows.values():
         assert r["status"] == "ok" and r["world"] == "twc-easy" and r["trajectories"] == 6
         assert r["split"] == "test" and r["successes"] <= 3 and 0 <= r["auroc_progress"] <= 1
@@ -120,7 +127,7 @@ def test_tiny_label_grid_builds_labels_measures_pools_and_resumes(tmp_path, cli)
     both = run("--world", "cw=twx:cookingworld@8", "--shapes", "full", "--methods", "sparse,success")
     assert "4 rows computed, 6 of 6 rows with a result" in both
     payload = json.loads(out.with_suffix(".json").read_text())
-    pooled = [r for r in payload["rows"] if r["world"] == "pooled"]
+    pooled = [r for r in expanded(payload) if r["world"] == "pooled"]
     assert len(pooled) == 2 and all(r["trajectories"] == 12 for r in pooled)
     assert payload["meta"]["command"].startswith("edgejudge matrix labels --world twc-easy=twx:twc@8")
     assert "| pooled, 2 worlds | 12 |" in out.with_suffix(".md").read_text()
