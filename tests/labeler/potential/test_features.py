@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from labeler.dataset import Step, Trajectory
-from labeler.potential.features import argument_words, step_features, template
+from labeler.potential.features import step_features, template
+from models.actions import argument_words
 
 
 def _traj(steps: list[tuple[str, str, str]], instruction: str = "Find the apple.") -> Trajectory:
