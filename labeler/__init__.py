@@ -24,7 +24,7 @@ Modules:
 * ``auroc`` — AUROC by ranks, which the label checks share
 * ``quality`` — label quality against ground truth (``edgejudge label quality``)
 * ``label_check`` — label quality from the success flags alone
-* ``paths`` — a trajectory's loop-erased path under its layout's world key
+* ``view`` — what a trajectory's texts say, read once: layout, responses, partial states, world keys, path
 * ``progress`` — progress bars
 * ``llama_log`` — llama.cpp's log lines to a file
 * ``cli`` — ``edgejudge data``

@@ -16,7 +16,7 @@ from labeler.dataset import (
     iter_trajectories,
 )
 from labeler.dataset_summary import dataset_stats, layout_summary
-from models.state_layout import PLAIN_LAYOUT, StateLayout, layout_of
+from models.state_layout import PLAIN_LAYOUT, StateLayout
 
 
 @click.group()
@@ -130,7 +130,7 @@ def layout(file: str, declared: str | None, write: bool, as_json: bool) -> None:
             inferred = file_layout(file)
             if inferred is None:
                 first = next(iter_trajectories(file, layouts=False))
-                chosen, why = layout_of(first.meta), layout_summary(file)
+                chosen, why = first.view.layout, layout_summary(file)
             else:
                 chosen, why = inferred[0], f"inferred: {inferred[1]}"
         if as_json:
@@ -218,7 +218,7 @@ def response_only_cmd(files: tuple[str, ...], out: str) -> None:
             trajs = read_trajectories(f)
         except DatasetError as e:
             raise click.ClickException(str(e)) from None
-        plain = [t.id for t in trajs if layout_of(t.meta).plain]
+        plain = [t.id for t in trajs if t.view.layout.plain]
         if plain:
             raise click.ClickException(
                 f"{f}: {len(plain)} trajectories (first {plain[0]!r}) record no state layout: nothing tells "

@@ -37,9 +37,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from labeler.view import TrajectoryView
 from models.layout_inference import infer_layout
 from models.settings import AtomicFile
-from models.state_layout import LEGACY_STATE_FORMAT, StateLayout, layout_of
+from models.state_layout import LEGACY_STATE_FORMAT, StateLayout
 
 FORMAT_VERSION = 1
 
@@ -91,6 +92,7 @@ class Trajectory:
     steps: list[Step]
     meta: dict[str, Any] = field(default_factory=dict)
     provenance: dict[str, dict[str, Any]] = field(default_factory=dict)
+    _view: TrajectoryView | None = field(default=None, init=False, repr=False, compare=False)
 
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {
@@ -106,13 +108,20 @@ class Trajectory:
             d["provenance"] = self.provenance
         return d
 
+    @property
+    def view(self) -> TrajectoryView:
+        """What the trajectory's texts say (:class:`labeler.view.TrajectoryView`: its layout, responses,
+        partial-or-not, world keys, path), built on first read and kept while the steps' texts and the meta's
+        layout entries stay the same."""
+        v = self._view
+        if v is None or not v.describes(self.meta, self.steps):
+            v = self._view = TrajectoryView.of(self.meta, self.steps)
+        return v
+
     def responses(self) -> list[str]:
         """The world's response to each step, read through the layout the trajectory records
         (:meth:`models.state_layout.StateLayout.responses`: the one definition the policy shares)."""
-        if not self.steps:
-            return []
-        steps = [(s.action, s.next_observation) for s in self.steps]
-        return layout_of(self.meta).responses(steps, before=self.steps[0].observation)
+        return list(self.view.responses)
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), ensure_ascii=False, allow_nan=False, separators=(",", ":"))

@@ -25,7 +25,7 @@ from __future__ import annotations
 import copy
 
 from labeler.dataset import Trajectory
-from models.state_layout import StateLayout, layout_of
+from models.state_layout import StateLayout
 
 GROUND_TRUTH = ("score", "progress", "gold", "gold_index")
 """The ``info`` keys kept: what :func:`labeler.quality.measure` reads, never a labeler."""
@@ -44,7 +44,7 @@ def _state(layout: StateLayout, response: str, inventory: str | None) -> str:
 def response_only(traj: Trajectory) -> Trajectory:
     """``traj`` as a response-only log records it (see the module docstring); ``traj`` is left as it was."""
     out = copy.deepcopy(traj)
-    layout = layout_of(traj.meta)
+    layout = traj.view.layout
     first = layout.parse(traj.steps[0].observation) if traj.steps else {}
     previous = first.get("feedback") or first.get("room") or ""
     for s in out.steps:
@@ -76,7 +76,7 @@ def flattened(traj: Trajectory) -> Trajectory:
     """``traj`` as a log without a layout records it: flattened states, no layout, format or environment in
     ``meta`` (``info`` is kept: only the quality measure reads it); ``traj`` is left as it was."""
     out = copy.deepcopy(traj)
-    labels = tuple(p.label for p in layout_of(traj.meta).parts)
+    labels = tuple(p.label for p in traj.view.layout.parts)
     for s in out.steps:
         s.observation = flatten(s.observation, labels)
         s.next_observation = flatten(s.next_observation, labels)

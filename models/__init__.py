@@ -15,6 +15,7 @@ Modules:
 * ``state_layout`` — state texts as labelled parts, as recorded with datasets and bundles; the one world key
 * ``layout_inference`` — a layout for a log that records none, inferred from its texts
 * ``world_paths`` — loop erasure over world states
+* ``actions`` — the one parser of text actions (verb, object, target, argument words) and its word lists
 * ``cli_options`` — the command-line options every layer shares
 * ``lazy_group`` — the click group whose subcommands load only when run
 * ``cli`` — the ``edgejudge`` command (its subcommands named as strings, never imported here)

@@ -16,9 +16,9 @@ A part marked ``items`` is a comma-separated list (its entries are the structure
 Parts marked ``world`` make the *world state*: :meth:`StateLayout.world_key` is the one definition of it,
 read by the labelers (TRCA's "unchanged" checks, the rubric builder's grounding, COREN's examples), the
 trainers (loop erasure, the detour penalty), the client's loop guard and the C++ ``edge::WorldKey``. An
-``unordered`` world part is compared as a bag of words: case, commas and the articles ``a``/``an``/``some``/
-``the`` ignored, so an inventory listed in another order ("a cup, an apple" / "an apple, a cup") is the same
-world; other world parts are compared as written, white space collapsed.
+``unordered`` world part is compared as a bag of words: case, commas and the articles
+(:data:`models.actions.ARTICLES`) ignored, so an inventory listed in another order ("a cup, an apple" / "an
+apple, a cup") is the same world; other world parts are compared as written, white space collapsed.
 
 The **plain layout** (:data:`PLAIN_LAYOUT`, no parts) describes a log whose states are free text: the whole
 text is the world state, and the response to an action is what the next state adds to the one before it
@@ -33,10 +33,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from models.actions import ARTICLES, normalise
+
 _WORDS = re.compile(r"[\s,]+")
 """What separates the words of an unordered part (a comma-separated list reads as the same bag)."""
-ARTICLES = frozenset({"a", "an", "some", "the"})
-"""Words an unordered part's bag leaves out ("a cup" and "the cup" are the same item)."""
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 _LABELLED = re.compile(r"^(?P<label>[^:\r\n]+):(?:[ \t]+(?P<value>.*)|[ \t]*)$")
 """The one shape of a labelled line: ``Label:`` then white space and the value, or nothing."""
@@ -144,7 +144,7 @@ class StateLayout:
             return "\n".join(lines)
         if not actions:
             return " ".join(text.split())
-        known = {_normalised(a) for a in actions}
+        known = {normalise(a) for a in actions}
         return " ".join(p for p in text_pieces(text) if not _lists_only(p, known))
 
     def response(self, observation: str | None, next_observation: str, actions: Iterable[str] = ()) -> str:
@@ -157,7 +157,7 @@ class StateLayout:
           order, joined by spaces (all of them when ``observation`` is None: the state before is not
           known), without pieces that only list ``actions`` (the episode's actions: an echo of them is not
           the world's answer)."""
-        return self._response(observation, next_observation, {_normalised(a) for a in actions})
+        return self._response(observation, next_observation, {normalise(a) for a in actions})
 
     def responses(self, steps: Iterable[tuple[str, str]], before: str | None = None) -> list[str]:
         """:meth:`response` to each of ``steps`` (``(action, state text it led to)``, oldest first), each with
@@ -165,13 +165,13 @@ class StateLayout:
         out: list[str] = []
         known: set[str] = set()
         for action, observation in steps:
-            known.add(_normalised(action))
+            known.add(normalise(action))
             out.append(self._response(before, observation, known))
             before = observation
         return out
 
     def _response(self, observation: str | None, next_observation: str, known: set[str]) -> str:
-        """:meth:`response` with the actions already :func:`_normalised`."""
+        """:meth:`response` with the actions already :func:`models.actions.normalise`."""
         found = _new_pieces(self, observation, next_observation)
         if isinstance(found, str):
             return found
@@ -228,16 +228,11 @@ def bag_of_words(value: str) -> str:
     return " ".join(sorted(w for w in _WORDS.split(value.lower()) if w and w not in ARTICLES))
 
 
-def _normalised(action: str) -> str:
-    """An action as an echo of it is compared: lower case, white space collapsed."""
-    return " ".join(action.lower().split())
-
-
 def _lists_only(piece: str, actions: set[str]) -> bool:
     """Whether ``piece`` is a comma list of known actions (or "none"): an echo of the agent's own actions."""
     if not actions:
         return False
-    entries = [_normalised(e) for e in piece.rstrip(".").split(",")]
+    entries = [normalise(e) for e in piece.rstrip(".").split(",")]
     return all(e in actions or e == "none" for e in entries if e) and any(entries)
 
 

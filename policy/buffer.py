@@ -26,7 +26,7 @@ from models.inputs.arrays import state_texts
 from models.inputs.candidates import DEFAULT_CANDIDATE_FEATURES, candidate_texts, parts_of
 from models.inputs.state import StateEncoding, check_kinds
 from models.inputs.tokens import CANDIDATE_TOKENS, ITEM_TOKENS, TokenIds, pad_ids
-from models.state_layout import StateLayout, layout_of
+from models.state_layout import StateLayout
 from policy.features import TextEmbedder
 from policy.model import CandidateScorer, Rows, ScorerConfig, StateInputs
 from policy.rewards import RewardSpec, step_channel, step_rewards
@@ -264,7 +264,7 @@ def build_table(
 
     def records(t: Trajectory) -> int:
         """Add the records of ``t``'s states (each step's, then the last next state); the first's index."""
-        layout = layout_of(t.meta)
+        layout = t.view.layout
         layouts[layout] = None
         first = len(rec_items)
         observations = [s.observation for s in t.steps]

@@ -4,9 +4,10 @@ A policy without recovery succeeds with probability about p^L (p: per-decision a
 one decision type it gets wrong caps a whole world. :func:`decision_accuracy` replays every step of a file of
 episodes (typically expert episodes of held-out games: their gold paths), asks the policy for its choice
 among the step's candidates, with the episode so far as memory exactly as a rollout would give it, and
-counts how often it picks the logged action, per *verb*: the first word of the logged action, read from the
-candidates themselves, so nothing here knows any world. Steps with a single candidate, or whose action is not
-among its candidates, are not decisions and are counted apart.
+counts how often it picks the logged action, per *verb*: the first word of the logged action
+(:func:`models.actions.verb_of`), read from the candidates themselves, so nothing here knows any world. Steps
+with a single candidate, or whose action is not among its candidates, are not decisions and are counted
+apart.
 
 Any :class:`edge.policies.Policy` can be measured: a bundle in process, the daemon through its client, a
 training checkpoint.
@@ -21,12 +22,7 @@ from typing import Any
 
 from edge.policies import Policy
 from labeler.dataset import Trajectory
-
-
-def verb_of(action: str) -> str:
-    """The first word of an action, lower case ('' for an empty action)."""
-    words = action.split(maxsplit=1)
-    return words[0].lower() if words else ""
+from models.actions import verb_of
 
 
 @dataclass

@@ -52,7 +52,6 @@ def check_collection(env: EnvAdapter) -> None:
     from labeler.trca.mine import mine
     from labeler.trca.pipeline import TRCAConfig, label_trajectory_rewards
     from labeler.trca.rubric import parse_rubric
-    from models.state_layout import layout_of
     from policy.collect import CollectConfig, collect
 
     has_gold = _has_gold(env)
@@ -72,7 +71,7 @@ def check_collection(env: EnvAdapter) -> None:
             f"trajectory {t.id} records {t.meta['env']}[{t.meta['params']}]",
         )
         require(t.meta["state_format"] == type(env).state_format, f"trajectory {t.id}: another state format")
-        require(layout_of(t.meta) == type(env).layout, f"trajectory {t.id}: another layout")
+        require(t.view.layout == type(env).layout, f"trajectory {t.id}: another layout")
         require(
             all(s.action in s.candidates for s in t.steps), f"trajectory {t.id}: an action not a candidate"
         )

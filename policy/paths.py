@@ -9,40 +9,33 @@ from the start to the goal in which no world state repeats, made only of actions
 The world state is the part of the composed state text that describes the world: the world parts of the
 state layout the dataset records (:meth:`models.state_layout.StateLayout.world_key`; e.g. TextWorld's
 inventory and room lines, without the feedback and the recent-action list, which differ on every visit).
-Texts without those parts are compared whole.
+Texts without those parts are compared whole; on partial states the episode so far counts too.
 
 The kept steps keep their own observations (history included), so consecutive kept steps need not chain
-exactly: this is for BC, not for temporal-difference learning. The path itself is found by
-:func:`labeler.paths.path_steps` (a trajectory's path under its layout; the loop erasure is
-:mod:`models.world_paths`); this module adds the trajectory cut to it and its detours.
+exactly: this is for BC, not for temporal-difference learning. The path and whether each step changed the
+world are the trajectory's view (:class:`labeler.view.TrajectoryView`: ``path``, ``changed``, computed once
+per trajectory); this module adds the trajectory cut to it and its detours.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
 
 from labeler.dataset import Trajectory
-from labeler.paths import changed, changed_steps, path_steps
 
 
-def loop_erase(traj: Trajectory, key: Callable[[str], str] | None = None) -> Trajectory:
+def loop_erase(traj: Trajectory) -> Trajectory:
     """A copy of ``traj`` with only the steps of its loop-erased path (see the module docstring)."""
     if not traj.steps:
         return traj
-    steps = [traj.steps[i] for i in path_steps(traj, key)]
+    steps = [traj.steps[i] for i in traj.view.path]
     return dataclasses.replace(traj, steps=steps, meta={**traj.meta, "loop_erased_from": len(traj.steps)})
 
 
-def detour_steps(traj: Trajectory, key: Callable[[str], str] | None = None) -> list[int]:
+def detour_steps(traj: Trajectory) -> list[int]:
     """Indices of the steps whose effect was undone later: off the loop-erased path, and changing the world
     state. A step that changes no world part (reading a recipe, examining, looking around) is off the path
     too, but nothing of it was undone: it may be what found the information the next steps need."""
-    kept = set(path_steps(traj, key))
-    if key is None:
-        return [i for i, c in enumerate(changed_steps(traj)) if i not in kept and c]
-    return [
-        i
-        for i, s in enumerate(traj.steps)
-        if i not in kept and changed(s.observation, s.next_observation, key)
-    ]
+    view = traj.view
+    kept = set(view.path)
+    return [i for i, c in enumerate(view.changed) if i not in kept and c]

@@ -27,7 +27,7 @@ The search keeps the episode's bookkeeping and leaves the knowledge to the polic
 Where it has no opinion (no objects, no place to try, every assignment ruled out) it defers to the
 :class:`edge.loop_guard.LoopGuard` it wraps, which also sees every step the search takes. The episode's end is
 the only success signal it uses, as on a robot whose task reports completion. Commands are ``verb object
-[preposition target]`` (:func:`models.inputs.candidates.split_action`); the verbs are constructor
+[preposition target]`` (:func:`models.actions.parse_action`, the words' case kept); the verbs are constructor
 arguments. No model code: the standard library, :mod:`edge` and :mod:`models`. :class:`PlacementSearchPolicy`
 is the strategy as a policy wrapper (:mod:`edge.policies`).
 """
@@ -40,7 +40,7 @@ from collections.abc import Callable, Sequence
 
 from edge.loop_guard import LoopGuard, WorldKey
 from edge.policies import Memory, Policy, PolicyWrapper
-from models.inputs.candidates import split_action
+from models.actions import parse_action
 
 Scorer = Callable[[str, str, Sequence[str]], Sequence[float]]
 """``score(instruction, observation, candidates) -> one score per candidate`` (any candidate texts)."""
@@ -123,8 +123,8 @@ class PlacementSearch:
         puts: dict[str, dict[str, int]] = {}
         opens: dict[str, int] = {}
         for i, c in enumerate(candidates):
-            verb = c.split(" ", 1)[0]
-            obj, target = split_action(c)
+            a = parse_action(c, keep_case=True)
+            verb, obj, target = a.verb, a.object, a.target
             if not obj:
                 continue
             if verb == self.verbs["take"] and not target:
@@ -146,7 +146,8 @@ class PlacementSearch:
     def _put_text(self, candidates: Sequence[str], obj: str, place: str) -> str:
         """``put OBJECT in PLACE`` worded as an admissible put of ``obj`` (its verb and preposition)."""
         for c in candidates:
-            o, t = split_action(c)
+            a = parse_action(c, keep_case=True)
+            o, t = a.object, a.target
             if o == obj and t and c.startswith(self.verbs["put"] + " ") and c.endswith(t):
                 return c[: len(c) - len(t)] + place
         return f"{self.verbs['put']} {obj} in {place}"
@@ -172,8 +173,8 @@ class PlacementSearch:
             pick = self.guard.choose(observation, candidates, scores)
         else:
             self.guard.record(observation, candidates[pick])
-        obj, target = split_action(candidates[pick])
-        self._last = (candidates[pick].split(" ", 1)[0], obj, target)
+        a = parse_action(candidates[pick], keep_case=True)
+        self._last = (a.verb, a.object, a.target)
         return pick
 
     def _observe(self, takes: dict[str, int], puts: dict[str, dict[str, int]]) -> None:

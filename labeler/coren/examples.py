@@ -3,10 +3,15 @@
 The shipped preamble (``labeler/prompts/coren/templates.v2.toml``) shows the judge fourteen hand-written
 household examples; on another world they show the wrong task. :func:`data_examples` picks, per task type:
 
-* **"Yes"** — transitions on the loop-erased paths of successful trajectories (:mod:`labeler.paths`) that
-  change the world state: steps whose effect lasted in an episode that succeeded;
+* **"Yes"** — transitions on the loop-erased paths of successful trajectories that change the world state:
+  steps whose effect lasted in an episode that succeeded;
 * **"No"** — transitions that change nothing: repeats of a recent action, the world's refusals ("nothing
   happens", "no known action"), looking around.
+
+Both read one rule from the trajectory's view (:class:`labeler.view.TrajectoryView`): its loop-erased
+``path`` and whether each step ``changed`` the world, each partial-state aware, so a response-only log (whose
+states are the last response) is read as the episode so far on both sides: a step changed the world when it
+drew a response the same action had not drawn before.
 
 Verbs are taken in turn so the examples are varied, and the choice is seeded. :func:`data_preamble` writes
 them in the shipped layout (``Task:``, ``Action:``, ``Result:``, then the rating question and the answer),
@@ -25,8 +30,7 @@ from dataclasses import asdict, dataclass
 
 from labeler.coren.texts import NOTHING_NEW
 from labeler.dataset import Trajectory
-from labeler.paths import changed, path_steps
-from models.state_layout import layout_of
+from models.actions import verb_of
 
 
 @dataclass(frozen=True)
@@ -42,7 +46,7 @@ def _by_verb(rows: list[tuple[str, str, str]], n: int, rng: random.Random) -> li
     """Up to ``n`` rows (instruction, action, result), verbs in turn, distinct actions."""
     groups: dict[str, list[tuple[str, str, str]]] = defaultdict(list)
     for r in rows:
-        groups[r[1].split(" ", 1)[0].lower()].append(r)
+        groups[verb_of(r[1])].append(r)
     for g in groups.values():
         rng.shuffle(g)
     out: list[tuple[str, str, str]] = []
@@ -67,15 +71,13 @@ def data_examples(trajectories: Sequence[Trajectory], per_type: int = 8, seed: i
     yes: dict[str, list[tuple[str, str, str]]] = defaultdict(list)
     no: dict[str, list[tuple[str, str, str]]] = defaultdict(list)
     for t in trajectories:
-        kept = set(path_steps(t)) if t.success else set()
-        layout, actions = layout_of(t.meta), [s.action for s in t.steps]
-
-        def key(text: str, layout=layout, actions=actions) -> str:
-            return layout.world_key(text, actions)
-
-        for i, (s, response) in enumerate(zip(t.steps, t.responses(), strict=True)):
-            row = (t.instruction, s.action, response or NOTHING_NEW)
-            if not changed(s.observation, s.next_observation, key):
+        view = t.view
+        kept = set(view.path) if t.success else set()
+        for i, (action, response, changed) in enumerate(
+            zip(view.actions, view.responses, view.changed, strict=True)
+        ):
+            row = (t.instruction, action, response or NOTHING_NEW)
+            if not changed:
                 no[t.task_type].append(row)
             elif i in kept:
                 yes[t.task_type].append(row)

@@ -12,16 +12,15 @@ successful trajectory, the *key objects* are the objects its actions act on at l
 put X in Y) or that its final action acts on; for each observation o' of that trajectory that mentions key
 objects, the reference answer is those objects in order of appearance. Entries are deduplicated per
 (trajectory, answer) and capped at ``max_size`` by farthest-point sampling on the observation embeddings
-(diverse situations). Objects of an action: the words after its verb, split at prepositions (in, on, into,
-onto, from, to, with, at, under) with articles dropped. A user QA file (``--qa FILE``, JSON Lines with
-``instruction``, ``observation``, ``answer``) replaces the built set.
+(diverse situations). Objects of an action: its phrases (:attr:`models.actions.Action.phrases`: the words
+after its verb cut at every preposition, a leading article dropped). A user QA file (``--qa FILE``, JSON
+Lines with ``instruction``, ``observation``, ``answer``) replaces the built set.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,10 +28,9 @@ from pathlib import Path
 import numpy as np
 
 from labeler.dataset import Trajectory
+from models.actions import parse_action
 
 PASS_SIMILARITY = 0.5
-_PREPOSITIONS = re.compile(r"\b(?:in|on|into|onto|from|to|with|at|under)\b")
-_ARTICLES = re.compile(r"^(?:the|a|an|some)\s+")
 
 
 class QAError(ValueError):
@@ -49,24 +47,12 @@ class QAEntry:
         return {"instruction": self.instruction, "observation": self.observation, "answer": self.answer}
 
 
-def action_objects(action: str) -> list[str]:
-    words = action.strip().lower().split(maxsplit=1)
-    if len(words) < 2:
-        return []
-    objs = []
-    for part in _PREPOSITIONS.split(words[1]):
-        obj = _ARTICLES.sub("", " ".join(part.split()))
-        if obj:
-            objs.append(obj)
-    return objs
-
-
 def key_objects(traj: Trajectory) -> list[str]:
     counts: dict[str, int] = {}
     for step in traj.steps:
-        for obj in set(action_objects(step.action)):
+        for obj in set(parse_action(step.action).phrases):
             counts[obj] = counts.get(obj, 0) + 1
-    final = set(action_objects(traj.steps[-1].action))
+    final = set(parse_action(traj.steps[-1].action).phrases)
     return sorted(o for o, c in counts.items() if c >= 2 or o in final)
 
 

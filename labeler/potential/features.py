@@ -26,29 +26,19 @@ import re
 from collections.abc import Iterator
 
 from labeler.dataset import Trajectory
+from models.actions import normalise, parse_action, text_words
 
 _DIGITS = re.compile(r"\d+(?:\.\d+)?")
-_WORD = re.compile(r"[a-z0-9][a-z0-9'-]*")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s")
-FILLER = frozenset({"a", "an", "the", "some", "in", "on", "into", "onto", "with", "from", "to", "at", "of"})
 TEMPLATE_CHARS = 80
 """A template longer than this is cut: the start of a long description says what kind of answer it is."""
 
 
-def _norm(text: str) -> str:
-    return " ".join(text.lower().split())
-
-
-def argument_words(action: str) -> tuple[str, ...]:
-    """The words that name an action's arguments: its words after the verb, without articles and
-    prepositions (``go to the kitchen`` -> ``kitchen``; ``move egg to blue box`` -> ``egg blue box``)."""
-    return tuple(w for w in _WORD.findall(action.lower())[1:] if w not in FILLER)
-
-
 def template(response: str, words: tuple[str, ...] = ()) -> str:
-    """A response's template: the action's argument ``words`` as ``{x}``, digits as ``#``, its first
+    """A response's template: the action's argument ``words``
+    (:attr:`models.actions.Action.argument_words`) as ``{x}``, digits as ``#``, its first
     sentence, at most :data:`TEMPLATE_CHARS` characters (``-`` for no response)."""
-    t = _norm(response)
+    t = normalise(response)
     if not t:
         return "-"
     t = _SENTENCE_END.split(t, maxsplit=1)[0]
@@ -79,20 +69,20 @@ def counted_once(name: str) -> bool:
 def step_features(traj: Trajectory) -> Iterator[frozenset[str]]:
     """Each step's feature names (see the module docstring), oldest first."""
     task = traj.task_type or "-"
-    instruction = set(_WORD.findall(traj.instruction.lower()))
-    responses = traj.responses()
+    instruction = set(text_words(traj.instruction))
+    responses = traj.view.responses
     known = set(instruction)
     seen: set[str] = set()
     for s, response in zip(traj.steps, responses, strict=True):
-        action = _norm(s.action)
-        verb = action.split(" ", 1)[0]
-        words = argument_words(action)
+        action = normalise(s.action)
+        parsed = parse_action(action)
+        verb, words = parsed.verb, parsed.argument_words
         tpl = template(response, words)
-        known |= set(_WORD.findall(s.observation.lower()))
+        known |= set(text_words(s.observation))
         where = (
             "instruction" if named(words, instruction) else "episode" if named(words, known) else "nowhere"
         )
-        reply = _norm(response)
+        reply = normalise(response)
         names = (
             f"a:{action}",
             f"at:{action}|{tpl}",
@@ -102,5 +92,5 @@ def step_features(traj: Trajectory) -> Iterator[frozenset[str]]:
             f"vr:{verb}|{'repeated' if reply in seen else 'new'}",
         )
         seen.add(reply)
-        known |= set(_WORD.findall(reply))
+        known |= set(text_words(reply))
         yield frozenset(f"{scope}|{n}" for n in names for scope in ("*", task))

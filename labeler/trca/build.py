@@ -39,7 +39,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from labeler.dataset import Trajectory
-from labeler.paths import partial_states
 from labeler.trca import grounding
 from labeler.trca.found import generic_refusals, layout_notes, named_arguments, slug
 from labeler.trca.grounding import TAG_CATEGORY, ground, kept_bindings, verdict
@@ -62,7 +61,6 @@ from labeler.trca.tagging import (
     tag_prompt,
     tag_queries,
 )
-from models.state_layout import layout_of
 
 __all__ = ["TAG_HEAD", "TAG_PROMPT", "TAG_SHOTS", "TAGS", "BuildConfig", "build_rubric", "tag_prompt"]
 
@@ -123,8 +121,8 @@ def build_rubric(
             f"no trajectory of task type {cfg.task_type!r} (the dataset has: {', '.join(types)})"
         )
     mined = mine(trajs, min_count=cfg.min_count)
-    notes = layout_notes(layout_of(trajs[0].meta))
-    partial = sum(1 for t in trajs if partial_states(t))
+    notes = layout_notes(trajs[0].view.layout)
+    partial = sum(1 for t in trajs if t.view.partial)
     if partial:
         notes.append(
             f"{partial} of {len(trajs)} trajectories show only part of the scene in each state: their checks "

@@ -23,12 +23,12 @@ from dataclasses import dataclass
 from functools import cached_property, lru_cache
 
 from labeler.dataset import Trajectory
-from labeler.paths import answered_anew, partial_states
 from labeler.trca.rubric import Item, Rubric
-from models.state_layout import PLAIN_LAYOUT, StateLayout, layout_of
+from labeler.view import answered_anew
+from models.actions import ARTICLES, parse_action, text_words
+from models.state_layout import PLAIN_LAYOUT, StateLayout
 
-_WORD = re.compile(r"[a-z0-9][a-z0-9'-]*")
-_ARTICLE = re.compile(r"\b(?:a|an|some|the)\s+", re.IGNORECASE)
+_ARTICLE = re.compile(r"\b(?:" + "|".join(sorted(ARTICLES)) + r")\s+", re.IGNORECASE)
 
 
 def _norm(text: str) -> str:
@@ -103,10 +103,11 @@ class Transition:
     earlier: tuple[str, ...] = ()
     """The responses to the episode's actions before this one (oldest first)."""
     seen: tuple[str, ...] | None = None
-    """On a trajectory whose states show only part of the scene (:func:`partial_states`): every state text
-    the episode showed up to this step's, oldest first. The checks then read the episode so far instead of
-    the state alone: evidence is new when the episode had not shown it, and an action changed nothing when
-    it drew an empty response or one it had drawn before. None: the states show the whole scene."""
+    """On a trajectory whose states show only part of the scene (:attr:`labeler.view.TrajectoryView.partial`):
+    every state text the episode showed up to this step's, oldest first. The checks then read the episode so
+    far instead of the state alone: evidence is new when the episode had not shown it, and an action changed
+    nothing when it drew an empty response or one it had drawn before. None: the states show the whole
+    scene."""
 
     @cached_property
     def before(self) -> StateView:
@@ -131,7 +132,7 @@ class Transition:
         """Whether the action changed the world state (the layout's world key, echoes of the episode's
         actions left out); on partial states, whether it drew a response the same action had not drawn
         before in the episode."""
-        if self.seen is not None:  # labeler.paths.answered_anew: the rule the trainers' detours read too
+        if self.seen is not None:  # labeler.view.answered_anew: the rule the trainers' detours read too
             return answered_anew(self.action, self.response, zip(self.previous, self.earlier, strict=False))
         key = self.layout.world_key
         return key(self.observation, self.actions) != key(self.next_observation, self.actions)
@@ -146,7 +147,7 @@ class Transition:
 def _argument_named(tr: Transition, caps: dict[str, str], where: str) -> bool:
     """Whether the action's argument (its ``object`` capture, else the action without its verb) is named in
     ``where``: the instruction, the state before, an earlier response, or a part of the state before."""
-    arg = caps.get("object") or " ".join(tr.action.lower().split()[1:])
+    arg = caps.get("object") or " ".join(parse_action(tr.action).arguments)
     if not arg:
         return False
     if where == "instruction":
@@ -168,10 +169,9 @@ def _phrase(arg: str) -> re.Pattern[str]:
 
 def transitions_of(traj: Trajectory) -> list[Transition]:
     """A trajectory's steps as transitions, read through the layout it records (with the episode so far
-    when its states are partial: :func:`partial_states`)."""
-    layout = layout_of(traj.meta)
-    actions = tuple(s.action for s in traj.steps)
-    partial = partial_states(traj)
+    when its states are partial), as its view reads them (:attr:`labeler.dataset.Trajectory.view`)."""
+    view = traj.view
+    layout, actions, partial = view.layout, view.actions, view.partial
     out: list[Transition] = []
     responses: list[str] = []
     for i, s in enumerate(traj.steps):
@@ -229,7 +229,7 @@ class CompiledItem:
         self.max_n = 0
         if item.appears:
             for t in item.appears:
-                words = _WORD.findall(t.lower())
+                words = text_words(t)
                 if words:
                     self.terms[" ".join(words)] = t.lower()
                     self.max_n = max(self.max_n, len(words))
@@ -238,7 +238,7 @@ class CompiledItem:
     def _found(self, text: str) -> frozenset[str]:
         hit = self._found_cache.get(text)
         if hit is None:
-            words = _WORD.findall(text.lower())
+            words = text_words(text)
             found = set()
             for n in range(1, self.max_n + 1):
                 for i in range(len(words) - n + 1):

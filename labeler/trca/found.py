@@ -12,8 +12,9 @@ from collections.abc import Callable, Sequence
 
 from labeler.trca import grounding
 from labeler.trca.grounding import ground, verdict
-from labeler.trca.mine import PREPOSITIONS, Mined, template_display, template_regex
+from labeler.trca.mine import Mined, template_display, template_regex
 from labeler.trca.rubric import Item
+from models.actions import PREPOSITIONS
 from models.state_layout import StateLayout
 
 

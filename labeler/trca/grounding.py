@@ -6,8 +6,8 @@ For a candidate item (a mined transition template as :class:`labeler.trca.rubric
   ``(hits_s + 1) / (steps_s + 2)`` over ``(hits_f + 1) / (steps_f + 2)`` (add-one smoothing, so an empty side
   gives a finite ratio). With no failed (or no successful) trajectory, lift is ``None``.
 * **kept** — of its hits inside successful trajectories, the fraction on the loop-erased path
-  (:mod:`labeler.paths`): transitions whose effect lasted to the end of an episode that succeeded, rather than
-  being undone later (``None`` without hits in successes).
+  (:attr:`labeler.view.TrajectoryView.path`): transitions whose effect lasted to the end of an episode that
+  succeeded, rather than being undone later (``None`` without hits in successes).
 * **effect** — the fraction of its hits that change the world state.
 * **novelty** — the fraction of its hits whose response contains a word the observation before did not.
 * **verbs** — the distinct first words of the actions it holds for (a world's generic answer such as
@@ -27,10 +27,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from labeler.dataset import Trajectory
-from labeler.paths import path_steps
 from labeler.trca.checks import CompiledItem, Transition, transitions_of
-from labeler.trca.mine import parse_action
 from labeler.trca.rubric import Item
+from models.actions import parse_action, verb_of
 
 _WORD = re.compile(r"[a-z][a-z'-]+")
 
@@ -110,7 +109,7 @@ def prepare(trajectories: Sequence[Trajectory]) -> list[Episode]:
     out = []
     for t in trajectories:
         trs = transitions_of(t)
-        objects = [parse_action(s.action)[1] for s in t.steps]
+        objects = [parse_action(s.action).object or None for s in t.steps]
         last: list[bool] = []
         later: set[str | None] = set()
         for o in reversed(objects):
@@ -120,7 +119,7 @@ def prepare(trajectories: Sequence[Trajectory]) -> list[Episode]:
             Episode(
                 success=bool(t.success),
                 transitions=trs,
-                on_path=frozenset(path_steps(t)) if t.success else frozenset(),
+                on_path=frozenset(t.view.path) if t.success else frozenset(),
                 effects=[tr.world_changed for tr in trs],
                 last_on_object=last[::-1],
             )
@@ -145,7 +144,7 @@ def ground(item: Item, episodes: Sequence[Episode]) -> Grounding:
             g.hits += 1
             g.effect_hits += ep.effects[i]
             g.novel_hits += novel(tr)
-            g.verbs[tr.action.split(" ", 1)[0].lower() if tr.action.strip() else ""] += 1
+            g.verbs[verb_of(tr.action)] += 1
             kept = ep.success and i in ep.on_path
             if ep.success:
                 g.hits_success += 1

@@ -5,7 +5,8 @@
   ``take pear`` → ``You take the pear.`` are one template ``take {object}`` → ``You take the {object}.``.
   A first sentence with more than ``max_variants`` continuations (a recipe's text) keeps only the first
   sentence; continuations seen fewer than ``min_count`` times beside frequent ones are dropped.
-* **Objects and places**: the arguments of actions and candidate actions (``put {object} in {place}``).
+* **Objects and places**: the arguments of actions and candidate actions (``put {object} in {place}``: the
+  object and the target of :func:`models.actions.parse_action`).
 
 Everything comes from the instructions, actions, candidates and observations; ``info`` (ground truth) is
 never read.
@@ -20,23 +21,18 @@ from dataclasses import dataclass, field
 
 from labeler.dataset import Trajectory
 from labeler.trca.checks import transitions_of
+from models.actions import parse_action
 
-PREPOSITIONS = ("in", "on", "into", "onto", "with", "from", "to")
-_ACTION = re.compile(
-    r"^(?P<verb>\S+)(?: (?P<object>.+?))?(?: (?P<prep>" + "|".join(PREPOSITIONS) + r") (?P<place>.+))?$"
-)
 _OBJ, _PLACE, _THING, _REST = "\x01O\x01", "\x01P\x01", "\x01T\x01", "\x01R\x01"
 _NP = r"(?:(?:(?:a|an|some|the) )(?:[a-z]+ ){0,2})?" + re.escape(_THING)  # "a fried diced {thing}"
 _LIST = re.compile(_NP + r"(?:(?:,? and|,) " + _NP + ")*")
 _SENTENCE_END = re.compile(r"(?<=[.!?:])\s")
 
 
-def parse_action(action: str) -> tuple[str, str | None, str | None, str | None]:
-    """``put red apple in fridge`` → (verb, object, preposition, place)."""
-    m = _ACTION.match(" ".join(action.split()).lower())
-    if m is None:  # empty action
-        return "", None, None, None
-    return m.group("verb"), m.group("object"), m.group("prep"), m.group("place")
+def _parts(action: str) -> tuple[str, str | None, str | None, str | None]:
+    """``put red apple in fridge`` → (verb, object, preposition, place), None for a part it does not have."""
+    a = parse_action(action)
+    return a.verb, a.object or None, a.preposition or None, a.target or None
 
 
 def _sub_all(text: str, terms: Iterable[str], token: str) -> str:
@@ -149,7 +145,7 @@ def mine(
         for s in t.steps:
             m.steps += 1
             for a in {*s.candidates, s.action}:
-                verb, obj, _prep, place = parse_action(a)
+                verb, obj, _prep, place = _parts(a)
                 if obj:
                     vocab.add(obj)
                     m.objects[obj] += 1
@@ -166,7 +162,7 @@ def mine(
             fb = tr.response
             if not fb:
                 continue  # the response only repeated the room description: nothing to check against
-            verb, obj, prep, place = parse_action(s.action)
+            verb, obj, prep, place = _parts(s.action)
             raw[(verb, abstract_feedback(fb, obj, place, vocab))].append((s.action, fb, obj, prep, place))
     # Generalise: a first sentence with many variants (a recipe's text) keeps only the first sentence; rare
     # variants beside frequent ones are dropped (they would overlap them); rare ones alone are generalised.

@@ -25,7 +25,6 @@ from labeler.trca.advantages import check_gamma, completion_aware_returns, group
 from labeler.trca.checks import CompiledRubric, Transition, context_key, transitions_of
 from labeler.trca.rewards import check_lambda, trajectory_rewards
 from labeler.trca.rubric import Rubric, RubricError, embedded_rubric_path, load_rubric
-from models.state_layout import layout_of
 
 METHOD = "trca"
 EPISODE_GROUPS = ("instruction", "task-type")
@@ -251,7 +250,7 @@ def label_file(
         p1.episode_keys.append(
             traj.task_type + ("\n" + traj.instruction if cfg.episode_group == "instruction" else "")
         )
-        layout = layout_of(traj.meta)
+        layout = traj.view.layout
         p1.step_keys.extend(
             _key_hash(context_key(traj.instruction, s.observation, layout)) for s in traj.steps
         )

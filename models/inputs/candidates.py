@@ -13,8 +13,9 @@ No kind reads the state text: the features of a candidate depend on its own text
 to know nothing about the world it serves. (A former kind, ``action+arguments+location``, read objects' places
 from TextWorld's room text; it was retired, and bundles that use it are refused with that reason.)
 
-This module is the single place both sides (training in ``policy/``, serving in ``edge/``) name the kinds,
-split actions and assemble the features, so they cannot drift apart. Stdlib and numpy only.
+This module is the single place both sides (training in ``policy/``, serving in ``edge/``) name the kinds and
+assemble the features, so they cannot drift apart; the object and the target are those of the one action
+parser (:func:`models.actions.parse_action`, with the words' case kept). Stdlib and numpy only.
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 import numpy as np
+
+from models.actions import parse_action
 
 CANDIDATE_FEATURES: dict[str, int] = {"action": 1, "action+arguments": 3}
 """Known kinds and how many D-sized parts each candidate vector has."""
@@ -46,26 +49,6 @@ def parts_of(kind: str) -> int:
         ) from None
 
 
-# Prepositions that separate the object from the target in "verb object [preposition target]" commands. "of"
-# is absent on purpose: it is part of object names ("box of cereal", "pair of socks").
-PREPOSITIONS = ("in", "into", "on", "onto", "from", "with", "to", "at", "under")
-
-
-def split_action(action: str) -> tuple[str, str]:
-    """``(object, target)`` of a ``verb object [preposition target]`` command; ``""`` where absent.
-
-    The first word is the verb; the object runs to the first preposition that is followed by more words.
-    """
-    words = action.split()
-    if len(words) < 2:
-        return "", ""
-    rest = words[1:]
-    for i in range(1, len(rest) - 1):
-        if rest[i] in PREPOSITIONS:
-            return " ".join(rest[:i]), " ".join(rest[i + 1 :])
-    return " ".join(rest), ""
-
-
 def candidate_texts(kind: str, candidates: Sequence[str]) -> list[str]:
     """The texts to embed for these candidates, ``parts_of(kind)`` per candidate in order (``""`` = none).
 
@@ -75,7 +58,8 @@ def candidate_texts(kind: str, candidates: Sequence[str]) -> list[str]:
         return list(candidates)
     out: list[str] = []
     for c in candidates:
-        out.extend((c, *split_action(c)))
+        a = parse_action(c, keep_case=True)
+        out.extend((c, a.object, a.target))
     return out
 
 

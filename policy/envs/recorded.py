@@ -16,7 +16,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from models.state_layout import LEGACY_STATE_FORMAT, layout_of, policy_world, state_format_of
+from models.state_layout import LEGACY_STATE_FORMAT, policy_world, state_format_of
 from policy.envs.base import EnvError, EnvSpec
 from policy.envs.registry import adapter_class
 
@@ -32,7 +32,7 @@ def dataset_world(trajectories: Iterable[Any]) -> dict[str, Any]:
     envs = sorted({(str(t.meta.get("env", "")), str(t.meta.get("params", ""))) for t in trajs})
     world: dict[str, Any] = {"state_format": formats[0]} if formats and formats[0] else {}
     if trajs:
-        world["state_layout"] = layout_of(trajs[0].meta).to_dict()
+        world["state_layout"] = trajs[0].view.layout.to_dict()
     if len(envs) == 1 and envs[0][0]:
         world["env"], world["params"] = envs[0]
     elif len(envs) > 1:

@@ -9,7 +9,6 @@ from hypothesis import strategies as st
 
 from edge.loop_guard import LoopGuard
 from labeler.dataset import Step, Trajectory
-from labeler.paths import path_steps
 from labeler.trca.checks import Transition
 from models.state_layout import (
     LEGACY_LAYOUT,
@@ -132,7 +131,7 @@ def test_loop_erasure_and_checks_agree_on_an_inventory_listed_anew():
         [Step(s0, "drop cup", [], s1), Step(s1, "take cup", [], s2)],
         meta={"state_layout": layout.to_dict()},
     )
-    assert path_steps(t) == []  # back where it began: both steps are a loop
+    assert t.view.path == ()  # back where it began: both steps are a loop
     assert not Transition("tidy", s0, "look", s2, layout).world_changed
 
 

@@ -8,7 +8,7 @@ import pytest
 
 from edge.policies import ScoringPolicy
 from labeler.dataset import Step, Trajectory, write_trajectories
-from policy.decisions import decision_accuracy, verb_of
+from policy.decisions import decision_accuracy
 
 
 class PrefersOven(ScoringPolicy):
@@ -73,11 +73,6 @@ def test_table_and_json(tmp_path):
     assert json.loads(json.dumps(report.to_dict()))["verbs"]["cook"]["wrong_picks"] == {"cook": 1}
 
 
-def test_verb_of():
-    assert verb_of("  Cook onion in stove") == "cook" and verb_of("") == ""
-
-
-@pytest.mark.real
 def test_cli_on_a_real_bundle(tmp_path, cli):
     """``edgejudge decisions`` on a random-init bundle and a real file: a table, and JSON."""
     from policy.export import export_random_bundle

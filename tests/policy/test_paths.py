@@ -8,7 +8,6 @@ from types import SimpleNamespace
 import pytest
 
 from labeler.dataset import Step, Trajectory
-from labeler.paths import path_steps
 from policy.envs.twx import compose_state
 from policy.paths import loop_erase
 
@@ -84,7 +83,7 @@ def test_detour_penalty_replaces_the_reward_of_undone_steps():
     # a step that changes no world part is off the loop-erased path, but it undid nothing: not a detour
     look = _step(s[1], "examine cup", s[1])
     looked = Trajectory(id="u", instruction="tidy up", task_type="twc", success=True, steps=[steps[0], look])
-    assert path_steps(looked) == [0] and detour_steps(looked) == []
+    assert looked.view.path == (0,) and detour_steps(looked) == []
     assert step_rewards(t, parse_reward("trca")) == [0.5, 0.0, 0.5, 2.0]
     assert step_rewards(t, parse_reward("trca", detour_penalty=0.1)) == [-0.1, -0.1, 0.5, 2.0]
     assert step_rewards(t, parse_reward("sparse", detour_penalty=0.1)) == [-0.1, -0.1, 0.0, 1.0]

@@ -12,8 +12,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from edge.loop_guard import LoopGuard
-from models.inputs.candidates import split_action
+from models.actions import parse_action
 from policy.twx_placement import PlacementSearch, best_untried, log_softmax
+
+
+def _split(action: str) -> tuple[str, str]:
+    a = parse_action(action, keep_case=True)
+    return a.object, a.target
 
 
 class PutAwayWorld:
@@ -45,7 +50,7 @@ class PutAwayWorld:
     def step(self, action: str) -> None:
         self.trace.append(action)
         verb = action.split()[0]
-        obj, target = split_action(action)
+        obj, target = _split(action)
         if verb == "take":
             self.held.add(obj)
             self.where[obj] = None
@@ -62,7 +67,7 @@ def table_scorer(prefs):
     def score(instruction, observation, candidates):
         out = []
         for c in candidates:
-            obj, target = split_action(c)
+            obj, target = _split(c)
             out.append(prefs.get(obj, {}).get(target, 0.0) if c.startswith("put ") else 0.0)
         return out
 
@@ -187,19 +192,19 @@ def test_real_twc_games_with_the_accepted_place_ranked_second():
             state = env.reset(seed, "test", gold=True)
             gold = {}
             for a in env.gold_path():
-                obj, target = split_action(a)
+                obj, target = _split(a)
                 if a.startswith("put ") and target:
                     gold[obj] = target
 
             def score(instruction, observation, candidates, gold=gold):
-                puts = [split_action(c) for c in candidates if c.startswith("put ")]
+                puts = [_split(c) for c in candidates if c.startswith("put ")]
                 decoy = {
                     o: min((t for oo, t in puts if oo == o and t != gold.get(o)), default=None)
                     for o, _ in puts
                 }
                 out = []
                 for c in candidates:
-                    o, t = split_action(c)
+                    o, t = _split(c)
                     if not c.startswith("put "):
                         out.append(0.0)
                     else:

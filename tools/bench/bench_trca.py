@@ -79,9 +79,8 @@ def judge_per_step_rate(dev: Path, n: int) -> dict:
     """Steps/s of asking the judge about each transition (the 4-tag prompt of the builder), uncached."""
     from labeler.judge import open_judge
     from labeler.trca.build import TAG_PROMPT, TAGS
-    from models.state_layout import layout_of
 
-    steps = [(t.instruction, s, layout_of(t.meta)) for t in read_trajectories(dev) for s in t.steps][:n]
+    steps = [(t.instruction, s, t.view.layout) for t in read_trajectories(dev) for s in t.steps][:n]
     with open_judge("gemma3-270m", n_threads=1) as judge:
         judge.score("warm up", [" yes"], template="bench", version=1)
         t0 = time.perf_counter()

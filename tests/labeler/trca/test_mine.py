@@ -3,7 +3,7 @@ from __future__ import annotations
 import re
 
 from labeler.dataset import Step, Trajectory
-from labeler.trca.mine import mine, parse_action
+from labeler.trca.mine import mine
 from policy.envs.twx import LAYOUT, compose_state
 from tests.support.trca_rubric import INSTR, O0
 
@@ -21,16 +21,6 @@ def _traj(tid: str, rows: list[tuple[str, str]]) -> Trajectory:
         )
     meta = {"state_layout": LAYOUT.to_dict()}
     return Trajectory(id=tid, instruction=INSTR, task_type="toy", success=False, steps=steps, meta=meta)
-
-
-def test_parse_action():
-    assert parse_action("put rotten yellow apple in trash can") == (
-        "put",
-        "rotten yellow apple",
-        "in",
-        "trash can",
-    )
-    assert parse_action("inventory") == ("inventory", None, None, None)
 
 
 def test_mine_abstracts_object_names_into_templates():

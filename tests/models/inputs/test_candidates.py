@@ -1,5 +1,5 @@
-"""Candidate features (models.inputs.candidates): action splitting, the candidate matrix, the retired location
-kind."""
+"""Candidate features (models.inputs.candidates): the candidate matrix, the retired location kind. (How an
+action splits into object and target: tests/models/test_actions.py.)"""
 
 from __future__ import annotations
 
@@ -7,50 +7,8 @@ import inspect
 
 import numpy as np
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
 
-from models.inputs.candidates import (
-    PREPOSITIONS,
-    candidate_matrix,
-    candidate_texts,
-    parts_of,
-    split_action,
-)
-
-words = st.text(alphabet="abcdefghijklmnopqrstuvwxyz", min_size=1, max_size=8).filter(
-    lambda w: w not in PREPOSITIONS
-)
-
-
-@pytest.mark.parametrize(
-    "action, expected",
-    [
-        ("put dirty plate in dishwasher", ("dirty plate", "dishwasher")),
-        ("put box of cereal on shelf", ("box of cereal", "shelf")),
-        ("take paper towel from counter", ("paper towel", "counter")),
-        ("take apple", ("apple", "")),
-        ("open fridge", ("fridge", "")),
-        ("look around", ("around", "")),
-        ("inventory", ("", "")),
-        ("", ("", "")),
-        ("put in", ("in", "")),  # a preposition needs words after it to start a target
-    ],
-)
-def test_split_action(action, expected):
-    assert split_action(action) == expected
-
-
-@given(
-    verb=words,
-    obj=st.lists(words, min_size=1, max_size=4),
-    prep=st.sampled_from(PREPOSITIONS),
-    target=st.lists(words, min_size=1, max_size=4),
-)
-def test_split_action_recovers_object_and_target(verb, obj, prep, target):
-    action = " ".join([verb, *obj, prep, *target])
-    assert split_action(action) == (" ".join(obj), " ".join(target))
-    assert split_action(" ".join([verb, *obj])) == (" ".join(obj), "")
+from models.inputs.candidates import candidate_matrix, candidate_texts, parts_of
 
 
 def test_candidate_matrix_layout_and_one_embed_call():

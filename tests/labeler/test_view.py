@@ -1,9 +1,10 @@
-"""Loop-erased paths and "changed" read the world parts a layout declares, wherever they stand."""
+"""A trajectory's view (labeler.view): loop-erased paths and "changed" read the world parts a layout declares,
+wherever they stand; partial states; one view per trajectory, rebuilt when its texts change."""
 
 from __future__ import annotations
 
 from labeler.dataset import Step, Trajectory
-from labeler.paths import changed, path_steps
+from labeler.view import TrajectoryView, answered_anew
 from models.state_layout import Part, StateLayout, layout_of
 from tests.support.trca_tags import S1, episode
 
@@ -36,8 +37,8 @@ def test_a_layout_with_the_inventory_last():
     assert key(a) == key(b) == "At: dock\nOpen doors: hall kitchen\nHolding: cup pen"
     assert key(robot("shelf", "a cup, a pen")) != key(a)  # the place counts
     assert key(robot("dock", "a cup")) != key(robot("dock", "a pen"))
-    assert changed(a, robot("shelf", "a cup, a pen"), key)
-    assert not changed(a, b, key)
+    assert key(a) != key(robot("shelf", "a cup, a pen"))
+    assert key(a) == key(b)
     assert key("  no   labelled lines ") == "no labelled lines"
 
 
@@ -55,13 +56,13 @@ def test_path_steps_read_the_layout_the_trajectory_records():
         success=True,
         meta={"state_layout": ROBOT.to_dict()},
     )
-    assert path_steps(t) == [2]  # pick and drop are a loop
+    assert t.view.path == (2,)  # pick and drop are a loop
 
 
 def test_a_trajectory_path_by_hand():
     t = episode("s1", S1)
     # states: table, hand, box, hand(=1), hand(push, =1), fridge -> path: take (0), put in fridge (4)
-    assert path_steps(t) == [0, 4]
+    assert t.view.path == (0, 4)
     key = layout_of(t.meta).world_key
     assert key(t.steps[0].next_observation) == key(t.steps[2].next_observation)
 
@@ -76,18 +77,14 @@ def _response_only(steps: list[tuple[str, str]], first: str = "You wake up in th
 
 
 def test_partial_states_are_told_from_whether_states_name_what_the_actions_act_on():
-    from labeler.paths import partial_states
-
     log = _response_only([("go to kitchen", "You move to the kitchen."), ("take apple", "You take it.")])
-    assert partial_states(log)
+    assert log.view.partial
     hall = "Hall with an apple and a door to the kitchen."
     full = [Step(hall, a, [a], "x") for a in ("go to kitchen", "take apple")]
-    assert not partial_states(Trajectory("f", "Find the apple.", "toy", False, full))
+    assert not Trajectory("f", "Find the apple.", "toy", False, full).view.partial
 
 
 def test_on_partial_states_a_loop_is_a_return_that_learned_nothing_new():
-    from labeler.paths import changed_steps
-
     log = _response_only(
         [
             ("go to kitchen", "You move to the kitchen."),  # 0
@@ -99,5 +96,39 @@ def test_on_partial_states_a_loop_is_a_return_that_learned_nothing_new():
             ("take pear", "No such thing."),  # 6: the same refusal, but step 5 ... was no news either
         ]
     )
-    assert path_steps(log) == [0, 1, 4, 5, 6]
-    assert changed_steps(log) == [True, True, False, False, True, False, False]
+    assert log.view.path == (0, 1, 4, 5, 6)
+    assert log.view.changed == (True, True, False, False, True, False, False)
+
+
+def test_answered_anew_reads_actions_and_responses_normalised():
+    earlier = [("Go to Kitchen", "You move to the kitchen.")]
+    assert not answered_anew("go to  kitchen", "you move to the KITCHEN.", earlier)
+    assert answered_anew("go to hall", "You move to the kitchen.", earlier)
+    assert not answered_anew("look", "  ", [])  # an empty response changes nothing
+
+
+def test_one_view_per_trajectory_built_once_and_rebuilt_when_its_texts_or_layout_change(monkeypatch):
+    import labeler.view as view_module
+    from policy.paths import detour_steps
+
+    calls = []
+    real = view_module.layout_of
+    monkeypatch.setattr(view_module, "layout_of", lambda meta: calls.append(1) or real(meta))
+    log = _response_only(
+        [("go to kitchen", "You move to the kitchen."), ("go to kitchen", "You move to the kitchen.")]
+    )
+    assert log.view is log.view
+    detour_steps(log), log.responses(), log.view.partial, log.view.episode_keys
+    assert len(calls) == 1  # the detour penalty, the responses and the path read one layout, once
+    assert isinstance(log.view, TrajectoryView) and log.view.responses == tuple(log.responses())
+
+    before = log.view
+    log.steps[1].next_observation = "You see a pear."
+    assert log.view is not before and log.view.responses[-1] == "You see a pear."
+    log.meta["state_layout"] = ROBOT.to_dict()
+    assert log.view.layout == ROBOT and len(calls) == 3
+
+
+def test_a_view_of_no_steps():
+    v = Trajectory("e", "Find the apple.", "toy", False, []).view
+    assert v.responses == v.episode_keys == v.path == v.changed == () and not v.partial
