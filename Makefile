@@ -11,7 +11,9 @@ EXTRAS ?= edge,label,train,env,cluster,dev
 # llama.cpp collapses with more threads than free cores; 1 is the safe default on a shared 2-core box.
 export EDGEJUDGE_THREADS ?= 1
 DEMO_OUT ?= demo-out
-PYTEST_ARGS ?=
+# make test runs the suite on two worker processes (pytest-xdist), each test taken by whichever is free: on 2
+# cores, half the time of one process. PYTEST_ARGS replaces these (e.g. PYTEST_ARGS='-x tests/edge').
+PYTEST_ARGS ?= -n 2 --dist worksteal
 
 .PHONY: setup test demo lint clean cpp cpp-deps bench-deps
 

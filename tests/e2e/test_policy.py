@@ -61,7 +61,7 @@ def trained(tiny):
         reward="sparse",
         out=tiny["dir"] / "ckpt",
         progress=False,
-        overrides={"steps": 1200, "batch_size": 64, "hidden": 64, "lr": 1e-3, "log_every": 50},
+        overrides={"steps": 700, "batch_size": 64, "hidden": 64, "lr": 1e-3, "log_every": 50},
     )
     return run
 

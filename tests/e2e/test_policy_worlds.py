@@ -78,7 +78,7 @@ def test_cookingworld_small_training_beats_random(tmp_path):
         # BC on the whole successful episodes: their loop-erased paths drop `read cookbook` (it changes no
         # world part), and with it the recipe from the episode memory the structured policy reads
         ours, rand = _train_and_compare(
-            env, spec, seeds, "train", trajs, tmp_path, max_steps, 30, steps=1000, filter="success"
+            env, spec, seeds, "train", trajs, tmp_path, max_steps, 30, steps=600, filter="success"
         )
     assert ours.success_rate == 1.0, ours.summary()
     assert ours.success_rate > rand.success_rate + 0.4, (ours.summary(), rand.summary())
@@ -112,7 +112,7 @@ def test_cookingworld_bc_on_20_expert_episodes_beats_random_on_unseen_test_games
         write_trajectories(data, trajs)
         run = train_from_file(
             data, algo="bc", reward="sparse", out=tmp_path / "ckpt", progress=False,
-            overrides={"steps": 500, "log_every": 100},
+            overrides={"steps": 150, "batch_size": 32, "log_every": 50},
         )  # fmt: skip
         with TorchPolicy(run.checkpoint) as agent:
             ours = evaluate(agent, spec, split="test", episodes=games, max_steps=max_steps, env=env)
