@@ -115,6 +115,19 @@ def _check_adapters(worlds) -> None:
             )
 
 
+def _check_serving() -> None:
+    """The trained rows are driven through edge-serve: its runtime's packages are installed (a missing one
+    fails here, before any training)."""
+    import importlib.util
+
+    missing = [m for m in ("zmq", "msgpack", "onnxruntime") if importlib.util.find_spec(m) is None]
+    if missing:
+        raise click.ClickException(
+            f"edgejudge matrix drives its policies through edge-serve, which needs {', '.join(missing)}: "
+            "pip install 'edgejudge[edge,train,env]'"
+        )
+
+
 @click.group(
     cls=_RecordedGroup, invoke_without_command=True, context_settings={"help_option_names": ["-h", "--help"]}
 )
@@ -296,6 +309,7 @@ def matrix(
         raise click.UsageError("--sizes and --seeds need at least one value each; sizes are at least 1")
     if not (report_only or dry_run):
         _check_adapters(ws)
+        _check_serving()
     try:
         store = RowStore(f"{out}.json", full_rows(work_dir, out))
         for other in merge_files:

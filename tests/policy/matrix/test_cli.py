@@ -168,6 +168,25 @@ def test_bad_input_is_one_clear_error_before_any_work(tmp_path, args, message):
     assert not list(tmp_path.iterdir())
 
 
+def test_a_machine_without_edge_serve_is_told_what_to_install_before_any_work(tmp_path, monkeypatch):
+    import importlib.util
+
+    from click.testing import CliRunner
+
+    from models.cli import main
+
+    find = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "zmq" else find(name, *a)
+    )
+    res = CliRunner().invoke(
+        main,
+        ["matrix", "--world", "twx:twc", "--work-dir", str(tmp_path / "w"), "--out", str(tmp_path / "m")],
+    )
+    assert res.exit_code == 1 and "needs zmq: pip install 'edgejudge[edge,train,env]'" in res.output
+    assert not list(tmp_path.iterdir())
+
+
 @pytest.mark.parametrize(
     "args,message",
     [
