@@ -16,6 +16,7 @@ Packages:
 Modules:
 
 * ``dataset`` — the JSON Lines trajectory format, validated reads (inferring a missing layout), atomic writes
+* ``log_layout`` — which trajectories need an inferred state layout, and the one notice that says so
 * ``dataset_summary`` — a dataset file's numbers and the layout it is read with, for ``edgejudge data``
 * ``subset`` — the success-scarce subset of a log (``edgejudge data subset``)
 * ``response_only`` — a log rewritten as a response-only log (``edgejudge data response-only``) or flattened

@@ -8,7 +8,6 @@ import json
 import click
 
 from labeler.dataset import (
-    INFERRED_KEY,
     DatasetError,
     ReadReport,
     TrajectoryWriter,
@@ -16,6 +15,7 @@ from labeler.dataset import (
     iter_trajectories,
 )
 from labeler.dataset_summary import dataset_stats, layout_summary
+from labeler.log_layout import INFERRED_KEY
 from models.state_layout import PLAIN_LAYOUT, StateLayout
 
 

@@ -30,17 +30,17 @@ import gzip
 import json
 import math
 import os
-import sys
 import zlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from labeler.log_layout import INFERRED_KEY, LAYOUT_SAMPLE, layout_notice, needs_layout
 from labeler.view import TrajectoryView
 from models.layout_inference import infer_layout
 from models.settings import AtomicFile
-from models.state_layout import LEGACY_STATE_FORMAT, StateLayout
+from models.state_layout import StateLayout
 
 FORMAT_VERSION = 1
 
@@ -267,36 +267,10 @@ def _is_gzip(path: Path) -> bool:
         return f.read(2) == b"\x1f\x8b"
 
 
-LAYOUT_SAMPLE = 64
-"""Trajectories a file's layout is inferred from (its first ones without a recorded layout)."""
-INFERRED_KEY = "state_layout_inferred"
-"""``meta`` key: why the recorded layout was inferred (absent when the log's writer recorded it)."""
-_noticed: set[tuple[str, str]] = set()
-
-
-def needs_layout(meta: dict[str, Any]) -> bool:
-    """Whether a trajectory records no layout and no state format that implies one."""
-    return not meta.get("state_layout") and meta.get("state_format") != LEGACY_STATE_FORMAT
-
-
-def layout_notice(path: str | os.PathLike[str], reason: str, *, earlier: bool = False) -> None:
-    """Say once per file and process, on stderr, which layout a file is read with and why."""
-    key = (str(Path(path).resolve()), reason)
-    if key in _noticed:
-        return
-    _noticed.add(key)
-    how = "inferred when an earlier stage read it" if earlier else "inferred"
-    print(
-        f"{path}: no state layout recorded; {how}: {reason} (review or declare one with 'edgejudge data "
-        "layout')",
-        file=sys.stderr,
-    )
-
-
 def file_layout(path: str | os.PathLike[str]) -> tuple[StateLayout, str] | None:
     """The layout inferred for ``path``'s trajectories that record none, and why; None when all record one
-    (or say ``twx/1``). Reads the first :data:`LAYOUT_SAMPLE` such trajectories, once per version of the file
-    (a labeler reads its input twice)."""
+    (or say ``twx/1``). Reads the first :data:`labeler.log_layout.LAYOUT_SAMPLE` such trajectories, once per
+    version of the file (a labeler reads its input twice)."""
     p = Path(path).resolve()
     st = p.stat()
     return _file_layout(p, st.st_mtime_ns, st.st_size)

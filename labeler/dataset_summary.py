@@ -6,7 +6,8 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from labeler.dataset import INFERRED_KEY, ReadReport, file_layout, iter_trajectories
+from labeler.dataset import ReadReport, file_layout, iter_trajectories
+from labeler.log_layout import INFERRED_KEY
 from models.state_layout import LEGACY_LAYOUT, LEGACY_STATE_FORMAT, StateLayout
 
 

@@ -18,6 +18,7 @@ Modules:
 * ``rewards`` — reward sources
 * ``paths`` — hindsight loop erasure
 * ``model`` — the structured, memoryful candidate scorer
+* ``attention`` — the scorer's multi-head attention and transformer block
 * ``token_reader`` — the scorer's token-level reading of items for each candidate
 * ``model_flat`` — the flat scorer of format-1 bundles
 * ``common`` — seeding, threads, checkpoints, the training loop

@@ -10,7 +10,11 @@ Modules:
 * ``store`` — rows keyed by their configuration in one JSON file, rewritten atomically; merging runs
 * ``data`` — a world's collected pool, its success-scarce cuts in each log shape, their rubrics and labels
 * ``run`` — the rows computed: train, export, decisions, evaluation through edge-serve, backfill
-* ``report`` — the Markdown tables and the PNG
+* ``groups`` — rows grouped per configuration, their names, and the cells every table shares
+* ``report`` — the Markdown tables
+* ``plot`` — the PNG
 * ``labels`` — the label grid: world x log shape x label method, label quality before any training
-* ``cli`` — ``edgejudge matrix`` and ``edgejudge matrix labels``
+* ``cli_args`` — what the two commands share: the recorded command line, option parsing, adapter checks
+* ``labels_cli`` — ``edgejudge matrix labels``
+* ``cli`` — ``edgejudge matrix`` (and its subcommand ``labels``)
 """

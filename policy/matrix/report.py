@@ -1,4 +1,5 @@
-"""The matrix's Markdown tables and PNG, from the rows of one plan (``edgejudge matrix``).
+"""The matrix's Markdown tables from the rows of one plan (``edgejudge matrix``; its PNG:
+:mod:`policy.matrix.plot`).
 
 Seeds are pooled per configuration: the success rate is the mean over seeds (each seed's rate is listed), the
 95 % interval is Wilson's over all the configuration's episodes, the spread is the seeds' min-max.
@@ -6,157 +7,43 @@ Seeds are pooled per configuration: the success rate is the mean over seeds (eac
 
 from __future__ import annotations
 
-import io
-import statistics
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from models.settings import atomic_write
-from policy.evaluate import wilson_interval
+from policy.matrix.groups import (
+    HEADLINE,
+    ORDER,
+    ROW_NAMES,
+    TRAINED,
+    cell,
+    expert_sizes,
+    find,
+    pct,
+    plan_worlds,
+    table,
+    trained_sizes,
+    with_ceiling,
+    world_ceiling,
+)
+from policy.matrix.plot import plot
 from policy.matrix.store import RowStore
-
-ROW_NAMES = {
-    ("iql", "sparse"): "IQL, sparse",
-    ("iql", "trca"): "IQL, TRCA (shipped rubric)",
-    ("iql", "trca-built"): "IQL, TRCA (rubric built from the data, unreviewed)",
-    ("iql", "coren"): "IQL, COREN",
-    ("iql", "potential"): "IQL, success-model potential (no judge)",
-    ("bc-labeled", "trca-built"): "BC on successes, steps the labels keep (TRCA built)",
-    ("awr", "trca-built"): "AWR on TRCA advantages (built)",
-    ("bc", "sparse"): "BC on successes (sparse)",
-    ("bc", "expert"): "BC on expert episodes (imitation ceiling)",
-    ("random", "-"): "random",
-    ("llm-agent", "-"): "LLM-as-agent",
-}
-ORDER = list(ROW_NAMES)
-TRAINED = [(a, src) for a, src in ORDER if src not in ("expert", "-")]
-"""The rows trained on the success-scarce files (the curves against data size)."""
-
-
-def _color(algo: str, src: str) -> str:
-    """One colour per row kind in every panel of the plot."""
-    return f"C{ORDER.index((algo, src))}"
-
-
-HEADLINE = ("guard", "edge-serve")
-"""The client and runner of the row that counts."""
-
-
-def _group_key(r: dict[str, Any]) -> tuple:
-    return (
-        r["world"],
-        r["algo"],
-        r["source"],
-        r["train_episodes"],
-        r["client"],
-        r["runner"],
-        r["test_episodes"],
-    )
-
-
-def aggregate(rows: Sequence[dict[str, Any]]) -> dict[tuple, dict[str, Any]]:
-    """Finished rows pooled over seeds, by (world, algo, source, episodes, client, runner, test episodes)."""
-    groups: dict[tuple, list[dict[str, Any]]] = {}
-    for r in rows:
-        if r.get("status") == "ok":
-            groups.setdefault(_group_key(r), []).append(r)
-    out = {}
-    for key, rs in groups.items():
-        rs = sorted(rs, key=lambda r: r["seed"])
-        succ, n = sum(r["successes"] for r in rs), sum(r["episodes"] for r in rs)
-        rates = [r["success_rate"] for r in rs]
-        scores = [r["mean_score"] for r in rs if r.get("mean_score") is not None]
-        out[key] = {
-            "rates": rates,
-            "seeds": [r["seed"] for r in rs],
-            "mean": statistics.fmean(rates),
-            "ci95": wilson_interval(succ, n),
-            "episodes": n,
-            "score": statistics.fmean(scores) if scores else None,
-            "train_success_rate": rs[0].get("train_success_rate"),
-            "rows": rs,
-        }
-    return out
-
-
-def _pct(x: float) -> str:
-    return f"{100 * x:.0f} %"
-
-
-def _cell(g: dict[str, Any] | None) -> str:
-    if g is None:
-        return ""
-    lo, hi = g["ci95"]
-    seeds = " / ".join(f"{100 * x:.0f}" for x in g["rates"])
-    per = f" ({seeds})" if len(g["rates"]) > 1 else ""
-    return f"{_pct(g['mean'])}{per} [{100 * lo:.0f}, {100 * hi:.0f}]"
-
-
-def _worlds(plan: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    seen: dict[str, dict[str, Any]] = {}
-    for r in plan:
-        seen.setdefault(r["world"], r)
-    return list(seen.values())
-
-
-def _find(agg, world, algo, source, n, client, runner):
-    return next(
-        (g for k, g in agg.items() if k[:6] == (world, algo, source, n, client, runner)),
-        None,
-    )
-
-
-def _table(header: list[str], body: list[list[str]]) -> list[str]:
-    if not body:
-        return []
-    return [
-        "| " + " | ".join(header) + " |",
-        "|" + "---|" * len(header),
-        *("| " + " | ".join(r) + " |" for r in body),
-    ]
-
-
-def _expert_sizes(agg, world: str) -> list[int]:
-    """The numbers of expert episodes of a world's imitation-ceiling rows, largest first."""
-    return sorted({k[3] for k in agg if k[0] == world and k[2] == "expert"}, reverse=True)
-
-
-def _ceiling(agg, world: str) -> tuple[int, dict[str, Any]] | None:
-    """A world's imitation ceiling: its largest number of expert episodes and that row's group (the
-    headline client, else the argmax)."""
-    for m in _expert_sizes(agg, world)[:1]:
-        g = _find(agg, world, "bc", "expert", m, *HEADLINE) or _find(
-            agg, world, "bc", "expert", m, "argmax", "edge-serve"
-        )
-        if g is not None:
-            return m, g
-    return None
-
-
-def _with_ceiling(rows: Sequence[dict[str, Any]], ceiling: Sequence[dict[str, Any]]) -> dict[tuple, Any]:
-    """``rows`` and the expert rows of ``ceiling`` (another results file), pooled over seeds."""
-    return aggregate([*rows, *(r for r in ceiling if r.get("source") == "expert")])
-
-
-def _trained_sizes(plan: Sequence[dict[str, Any]]) -> list[int]:
-    """The plan's sizes of success-scarce training files (not the expert ones)."""
-    return sorted({r["train_episodes"] for r in plan if r["train_episodes"] and r["source"] != "expert"})
 
 
 def _headline(agg, plan, top: int, targets) -> list[list[str]]:
     """Per world: every trained row at the largest size (guard and argmax via edge-serve), the imitation
     ceiling at each of its sizes, random, LLM."""
     body = []
-    for w in _worlds(plan):
+    for w in plan_worlds(plan):
         name = w["world"]
         metric, target = targets.get(name, ("success", None))
-        expert = _expert_sizes(agg, name)
+        expert = expert_sizes(agg, name)
         for algo, src, n in ((a, s, n) for a, s in ORDER for n in (expert if s == "expert" else [top])):
             runner = "in-process" if algo in ("random", "llm-agent") else "edge-serve"
             n = 0 if runner == "in-process" else n
-            guard = _find(agg, name, algo, src, n, "guard", runner)
-            argmax = _find(agg, name, algo, src, n, "argmax", runner)
+            guard = find(agg, name, algo, src, n, "guard", runner)
+            argmax = find(agg, name, algo, src, n, "argmax", runner)
             g = guard or argmax
             if g is None:
                 continue
@@ -170,8 +57,8 @@ def _headline(agg, plan, top: int, targets) -> list[list[str]]:
                 [
                     name,
                     label,
-                    _cell(guard),
-                    _cell(argmax),
+                    cell(guard),
+                    cell(argmax),
                     score,
                     str(g["episodes"]),
                     verdict,
@@ -222,7 +109,7 @@ def _decision_tables(rows: Sequence[dict[str, Any]], min_decisions: int = 20) ->
         body.append(
             [f"{world} (n={n}, seed {seed})", "**all**", str(d["decisions"]), f"{d['accuracy']:.3f}", ""]
         )
-    return lines + _table(["world", "verb", "decisions", "accuracy", "instead"], body)
+    return lines + table(["world", "verb", "decisions", "accuracy", "instead"], body)
 
 
 DENSE = {"trca", "trca-built", "coren", "potential"}
@@ -248,7 +135,7 @@ def _best(agg, world: str, n: int, dense: bool) -> tuple[tuple[str, str], dict[s
     among the dense-label rows or the success-flag rows."""
     found = []
     for algo, src in TRAINED:
-        g = _find(agg, world, algo, src, n, *HEADLINE)
+        g = find(agg, world, algo, src, n, *HEADLINE)
         if g is not None and (src in DENSE) == dense and _verbs(g) is not None:
             found.append(((algo, src), g))
     return max(found, key=lambda x: x[1]["mean"], default=None)
@@ -259,9 +146,9 @@ def _verb_gap_tables(agg, plan, top: int, min_decisions: int = 20) -> list[str]:
     dense-label row and the best success-flag row: which decisions the labels win back and which stay
     capped."""
     body = []
-    for w in _worlds(plan):
+    for w in plan_worlds(plan):
         world = w["world"]
-        ceil = _ceiling(agg, world)
+        ceil = world_ceiling(agg, world)
         dense, sparse = _best(agg, world, top, True), _best(agg, world, top, False)
         if dense is None:
             continue
@@ -270,8 +157,8 @@ def _verb_gap_tables(agg, plan, top: int, min_decisions: int = 20) -> list[str]:
             {v for c in cols if c for v, (_, n) in c.items() if n >= min_decisions},
             key=lambda v: (-max(c[v][1] for c in cols if c and v in c), v),
         )
-        names = f"{ROW_NAMES[dense[0]]} ({_pct(dense[1]['mean'])})" + (
-            f" / {ROW_NAMES[sparse[0]]} ({_pct(sparse[1]['mean'])})" if sparse else ""
+        names = f"{ROW_NAMES[dense[0]]} ({pct(dense[1]['mean'])})" + (
+            f" / {ROW_NAMES[sparse[0]]} ({pct(sparse[1]['mean'])})" if sparse else ""
         )
         for i, verb in enumerate([*verbs, "**all**"]):
             cells = []
@@ -297,7 +184,7 @@ def _verb_gap_tables(agg, plan, top: int, min_decisions: int = 20) -> list[str]:
         "and the best success-flag row of each world (named first); verbs with at least "
         f"{min_decisions} decisions.",
         "",
-        *_table(["world: best dense / best sparse", "verb", "ceiling", "best dense", "best sparse"], body),
+        *table(["world: best dense / best sparse", "verb", "ceiling", "best dense", "best sparse"], body),
     ]
 
 
@@ -327,7 +214,7 @@ def _label_table(rows: Sequence[dict[str, Any]]) -> list[str]:
         "(`edgejudge label quality`), and the success separation of its mean per episode "
         "(`label quality --check`: *in-sample* when the labels were fit on the same flags).",
         "",
-        *_table(["world", "episodes", "source", "channel", "AUROC progress", "AUROC gold", "check"], body),
+        *table(["world", "episodes", "source", "channel", "AUROC progress", "AUROC gold", "check"], body),
     ]
 
 
@@ -340,9 +227,9 @@ def markdown(
     """The report of ``plan``'s rows in ``store``; ``ceiling``: imitation-ceiling rows of another results
     file (BC on expert episodes of the same worlds), shown beside them."""
     rows = store.select(plan)
-    agg = _with_ceiling(rows, ceiling)
+    agg = with_ceiling(rows, ceiling)
     meta = store.meta
-    sizes = _trained_sizes(plan)
+    sizes = trained_sizes(plan)
     top = max(sizes) if sizes else 0
     lines = [
         f"Benchmark matrix ({meta.get('size', '?')} size): `{meta.get('command', '')}`; "
@@ -357,26 +244,26 @@ def markdown(
         f"### {top} training episodes",
         "",
     ]
-    lines += _table(
+    lines += table(
         ["world", "row", "+ loop guard", "argmax", "mean score", "episodes", "target (guard)"],
         _headline(agg, plan, top, targets),
     )
     for client in ("guard", "argmax"):
         body = []
-        for w in _worlds(plan):
+        for w in plan_worlds(plan):
             for algo, src in TRAINED:
-                cells = [_cell(_find(agg, w["world"], algo, src, n, client, "edge-serve")) for n in sizes]
+                cells = [cell(find(agg, w["world"], algo, src, n, client, "edge-serve")) for n in sizes]
                 if any(cells):
                     body.append([w["world"], ROW_NAMES[(algo, src)], *cells])
         if body:
             lines += ["", f"### Success against training episodes (edge-serve, {client})", ""]
-            lines += _table(["world", "row", *(f"{n} episodes" for n in sizes)], body)
+            lines += table(["world", "row", *(f"{n} episodes" for n in sizes)], body)
     body = []
-    for w in _worlds(plan):
+    for w in plan_worlds(plan):
         for src in ("trca", "trca-built", "coren", "potential"):
             cells = []
             for n in sizes:
-                d, s = (_find(agg, w["world"], "iql", x, n, *HEADLINE) for x in (src, "sparse"))
+                d, s = (find(agg, w["world"], "iql", x, n, *HEADLINE) for x in (src, "sparse"))
                 cells.append(f"{100 * (d['mean'] - s['mean']):+.0f}" if d and s else "")
             if any(cells):
                 body.append([w["world"], src, *cells])
@@ -386,7 +273,7 @@ def markdown(
             "### Dense labels minus sparse on the same data (IQL, edge-serve + loop guard), points",
             "",
         ]
-        lines += _table(["world", "source", *(f"{n} episodes" for n in sizes)], body)
+        lines += table(["world", "source", *(f"{n} episodes" for n in sizes)], body)
     lines += _verb_gap_tables(agg, plan, top)
     lines += _label_table(rows)
     lines += _decision_tables(rows)
@@ -451,7 +338,7 @@ def markdown(
             f"evaluations {len(done)} ({ev:.0f} s wall, {ev_cpu:.0f} CPU-s); CPU-s are those of the finished "
             "subprocesses (a world's JVM is not always counted); exports are not timed.",
         ]
-        for w in _worlds(plan):
+        for w in plan_worlds(plan):
             mine = [r for r in done if r["world"] == w["world"]]
             t = sum(r.get("train_cpu_seconds", 0) for k, r in units.items() if k[0] == w["world"])
             e = sum(r.get("eval_cpu_seconds", 0) for r in mine)
@@ -470,88 +357,6 @@ def markdown(
             + (f" (load average {load[0]:.1f} at its start, {load[1]:.1f} at its end)." if load else "."),
         ]
     return "\n".join(lines) + "\n"
-
-
-def plot(store: RowStore, plan: Sequence[dict[str, Any]], ceiling: Sequence[dict[str, Any]] = ()) -> bytes:
-    """Success per world and source (headline client, largest size) with 95 % intervals, and per world the
-    data-size curves with the imitation ceiling and random as lines; PNG bytes."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    agg = _with_ceiling(store.select(plan), ceiling)
-    worlds = [w["world"] for w in _worlds(plan)]
-    sizes = _trained_sizes(plan)
-    top = max(sizes) if sizes else 0
-    fig, axes = plt.subplots(1, 1 + len(worlds), figsize=(5 + 4 * len(worlds), 4), squeeze=False)
-    ax = axes[0][0]
-
-    def bar(world, algo, src):
-        if algo == "random":
-            return _find(agg, world, algo, src, 0, "argmax", "in-process")
-        if algo == "llm-agent":
-            return _find(agg, world, algo, src, 0, "guard", "in-process")
-        return _find(agg, world, algo, src, top, *HEADLINE)
-
-    series = [k for k in ORDER if any(bar(w, *k) for w in worlds)]
-    width = 0.8 / max(1, len(series))
-    for i, (algo, src) in enumerate(series):
-        xs, ys, lo, hi = [], [], [], []
-        for j, world in enumerate(worlds):
-            g = bar(world, algo, src)
-            if g is None:
-                continue
-            xs.append(j + (i - (len(series) - 1) / 2) * width)
-            ys.append(g["mean"])
-            # the mean of the seeds' rates can fall outside the pooled interval
-            lo.append(max(0.0, g["mean"] - g["ci95"][0]))
-            hi.append(max(0.0, g["ci95"][1] - g["mean"]))
-        if xs:
-            label = ROW_NAMES[(algo, src)] + (" + guard" if algo == "llm-agent" else "")
-            ax.bar(xs, ys, width, yerr=[lo, hi], capsize=2, label=label, color=_color(algo, src))
-    ax.set_xticks(range(len(worlds)), worlds, rotation=15)
-    ax.set_ylim(0, 1)
-    ax.set_ylabel("success")
-    ax.set_title(f"bundle via edge-serve + loop guard, {top} episodes")
-    ax.legend(fontsize=7)
-    for j, world in enumerate(worlds):
-        ax = axes[0][1 + j]
-        for algo, src in TRAINED:
-            pts = [(n, _find(agg, world, algo, src, n, *HEADLINE)) for n in sizes]
-            pts = [(n, g) for n, g in pts if g is not None]
-            if not pts:
-                continue
-            ns = [n for n, _ in pts]
-            ys = [g["mean"] for _, g in pts]
-            line = ax.plot(ns, ys, marker="o", label=ROW_NAMES[(algo, src)], color=_color(algo, src))
-            ax.fill_between(
-                ns,
-                [g["ci95"][0] for _, g in pts],
-                [g["ci95"][1] for _, g in pts],
-                color=line[0].get_color(),
-                alpha=0.15,
-            )
-        rnd = _find(agg, world, "random", "-", 0, "argmax", "in-process")
-        if rnd:
-            ax.axhline(rnd["mean"], color="grey", linestyle=":", label="random")
-        ceil = _ceiling(agg, world)
-        if ceil:
-            ax.axhline(
-                ceil[1]["mean"], color="black", linestyle="--", label=f"imitation ceiling ({ceil[0]} expert)"
-            )
-        ax.set_xscale("log")
-        ax.minorticks_off()
-        ax.set_xticks(sizes, [str(n) for n in sizes])
-        ax.set_ylim(0, 1)
-        ax.set_xlabel("training episodes")
-        ax.set_title(f"{world}: edge-serve + loop guard")
-        ax.legend(fontsize=7)
-    fig.tight_layout()
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=110)
-    plt.close(fig)
-    return buf.getvalue()
 
 
 def write_report(
