@@ -57,6 +57,12 @@ class ScorerOptions:
     """'tokens': items and candidates as sentence vectors and as token ids, each candidate read against each
     item token by token (policy.token_reader; bundle format 3); 'vectors': sentence vectors only (format 2;
     on CookingWorld's expert episodes it picks the right 'cook X in Y' 19 % of the time, 'tokens' 73 %)."""
+    token_bits: int = 4
+    """How the token reader's tables are stored in the bundle: 4 (int4 rows with a scale each; the default
+    bundle's ``policy.onnx`` is 3.3 MB), 8 (int8: 5.3 MB) or 32 (float32)."""
+    reader_width: int = 0
+    """Width of the token reader's relation vectors (0: ``hidden``); its two token tables are most of the
+    bundle, and its per-(candidate, item) work scales with it."""
 
     @property
     def encoding(self) -> StateEncoding:
@@ -388,6 +394,8 @@ def scorer_config(table: TransitionTable | TorchTable, cfg: Any, dim: int) -> Sc
         candidate_features=cfg.candidate_features,
         encoding=cfg.encoding,
         reader=reader,
+        reader_width=int(getattr(cfg, "reader_width", 0)),
+        token_bits=int(getattr(cfg, "token_bits", ScorerConfig.token_bits)),
         vocab=int(vocab),
         token_dims=int(dims),
     )

@@ -205,11 +205,13 @@ def export_random_bundle(
     hidden: int = 128,
     candidate_features: str = "action",
     bundle_format: int = 3,
+    reader_width: int = 0,
     **kwargs: Any,
 ) -> ExportReport:
     """A bundle with a randomly initialised scorer: for testing the runtime before any training.
-    ``bundle_format`` 3 (what training writes) reads tokens too, 2 does not; 1 writes the flat scorer of
-    older bundles (one state vector, embedding input)."""
+    ``bundle_format`` 3 (what training writes) reads tokens too, with the token reader's ``reader_width``
+    (:class:`policy.model.ScorerConfig`); 2 does not read tokens; 1 writes the flat
+    scorer of older bundles (one state vector, embedding input)."""
     enc = resolve_text_encoder(kwargs.get("encoder") or DEFAULT_ENCODER)
     model: CandidateScorer | FlatScorer
     if bundle_format == 1:
@@ -225,7 +227,13 @@ def export_random_bundle(
         if bundle_format == 3:
             _ids, frozen = token_source(enc, 1)
             table = torch.tensor(frozen)
-            cfg = replace(cfg, reader="tokens", vocab=table.shape[0], token_dims=table.shape[1])
+            cfg = replace(
+                cfg,
+                reader="tokens",
+                vocab=table.shape[0],
+                token_dims=table.shape[1],
+                reader_width=reader_width,
+            )
         model = build_scorer(cfg, seed=seed, token_table=table)
     else:
         raise ExportError(f"unknown bundle format {bundle_format}: expected 1, 2 or 3")

@@ -37,7 +37,7 @@ from models.inputs.state import StateEncoding, config_from_dict
 from models.inputs.tokens import CANDIDATE_TOKENS, ITEM_TOKENS
 from policy import train_paths
 from policy.attention import Attention, Block
-from policy.token_reader import TokenReader
+from policy.token_reader import TABLE_BITS, TokenReader
 
 READERS = {"vectors": 2, "tokens": 3}
 """Scorer readers and the bundle format each is exported in."""
@@ -76,6 +76,14 @@ class ScorerConfig:
     """Tokens of an item read (``tokens`` reader; models.inputs.tokens)."""
     candidate_tokens: int = CANDIDATE_TOKENS
     """Tokens of a candidate read (``tokens`` reader)."""
+    token_bits: int = 4
+    """How the token reader's baked tables are stored in ``policy.onnx`` and run by a checkpoint: 4 (int4
+    rows with a scale each, two values a byte), 8 (int8, twice the size) or 32 (float32; ``tokens``
+    reader). Chosen at export: training does not read it."""
+    reader_width: int = 0
+    """Width of the token reader's relation vectors (``tokens`` reader); 0: ``hidden``. Its two baked token
+    tables ([vocab, width + 1] each) are most of ``policy.onnx``, and its per-(candidate, item) work scales
+    with it."""
 
     @classmethod
     def from_dict(cls, raw: dict[str, Any]) -> ScorerConfig:
@@ -93,6 +101,8 @@ class ScorerConfig:
     def __post_init__(self) -> None:
         if self.reader not in READERS:
             raise ValueError(f"unknown scorer reader {self.reader!r}: expected one of {', '.join(READERS)}")
+        if self.token_bits not in TABLE_BITS:
+            raise ValueError(f"token_bits {self.token_bits}: expected one of {TABLE_BITS}")
 
     @property
     def format_version(self) -> int:
@@ -251,8 +261,9 @@ class CandidateScorer(nn.Module):
                     f"token table {tuple(token_table.shape)}, the config says "
                     f"({self.cfg.vocab}, {self.cfg.token_dims})"
                 )
-            self.reader = TokenReader(token_table, h, self.cfg.kinds)
-            self.read_proj = nn.Linear(h, h)
+            width = self.cfg.reader_width or h
+            self.reader = TokenReader(token_table, width, self.cfg.kinds, self.cfg.token_bits)
+            self.read_proj = nn.Linear(width, h)
             self.exact_proj = nn.Linear(self.reader.exact_dim, h)
         self.state = StateEncoder(self.cfg)
         self.parts = parts_of(self.cfg.candidate_features)

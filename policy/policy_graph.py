@@ -2,7 +2,7 @@
 
 The structured scorer (:class:`policy.model.CandidateScorer`) is exported through
 :class:`policy.model.PolicyGraph` with the bundle-format-2 inputs, or format 3 where it reads tokens (its
-token table baked with its projection first, int8 rows, :meth:`policy.token_reader.TokenReader.bake`; the
+token table baked with its projection first, quantised rows, :meth:`policy.token_reader.TokenReader.bake`; the
 parity check compares with the same baked scorer); the flat scorer
 (:class:`policy.model_flat.FlatScorer`) with the format-1 inputs.
 
@@ -51,8 +51,8 @@ def export_policy_onnx(model: Scorer, path: Path) -> None:
 
 @contextmanager
 def baked(model: Scorer) -> Iterator[None]:
-    """The scorer as ``policy.onnx`` computes it: a token reader's tables baked (int8 rows), for the export
-    and for the torch side of the parity check."""
+    """The scorer as ``policy.onnx`` computes it: a token reader's tables baked (quantised rows), for the
+    export and for the torch side of the parity check."""
     reader = getattr(model, "reader", None)
     if reader is not None:
         reader.bake()
@@ -74,6 +74,9 @@ def _export(graph: torch.nn.Module, example: Inputs, version: int, path: Path) -
             input_names=list(input_names(version)),
             output_names=["scores"],
             dynamic_axes=dynamic_axes(version),
+            # Nothing folded into the file: a token reader's quantised tables would be stored dequantised
+            # (4-8x the size); onnxruntime folds the constant parts when it loads the graph.
+            do_constant_folding=False,
         )
 
 

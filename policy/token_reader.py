@@ -39,13 +39,48 @@ from torch import nn
 from policy import train_paths
 
 EPS = 1e-6
+TABLE_BITS = (32, 8, 4)
+"""How the baked token tables may be stored: float32, or int8 / int4 with a scale per row."""
+
+
+NIBBLES = torch.tensor([[b & 15, b >> 4] for b in range(256)], dtype=torch.float32) - 8.0
+"""The two int4 values [256, 2] (low nibble first) of each byte of a packed table: unpacking is a gather
+(the graph has one small table, no bit operations)."""
+
+
+def quantise(rows: torch.Tensor, bits: int) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """``rows`` [V, W] as the graph stores them: as they are (32 bits, no scale); int8 with an fp16 scale per
+    row (max |value| / 127); or int4, the same with max |value| / 7, two values a byte ([V, ceil(W / 2)]
+    uint8, each value + 8 in a nibble, the even column low)."""
+    if bits == 32:
+        return rows, None
+    top = 127 if bits == 8 else 7
+    scale = (rows.abs().amax(dim=1, keepdim=True) / top).clamp_min(1e-12).half()
+    q = torch.round(rows / scale.float()).clamp(-top, top)
+    if bits == 8:
+        return q.to(torch.int8), scale
+    q = nn.functional.pad(q + 8, (0, rows.shape[1] % 2)).to(torch.uint8)  # 1..15 (0 pads an odd width)
+    return q[:, 0::2] + (q[:, 1::2] << 4), scale
+
+
+def dequantise(stored: torch.Tensor, scale: torch.Tensor | None, width: int) -> torch.Tensor:
+    """Gathered rows of :func:`quantise`'s table back to floats [..., width]."""
+    if scale is None:
+        return stored
+    if stored.dtype == torch.uint8:  # int4: both nibbles of each byte from a table of the 256 bytes
+        stored = NIBBLES[stored.long()].flatten(-2)[..., :width]
+    return stored.float() * scale.float()
 
 
 class TokenReader(nn.Module):
-    def __init__(self, table: torch.Tensor, hidden: int, kinds: int):
+    def __init__(self, table: torch.Tensor, hidden: int, kinds: int, bits: int = 8):
         super().__init__()
+        if bits not in TABLE_BITS:
+            raise ValueError(f"token table bits {bits}: expected one of {TABLE_BITS}")
         self.register_buffer("table", table.float(), persistent=True)  # [V, E] frozen
         self.hidden, self.kinds = hidden, kinds
+        self.bits = bits
+        """How :meth:`bake` stores the tables (:func:`quantise`)."""
         h = hidden
         # Per token and side (item, candidate): a relation vector (h) and a weight logit (1).
         self.proj = nn.Linear(table.shape[1], 2 * (h + 1))
@@ -53,7 +88,7 @@ class TokenReader(nn.Module):
         self.overlap = nn.Linear(2, h)
         self.att = nn.Linear(h, 1)
         self.att_rel = nn.Parameter(torch.tensor(4.0))
-        self._baked: list[tuple[torch.Tensor, torch.Tensor | None]] | None = None
+        self._baked: list[tuple[torch.Tensor, torch.Tensor | None, torch.Tensor]] | None = None
 
     @property
     def exact_dim(self) -> int:
@@ -62,28 +97,32 @@ class TokenReader(nn.Module):
 
     # -------------------------------------------------------------------------------------------- token rows
 
-    def bake(self, *, int8: bool = True) -> None:
+    def bake(self, *, bits: int | None = None) -> None:
         """Fold the frozen table into its projection, one [V, h+1] table per side (vectors, then the token's
-        weight; 0 for the padding id): what the exported graph gathers from. ``int8``: each row stored as
-        int8 with an fp16 scale (max |value| / 127), dequantised after the gather (:meth:`token_rows`): the
-        two tables dominate the bundle (2 x 30,522 x 65 floats: 15.9 MB; 4.1 MB as int8). The baked reader
-        is what the export's parity check compares the graph with, and what a checkpoint runs in torch."""
+        weight; 0 for the padding id): what the exported graph gathers from, stored as ``bits`` says (the
+        reader's own by default; :func:`quantise`) and dequantised after the gather (:meth:`token_rows`).
+        The two tables dominate the bundle (2 x 30,522 x 65 values: 15.9 MB as float32, 4.1 MB as int8,
+        2.1 MB as int4). The baked reader is what the export's parity check compares the graph with, and
+        what a checkpoint runs in torch."""
         with torch.no_grad():
             rows = self.proj(self.table)
             ids = torch.arange(len(rows))
             self._baked = []
             for side in (0, 1):
                 vec, weight = self.split(rows, ids, side)
-                full = torch.cat([vec, weight[:, None]], dim=1)
-                if not int8:
-                    self._baked.append((full, None))
-                    continue
-                scale = (full.abs().amax(dim=1, keepdim=True) / 127.0).clamp_min(1e-12).half()
-                q = torch.round(full / scale.float()).clamp(-127, 127).to(torch.int8)
-                self._baked.append((q, scale))
+                stored, scale = quantise(torch.cat([vec, weight[:, None]], dim=1), bits or self.bits)
+                # Buffers of the state dict, not plain tensors: the exporter stores them as initializers as
+                # they are (anything else is a constant of the trace, and ops on constants are folded into
+                # the file).
+                self.register_buffer(f"baked_{side}", stored)
+                self.register_buffer(f"baked_scale_{side}", scale)
+                self._baked.append((stored, scale, dequantise(stored, scale, self.hidden + 1)))
 
     def unbake(self) -> None:
         self._baked = None
+        for side in (0, 1):
+            for name in (f"baked_{side}", f"baked_scale_{side}"):
+                self._buffers.pop(name, None)
 
     def split(self, rows: torch.Tensor, ids: torch.Tensor, side: int) -> tuple[torch.Tensor, torch.Tensor]:
         """(relation vectors [..., h], weights [...]; 0 where ``ids`` is padding) of projected rows
@@ -95,8 +134,13 @@ class TokenReader(nn.Module):
     def token_rows(self, ids: torch.Tensor, side: int) -> tuple[torch.Tensor, torch.Tensor]:
         """:meth:`split` of token ids [...]."""
         if self._baked is not None:
-            table, scale = self._baked[side]
-            part = table[ids] if scale is None else table[ids].float() * scale[ids].float()
+            _stored, _scale, table = self._baked[side]
+            if torch.onnx.is_in_onnx_export():
+                stored, scale = getattr(self, f"baked_{side}"), getattr(self, f"baked_scale_{side}")
+                # The whole table, from the stored rows: onnxruntime folds this into a float table once, at
+                # load (the file keeps the small rows; each call gathers floats, nothing to unpack).
+                table = dequantise(stored, scale, self.hidden + 1)
+            part = table[ids]
             return part[..., : self.hidden], part[..., self.hidden]
         uniq, inv = torch.unique(ids, return_inverse=True)
         return self.split(self.proj(self.table[uniq])[inv], ids, side)

@@ -49,7 +49,7 @@ class TorchPolicy(ScoringPolicy):
             caps=caps,
         )
         if reads_tokens:
-            self.model.reader.bake()  # its int8 token tables, as the exported bundle reads them
+            self.model.reader.bake()  # its quantised token tables, as the exported bundle reads them
 
     def scores(
         self, instruction: str, state: str, candidates: Sequence[str], memory: Memory = ()

@@ -6,6 +6,7 @@ baked table equal to the unbaked one."""
 
 from __future__ import annotations
 
+import pytest
 import torch
 
 from policy.token_reader import TokenReader
@@ -79,29 +80,67 @@ def test_training_rows_equal_the_graph_path_and_baking():
     for a, b in zip(got, ref, strict=True):
         torch.testing.assert_close(a, b, atol=1e-5, rtol=1e-5)
     assert not ref[0][2].any()  # nothing pooled from no item
-    r.bake(int8=False)
+    r.bake(bits=32)
     baked = r.dense(tokens[cand_rows][..., :4], tokens[item_rows][..., :6], kinds)
     r.unbake()
     for a, b in zip(baked, ref, strict=True):
         torch.testing.assert_close(a, b, atol=1e-5, rtol=1e-5)
 
 
-def test_int8_baked_rows_are_within_half_a_step_of_the_float_rows():
-    """The exported tables are int8 rows with an fp16 scale each: every dequantised value lies within half
-    a quantisation step (plus the scale's own fp16 rounding) of the float one, and padding stays 0."""
-    r = _reader()
+@pytest.mark.parametrize("bits", [8, 4])
+def test_quantised_rows_are_within_half_a_step_of_the_float_rows(bits):
+    """The exported tables are int8 (or int4, two a byte) rows with an fp16 scale each: every dequantised
+    value lies within half a quantisation step (plus the scale's own fp16 rounding) of the float one, and
+    padding stays 0. The hidden width is odd on purpose: int4 pads the row to a whole byte."""
+    r = _reader(hidden=15)
     ids = torch.arange(r.table.shape[0])
-    r.bake(int8=False)
+    r.bake(bits=32)
     exact = [r.token_rows(ids, side) for side in (0, 1)]
-    r.bake()
+    r.bake(bits=bits)
     got = [r.token_rows(ids, side) for side in (0, 1)]
+    stored = r._baked[0][0]
     r.unbake()
+    top = 127 if bits == 8 else 7
+    assert stored.shape == (60, 16 if bits == 8 else 8)
     for (ev, ew), (gv, gw) in zip(exact, got, strict=True):
         full = torch.cat([ev, ew[:, None]], dim=1)
-        step = full.abs().amax(dim=1, keepdim=True) / 127
+        step = full.abs().amax(dim=1, keepdim=True) / top
         err = (torch.cat([gv, gw[:, None]], dim=1) - full).abs()
-        assert (err <= step * (0.5 + 127 * 2**-10) + 1e-7).all()
+        assert (err <= step * (0.5 + top * 2**-10) + 1e-7).all()
         assert gw[0] == 0  # the padding id weighs nothing
+
+
+def test_the_exported_graph_stores_the_packed_rows_and_unpacks_them_as_torch(tmp_path):
+    """The file holds the int4 rows as they are (uint8, two values a byte; the exporter folds nothing), and
+    onnxruntime, which unpacks the whole table once when it loads the graph, gets torch's values."""
+    import onnx
+    import onnxruntime as ort
+
+    from policy.export_common import OPSET
+
+    class Rows(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.r = _reader(hidden=15)
+            self.r.bake(bits=4)
+
+        def forward(self, ids):
+            return torch.cat(
+                [torch.cat([v, w.unsqueeze(-1)], -1) for v, w in map(self.r.token_rows, (ids, ids), (0, 1))],
+                -1,
+            )
+
+    graph, ids = Rows(), torch.tensor([[0, 3, 59, 7]])
+    path = tmp_path / "rows.onnx"
+    torch.onnx.export(graph, (ids,), path, dynamo=False, opset_version=OPSET, input_names=["ids"],
+                      dynamic_axes={"ids": {1: "n"}}, do_constant_folding=False)  # fmt: skip
+    stored = {tuple(t.dims): t.data_type for t in onnx.load(str(path)).graph.initializer}
+    assert stored.get((60, 8)) == onnx.TensorProto.UINT8  # [V, ceil(16 / 2)] packed rows, per side
+    assert (60, 16) not in stored  # no dequantised table in the file
+    (got,) = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"]).run(
+        None, {"ids": ids.numpy()}
+    )
+    torch.testing.assert_close(torch.from_numpy(got), graph(ids))
 
 
 def test_gradients_reach_the_projection_not_the_frozen_table():

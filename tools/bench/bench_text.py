@@ -88,6 +88,7 @@ def export(out: Path, encoder: str, bundle_format: int = 3) -> Path:
         encoder=encoder,
         candidate_features=train.candidate_features,
         hidden=train.hidden,
+        reader_width=train.reader_width,
         bundle_format=bundle_format,
     )
     return out
