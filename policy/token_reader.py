@@ -23,8 +23,8 @@ learned weight per token:
   pooled vector, and per item kind the best ``rel`` and ``cov``, go to the scorer (:mod:`policy.model`).
 
 Two ways to compute the same function: :meth:`TokenReader.dense` from id tensors (the exported graph; the
-token table is baked with its projection into one ``[V, R+1]`` table per side first, stored as int8 rows
-with a scale each, :meth:`TokenReader.bake`), and
+token table is baked with its projection into one ``[V, R+1]`` table per side first, stored as int4 rows
+with a scale each by default, :meth:`TokenReader.bake`), and
 :meth:`TokenReader.rows` in training, where a batch's (candidate text, item text) pairs repeat many times and
 each distinct pair is computed once.
 """
