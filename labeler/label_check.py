@@ -10,7 +10,12 @@ Only the success flag of each trajectory is used (a robot log has it; ``info`` i
   built from this data, an orchestrator trained on it, a QA set built from its successes): then the AUROC is
   in-sample and optimistic, and only a held-out figure (a rubric or orchestrator fit on other episodes, or
   the labelers' own cross-fitted checks) says whether it generalises.
-* **verdict** — ``separates`` (AUROC >= 0.6 and the interval's low end above 0.5), ``in-sample`` (it would
+* **AUROC without the last step** — the same with each trajectory's last step left out (trajectories of one
+  step drop out). A channel whose separation lives in the last step alone (a large reward where the episode
+  ends, the steps before it ranked no better than chance) says nothing about which earlier steps helped,
+  which is what a learner reads it for.
+* **verdict** — ``separates`` (AUROC >= 0.6 and the interval's low end above 0.5, with and without the last
+  step), ``last step`` (it separates only with the last step), ``in-sample`` (it would
   separate, but the labeler fit it on these flags: measured, built-rubric TRCA labels of two ScienceWorld
   logs separated in-sample at 0.81 while they ranked steps at 0.625; that the labels fail even in-sample is
   still told as ``weak`` or ``inverted``), ``weak`` (neither clearly
@@ -55,21 +60,38 @@ class ChannelCheck:
     fitted: bool
     verdict: str
     message: str
+    body_auroc: float | None = None
+    """The AUROC without each trajectory's last step."""
+    body_low: float | None = None
 
     def to_dict(self) -> dict:
         return {k: (round(v, 4) if isinstance(v, float) else v) for k, v in asdict(self).items()}
 
 
-def mean_rewards(trajectories: Sequence[Trajectory], channel: str) -> list[float] | None:
-    """Each trajectory's mean reward per step on ``method.channel`` (None if a step lacks it)."""
+def mean_rewards(
+    trajectories: Sequence[Trajectory], channel: str, drop_last: bool = False
+) -> list[float | None] | None:
+    """Each trajectory's mean reward per step on ``method.channel`` (None if a step lacks it); ``drop_last``:
+    over all its steps but the last (None for a trajectory of one step)."""
     method, _, name = channel.partition(".")
-    out = []
+    out: list[float | None] = []
     for t in trajectories:
         vals = [s.labels.get(method, {}).get(name) for s in t.steps]
         if not vals or any(v is None or isinstance(v, list) for v in vals):
             return None
-        out.append(sum(float(v) for v in vals) / len(vals))
+        if drop_last:
+            vals = vals[:-1]
+        out.append(sum(float(v) for v in vals) / len(vals) if vals else None)
     return out
+
+
+def body_auroc(
+    trajectories: Sequence[Trajectory], channel: str, boots: int = 400, seed: int = 0
+) -> tuple[float | None, float | None, float | None]:
+    """:func:`bootstrap_auroc` of the mean rewards without each trajectory's last step."""
+    m = mean_rewards(trajectories, channel, drop_last=True) or []
+    kept = [(v, bool(t.success)) for v, t in zip(m, trajectories, strict=False) if v is not None]
+    return bootstrap_auroc([v for v, _ in kept], [y for _, y in kept], boots, seed)
 
 
 def bootstrap_auroc(
@@ -118,15 +140,23 @@ def verdict(
         return "n/a"
     if smaller_class < MIN_PER_CLASS:
         return "too few"
-    if a >= SEPARATES_AUROC and low is not None and low > 0.5:
+    if separates(a, low):
         return "in-sample" if fitted else "separates"
     if high is not None and high < 0.5:
         return "inverted"
     return "weak"
 
 
+def separates(a: float | None, low: float | None) -> bool:
+    """An AUROC of at least :data:`SEPARATES_AUROC` whose interval's low end is above chance."""
+    return a is not None and a >= SEPARATES_AUROC and low is not None and low > 0.5
+
+
 MESSAGES = {
     "separates": "its mean reward separates successes from failures",
+    "last step": "its mean reward separates successes from failures only with each episode's last step: the "
+    "steps before it are not ranked by the outcome, so the labels say nothing about which steps helped "
+    "(a learner would read a sparse reward from them)",
     "in-sample": "its mean reward separates successes from failures, but the labeler fit it on these success "
     "flags, so this cannot tell whether the labels generalise: check them on episodes the labeler did not "
     "see (the rubric builder's --check-folds, or a rubric built from another log)",
@@ -153,10 +183,13 @@ def check_channels(
         a, lo, hi = bootstrap_auroc(m, y, boots, seed)
         fitted = fitted_on_flags(trajectories, ch)
         v = verdict(a, lo, hi, min(sum(y), len(y) - sum(y)), fitted)
+        body, body_lo, _ = body_auroc(trajectories, ch, boots, seed)
+        if v in ("separates", "in-sample") and not separates(body, body_lo):
+            v = "last step"
         msg = MESSAGES[v]
-        if fitted and v in ("weak", "inverted"):
+        if fitted and v in ("weak", "inverted", "last step"):
             msg += " (even in-sample, fit on these success flags)"
-        out.append(ChannelCheck(ch, len(y), sum(y), a, lo, hi, fitted, v, msg))
+        out.append(ChannelCheck(ch, len(y), sum(y), a, lo, hi, fitted, v, msg, body, body_lo))
     return out
 
 
@@ -191,15 +224,16 @@ def format_checks(checks: Sequence[ChannelCheck], path: str = "") -> str:
     lines = [
         f"{os.path.basename(path) or 'labels'}: label check from the success flags alone"
         + (f" ({head.trajectories} trajectories, {head.successes} successful)" if head else ""),
-        f"{'channel':<28} {'AUROC mean reward vs success':>29} {'90% interval':>15} {'fitted here':>12}"
-        "  verdict",
+        f"{'channel':<28} {'AUROC mean reward vs success':>29} {'90% interval':>15} {'w/o last step':>14}"
+        f" {'fitted here':>12}  verdict",
     ]
     for c in checks:
         ci = "" if c.low is None else f"[{c.low:.2f}, {c.high:.2f}]"
         lines.append(
-            f"{c.channel:<28} {f(c.auroc):>29} {ci:>15} {('yes' if c.fitted else 'no'):>12}  {c.verdict}"
+            f"{c.channel:<28} {f(c.auroc):>29} {ci:>15} {f(c.body_auroc):>14}"
+            f" {('yes' if c.fitted else 'no'):>12}  {c.verdict}"
         )
     for c in checks:
-        if c.verdict in ("weak", "inverted", "too few", "in-sample"):
+        if c.verdict in ("weak", "inverted", "too few", "in-sample", "last step"):
             lines.append(f"warning: {c.channel}: {c.message}")
     return "\n".join(lines)

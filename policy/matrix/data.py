@@ -274,6 +274,7 @@ def label_summary(trajs: list[Any], channel: str) -> dict[str, Any]:
             "channels": {},
             "check": None,
             "check_auroc": None,
+            "check_body_auroc": None,
         }
     method = channel.split(".")[0]
     by = {c.channel: c for c in rep.channels}
@@ -290,4 +291,5 @@ def label_summary(trajs: list[Any], channel: str) -> dict[str, Any]:
         },
         "check": checks[0].verdict if checks else None,
         "check_auroc": checks[0].auroc if checks else None,
+        "check_body_auroc": checks[0].body_auroc if checks else None,
     }

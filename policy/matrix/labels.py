@@ -223,6 +223,7 @@ def markdown(store: RowStore, rows: Sequence[dict[str, Any]]) -> str:
             vals = [_f(g["auroc_progress"]) if g and g.get("status") == "ok" else "" for g in got]
             lines.append(f"| {world} | {n} | {METHOD_NAMES[m]} | " + " | ".join(vals) + " |")
         lines.append("")
+    lines += agreement(store, rows)
     missing = [r for r in rows if not _ok(store, r)]
     if missing:
         lines += ["Rows without a result:", ""]
@@ -234,6 +235,47 @@ def markdown(store: RowStore, rows: Sequence[dict[str, Any]]) -> str:
             lines.append(f"- {r['world']} {r['shape']} {r['method']} n={r['episodes']}: {why}")
         lines.append("")
     return "\n".join(lines)
+
+
+CREDIT_FLOOR = 0.65
+"""Per-step AUROC below which a channel's step credit is too poor to be called separating."""
+
+
+def agreement(store: RowStore, rows: Sequence[dict[str, Any]]) -> list[str]:
+    """The label check's verdicts against the per-step AUROC of the same rows (each world's logs, not the
+    pooled ones): how often each verdict went to step credit below and above :data:`CREDIT_FLOOR`, and
+    every ``separates`` below it."""
+    got = [
+        (r, v)
+        for r in rows
+        if r["world"] != POOLED
+        and (v := store.get(r))
+        and v.get("status") == "ok"
+        and v.get("check")
+        and v.get("auroc_progress") is not None
+    ]
+    if not got:
+        return []
+    verdicts = list(dict.fromkeys(v["check"] for _, v in got))
+    lines = [
+        "### The label check against per-step AUROC",
+        "",
+        f"| verdict | rows | per-step AUROC < {CREDIT_FLOOR} | >= {CREDIT_FLOOR} | per-step AUROC range |",
+        "|---|---|---|---|---|",
+    ]
+    for verdict in verdicts:
+        a = sorted(v["auroc_progress"] for _, v in got if v["check"] == verdict)
+        low = sum(x < CREDIT_FLOOR for x in a)
+        lines.append(f"| {verdict} | {len(a)} | {low} | {len(a) - low} | {a[0]:.3f}-{a[-1]:.3f} |")
+    wrong = [(r, v) for r, v in got if v["check"] == "separates" and v["auroc_progress"] < CREDIT_FLOOR]
+    lines.append("")
+    lines += [
+        f"- `separates` on step credit below {CREDIT_FLOOR}: {r['world']} {r['shape']} {r['method']} "
+        f"{v['auroc_progress']:.3f} (check {_f(v['check_auroc'])}, without the last step "
+        f"{_f(v.get('check_body_auroc'))})"
+        for r, v in wrong
+    ] or [f"- `separates` never went to step credit below {CREDIT_FLOOR}."]
+    return [*lines, ""]
 
 
 def _channel(method: str) -> str:

@@ -117,3 +117,24 @@ def test_label_quality_without_ground_truth_prints_the_check(tmp_path, cli):
     assert "AUROC progress" not in out  # no ground truth: no ground-truth table
     js = cli("label", "quality", str(p), "--json").stdout
     assert '"label_check"' in js
+
+
+def test_a_separation_that_lives_in_the_last_step_alone_is_told_so():
+    """``end``: the same small rewards in every episode, and a large one on a success's last step; ``steady``:
+    every step of a success a little above every step of a failure. Both separate by their mean reward;
+    without each episode's last step only ``steady`` does."""
+    ds = []
+    for i in range(6):
+        body = [0.1 * ((i + j) % 3) for j in range(4)]
+        ds.append(_traj(f"s{i}", True, {"end": [*body, 5.0], "steady": [0.5 + 0.01 * i] * 5}))
+        ds.append(_traj(f"f{i}", False, {"end": [*body, 0.0], "steady": [0.2 + 0.01 * i] * 5}))
+    assert mean_rewards(ds[:1], "x.end", drop_last=True) == pytest.approx([0.075])
+    checks = {c.channel: c for c in check_channels(ds, ["x.end", "x.steady"], boots=100)}
+    assert checks["x.end"].auroc == 1.0 and checks["x.end"].body_auroc == 0.5
+    assert checks["x.end"].verdict == "last step"
+    assert checks["x.steady"].verdict == "separates" and checks["x.steady"].body_auroc == 1.0
+    text = format_checks(list(checks.values()))
+    assert (
+        "warning: x.end: its mean reward separates successes from failures only with each episode's last"
+        in text
+    )

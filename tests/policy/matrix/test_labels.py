@@ -59,3 +59,32 @@ def test_the_report_shows_figures_and_verdicts_and_lists_rows_without_a_result(t
     assert "| a | 5 | potential (no judge) | 0.812 | 0.812 |" in md  # the shapes side by side
     assert "Rows without a result:" in md
     assert "- b full potential n=5: error: and 2 failed" in md and "- b plain potential n=5: not run" in md
+
+
+def test_the_report_sets_the_check_against_per_step_auroc_and_names_every_separates_below_the_floor(tmp_path):
+    rows = plan(WORLDS, with_overrides(S, sizes=(5,)), ("full", "response"), ("potential",))
+    store = RowStore(tmp_path / "l.json")
+    counts = {"trajectories": 5, "steps": 40, "progress_steps": 9, "successes": 2}
+    figures = {  # (world, shape): per-step AUROC, verdict, check AUROC, without the last step
+        ("a", "full"): (0.81, "separates", 0.9, 0.85),
+        ("b", "full"): (0.60, "separates", 0.8, 0.7),
+        ("a", "response"): (0.55, "last step", 0.75, 0.5),
+        ("b", "response"): (0.70, "weak", 0.55, 0.55),
+    }
+    for r in rows:
+        if r["world"] == POOLED:  # pooled rows are not counted
+            store.put(
+                r, {"status": "ok", **counts, "auroc_progress": 0.1, "auroc_gold": None, "check": "inverted"}
+            )
+            continue
+        a, verdict, check, body = figures[(r["world"], r["shape"])]
+        store.put(r, {"status": "ok", **counts, "auroc_progress": a, "auroc_gold": None, "check": verdict,
+                      "check_auroc": check, "check_body_auroc": body})  # fmt: skip
+    md = markdown(store, rows)
+    assert "| separates | 2 | 1 | 1 | 0.600-0.810 |" in md
+    assert "| last step | 1 | 1 | 0 | 0.550-0.550 |" in md and "| weak | 1 | 0 | 1 | 0.700-0.700 |" in md
+    assert "inverted" not in md.split("### The label check against per-step AUROC")[1]
+    assert (
+        "- `separates` on step credit below 0.65: b full potential 0.600 "
+        "(check 0.800, without the last step 0.700)" in md
+    )
