@@ -138,3 +138,23 @@ def test_a_separation_that_lives_in_the_last_step_alone_is_told_so():
         "warning: x.end: its mean reward separates successes from failures only with each episode's last"
         in text
     )
+
+
+def test_a_separation_that_comes_from_failures_running_longer_is_told_so():
+    """``long``: every step of every episode is rewarded alike, except that the steps after the fourth are
+    penalised, and only failures run that long; ``steady`` as above. Over each episode's first 4 steps (the
+    successes' median length) only ``steady`` separates."""
+    ds = []
+    for i in range(6):
+        first = [0.1 * ((i + j) % 3) for j in range(4)]
+        ds.append(_traj(f"s{i}", True, {"long": first, "steady": [0.5 + 0.01 * i] * 4}))
+        ds.append(_traj(f"f{i}", False, {"long": [*first, *[-1.0] * 6], "steady": [0.2 + 0.01 * i] * 10}))
+    checks = {c.channel: c for c in check_channels(ds, ["x.long", "x.steady"], boots=100)}
+    long = checks["x.long"]
+    assert (
+        long.auroc == 1.0 and long.body_auroc == 1.0 and long.prefix_steps == 4 and long.prefix_auroc == 0.5
+    )
+    assert long.verdict == "length" and checks["x.steady"].verdict == "separates"
+    assert "warning: x.long: its mean reward separates whole successes from failures, but not over" in (
+        format_checks(list(checks.values()))
+    )
