@@ -39,7 +39,8 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass
+from typing import Any
 
 import numpy as np
 
@@ -79,10 +80,10 @@ class ChannelCheck:
 
 
 def mean_rewards(
-    trajectories: Sequence[Trajectory], channel: str, drop_last: bool = False
+    trajectories: Sequence[Trajectory], channel: str, drop_last: bool = False, first: int | None = None
 ) -> list[float | None] | None:
     """Each trajectory's mean reward per step on ``method.channel`` (None if a step lacks it); ``drop_last``:
-    over all its steps but the last (None for a trajectory of one step)."""
+    over all its steps but the last (None for a trajectory of one step); ``first``: over its first steps."""
     method, _, name = channel.partition(".")
     out: list[float | None] = []
     for t in trajectories:
@@ -91,6 +92,7 @@ def mean_rewards(
             return None
         if drop_last:
             vals = vals[:-1]
+        vals = vals[:first]
         out.append(sum(float(v) for v in vals) / len(vals) if vals else None)
     return out
 
@@ -101,22 +103,12 @@ def prefix_steps(trajectories: Sequence[Trajectory]) -> int:
     return max(2, int(np.median(lengths))) if lengths else 2
 
 
-def prefix_auroc(
-    trajectories: Sequence[Trajectory], channel: str, steps: int, boots: int = 400, seed: int = 0
+def cut_auroc(
+    trajectories: Sequence[Trajectory], channel: str, boots: int = 400, seed: int = 0, **cut: Any
 ) -> tuple[float | None, float | None, float | None]:
-    """:func:`bootstrap_auroc` of the mean rewards over each trajectory's first ``steps`` steps."""
-    cut = [replace(t, steps=t.steps[:steps]) for t in trajectories]
-    m = mean_rewards(cut, channel) or []
-    return bootstrap_auroc(
-        [float(v) for v in m if v is not None], [bool(t.success) for t in cut], boots, seed
-    )
-
-
-def body_auroc(
-    trajectories: Sequence[Trajectory], channel: str, boots: int = 400, seed: int = 0
-) -> tuple[float | None, float | None, float | None]:
-    """:func:`bootstrap_auroc` of the mean rewards without each trajectory's last step."""
-    m = mean_rewards(trajectories, channel, drop_last=True) or []
+    """:func:`bootstrap_auroc` of the mean rewards over part of each trajectory (``cut``:
+    :func:`mean_rewards`'s ``drop_last`` or ``first``); trajectories with no step left drop out."""
+    m = mean_rewards(trajectories, channel, **cut) or []
     kept = [(v, bool(t.success)) for v, t in zip(m, trajectories, strict=False) if v is not None]
     return bootstrap_auroc([v for v, _ in kept], [y for _, y in kept], boots, seed)
 
@@ -203,6 +195,7 @@ def check_channels(
 ) -> list[ChannelCheck]:
     """The check for every channel that every step carries (see the module docstring)."""
     y = [bool(t.success) for t in trajectories]
+    k = prefix_steps(trajectories)
     out = []
     for ch in channels:
         if ch.partition(".")[2] in READS_FLAGS:
@@ -213,9 +206,8 @@ def check_channels(
         a, lo, hi = bootstrap_auroc(m, y, boots, seed)
         fitted = fitted_on_flags(trajectories, ch)
         v = verdict(a, lo, hi, min(sum(y), len(y) - sum(y)), fitted)
-        body, body_lo, _ = body_auroc(trajectories, ch, boots, seed)
-        k = prefix_steps(trajectories)
-        pre, pre_lo, _ = prefix_auroc(trajectories, ch, k, boots, seed)
+        body, body_lo, _ = cut_auroc(trajectories, ch, boots, seed, drop_last=True)
+        pre, pre_lo, _ = cut_auroc(trajectories, ch, boots, seed, first=k)
         if v in ("separates", "in-sample") and not separates(body, body_lo):
             v = "last step"
         elif v in ("separates", "in-sample") and not separates(pre, pre_lo):

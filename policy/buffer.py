@@ -57,7 +57,7 @@ class ScorerOptions:
     """'tokens': items and candidates as sentence vectors and as token ids, each candidate read against each
     item token by token (policy.token_reader; bundle format 3); 'vectors': sentence vectors only (format 2;
     on CookingWorld's expert episodes it picks the right 'cook X in Y' 19 % of the time, 'tokens' 73 %)."""
-    token_bits: int = 4
+    token_bits: int = ScorerConfig.token_bits
     """How the token reader's tables are stored in the bundle: 4 (int4 rows with a scale each; the default
     bundle's ``policy.onnx`` is 3.3 MB), 8 (int8: 5.3 MB) or 32 (float32)."""
     reader_width: int = 0

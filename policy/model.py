@@ -37,7 +37,7 @@ from models.inputs.state import StateEncoding, config_from_dict
 from models.inputs.tokens import CANDIDATE_TOKENS, ITEM_TOKENS
 from policy import train_paths
 from policy.attention import Attention, Block
-from policy.token_reader import TABLE_BITS, TokenReader
+from policy.token_reader import DEFAULT_BITS, TABLE_BITS, TokenReader
 
 READERS = {"vectors": 2, "tokens": 3}
 """Scorer readers and the bundle format each is exported in."""
@@ -76,7 +76,7 @@ class ScorerConfig:
     """Tokens of an item read (``tokens`` reader; models.inputs.tokens)."""
     candidate_tokens: int = CANDIDATE_TOKENS
     """Tokens of a candidate read (``tokens`` reader)."""
-    token_bits: int = 4
+    token_bits: int = DEFAULT_BITS
     """How the token reader's baked tables are stored in ``policy.onnx`` and run by a checkpoint: 4 (int4
     rows with a scale each, two values a byte), 8 (int8, twice the size) or 32 (float32; ``tokens``
     reader). Chosen at export: training does not read it."""

@@ -41,6 +41,8 @@ from policy import train_paths
 EPS = 1e-6
 TABLE_BITS = (32, 8, 4)
 """How the baked token tables may be stored: float32, or int8 / int4 with a scale per row."""
+DEFAULT_BITS = 4
+"""How they are stored unless a scorer's config says otherwise (:class:`policy.model.ScorerConfig`)."""
 
 
 NIBBLES = torch.tensor([[b & 15, b >> 4] for b in range(256)], dtype=torch.float32) - 8.0
@@ -73,7 +75,7 @@ def dequantise(stored: torch.Tensor, scale: torch.Tensor | None, width: int) -> 
 
 
 class TokenReader(nn.Module):
-    def __init__(self, table: torch.Tensor, hidden: int, kinds: int, bits: int = 8):
+    def __init__(self, table: torch.Tensor, hidden: int, kinds: int, bits: int = DEFAULT_BITS):
         super().__init__()
         if bits not in TABLE_BITS:
             raise ValueError(f"token table bits {bits}: expected one of {TABLE_BITS}")
@@ -88,7 +90,8 @@ class TokenReader(nn.Module):
         self.overlap = nn.Linear(2, h)
         self.att = nn.Linear(h, 1)
         self.att_rel = nn.Parameter(torch.tensor(4.0))
-        self._baked: list[tuple[torch.Tensor, torch.Tensor | None, torch.Tensor]] | None = None
+        self._baked: list[torch.Tensor] | None = None
+        """Per side, the baked table as floats (what torch gathers from; the stored rows are buffers)."""
 
     @property
     def exact_dim(self) -> int:
@@ -116,13 +119,14 @@ class TokenReader(nn.Module):
                 # the file).
                 self.register_buffer(f"baked_{side}", stored)
                 self.register_buffer(f"baked_scale_{side}", scale)
-                self._baked.append((stored, scale, dequantise(stored, scale, self.hidden + 1)))
+                self._baked.append(dequantise(stored, scale, self.hidden + 1))
 
     def unbake(self) -> None:
         self._baked = None
         for side in (0, 1):
             for name in (f"baked_{side}", f"baked_scale_{side}"):
-                self._buffers.pop(name, None)
+                if hasattr(self, name):
+                    delattr(self, name)
 
     def split(self, rows: torch.Tensor, ids: torch.Tensor, side: int) -> tuple[torch.Tensor, torch.Tensor]:
         """(relation vectors [..., h], weights [...]; 0 where ``ids`` is padding) of projected rows
@@ -134,11 +138,11 @@ class TokenReader(nn.Module):
     def token_rows(self, ids: torch.Tensor, side: int) -> tuple[torch.Tensor, torch.Tensor]:
         """:meth:`split` of token ids [...]."""
         if self._baked is not None:
-            _stored, _scale, table = self._baked[side]
+            table = self._baked[side]
             if torch.onnx.is_in_onnx_export():
-                stored, scale = getattr(self, f"baked_{side}"), getattr(self, f"baked_scale_{side}")
                 # The whole table, from the stored rows: onnxruntime folds this into a float table once, at
                 # load (the file keeps the small rows; each call gathers floats, nothing to unpack).
+                stored, scale = getattr(self, f"baked_{side}"), getattr(self, f"baked_scale_{side}")
                 table = dequantise(stored, scale, self.hidden + 1)
             part = table[ids]
             return part[..., : self.hidden], part[..., self.hidden]

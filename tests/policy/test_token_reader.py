@@ -98,7 +98,7 @@ def test_quantised_rows_are_within_half_a_step_of_the_float_rows(bits):
     exact = [r.token_rows(ids, side) for side in (0, 1)]
     r.bake(bits=bits)
     got = [r.token_rows(ids, side) for side in (0, 1)]
-    stored = r._baked[0][0]
+    stored = r.baked_0  # the stored rows of side 0
     r.unbake()
     top = 127 if bits == 8 else 7
     assert stored.shape == (60, 16 if bits == 8 else 8)
