@@ -14,7 +14,7 @@ scorer's inputs (:class:`policy.model.StateInputs`).
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -241,13 +241,16 @@ def build_table(
     reward: RewardSpec,
     *,
     weight_channel: tuple[str, str] | None = None,
+    step_weights: Callable[[Trajectory, list[float]], Sequence[float]] | None = None,
     candidate_features: str = TRAIN_CANDIDATE_FEATURES,
     encoding: StateEncoding | None = None,
     token_source: tuple[TokenIds, np.ndarray] | None = None,
 ) -> TransitionTable:
     """Embed every distinct text once and lay the steps out as index arrays. Each trajectory's states are
     read through the layout it records (``models.state_layout.layout_of``). With ``token_source`` (the
-    tokenizer's ids and the frozen token table they index), every text's token ids are kept too."""
+    tokenizer's ids and the frozen token table they index), every text's token ids are kept too. The
+    ``weight`` column is ``step_weights(trajectory, its step rewards)``, else the stored ``weight_channel``,
+    else 0."""
     encoding = encoding or StateEncoding()
     texts: dict[str, int] = {}
     parts = parts_of(candidate_features)
@@ -287,7 +290,10 @@ def build_table(
 
     for ei, t in enumerate(trajectories):
         rs = step_rewards(t, reward)
-        ws = step_channel(t, *weight_channel) if weight_channel else [0.0] * len(t.steps)
+        if step_weights is not None:
+            ws = list(step_weights(t, rs))
+        else:
+            ws = step_channel(t, *weight_channel) if weight_channel else [0.0] * len(t.steps)
         n = len(t.steps)
         first = records(t)
         for i, s in enumerate(t.steps):

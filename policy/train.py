@@ -18,25 +18,41 @@ import numpy as np
 
 from labeler.dataset import read_trajectories
 from models.inputs.candidates import parts_of
-from policy import awr, bc, cql, iql
+from policy import awr, bc, cql, credit_bc, iql
+from policy.augment import augment as entity_swaps
 from policy.buffer import TOKEN_LENGTH, build_table
 from policy.common import TrainResult, save_checkpoint, set_threads
+from policy.credit import step_credit
 from policy.envs.recorded import dataset_world
 from policy.features import TextEmbedder
 from policy.paths import loop_erase
-from policy.rewards import RewardSpec, parse_reward
+from policy.rewards import RewardSpec, parse_reward, step_rewards
 
 ALGOS: dict[str, tuple[Any, type]] = {
     "iql": (iql, iql.IQLConfig),
     "cql": (cql, cql.CQLConfig),
     "bc": (bc, bc.BCConfig),
     "awr": (awr, awr.AWRConfig),
+    "credit": (credit_bc, credit_bc.CreditConfig),
 }
 AWR_ADVANTAGE = ("trca", "advantage")
 
 
 class ConfigError(ValueError):
     pass
+
+
+def selection(algo: str, cfg: Any, augment: int) -> str | None:
+    """What chose (or added) the trained transitions, for the summary; None: the dataset as it is."""
+    parts = [f"filter={cfg.filter}"] if algo == "bc" and cfg.filter != "all" else []
+    parts += ["the credited steps"] if algo == "credit" else []
+    parts += [f"{augment} renamed copies of each episode"] if augment else []
+    return ", ".join(parts) or None
+
+
+def labels_of(traj, spec: RewardSpec) -> list[float] | None:
+    """The step rewards of ``traj`` without the detour penalty (None when there is none to take off)."""
+    return step_rewards(traj, dataclasses.replace(spec, detour_penalty=0.0)) if spec.detour_penalty else None
 
 
 def make_config(algo: str, overrides: dict[str, Any]) -> Any:
@@ -121,17 +137,29 @@ def train_from_file(
     skip_invalid: bool = False,
     progress: bool | None = None,
     embedder: TextEmbedder | None = None,
+    augment: int = 0,
 ) -> TrainRun:
+    """Train ``algo`` on the file ``data`` and write the checkpoint ``out``. ``augment``: renamed copies of
+    each episode to train on besides it (:mod:`policy.augment`)."""
     set_threads()
     cfg = make_config(algo, overrides or {})
     spec = parse_reward(reward) if isinstance(reward, str) else reward
     if algo == "bc" and cfg.filter in bc.LABEL_FILTERS and spec.is_sparse:
         raise ConfigError(f"bc filter {cfg.filter!r} reads the labels: give a dense --reward (e.g. trca)")
+    if algo == "credit":
+        if spec.is_sparse:
+            raise ConfigError("credit reads the labels' progress: give a dense --reward (e.g. trca)")
+        try:
+            rule = cfg.rule()
+        except ValueError as e:
+            raise ConfigError(str(e)) from None
     trajs = all_trajs = read_trajectories(data, skip_invalid=skip_invalid)
     if algo == "bc" and cfg.filter == "paths":
         trajs = [loop_erase(t) for t in all_trajs if t.success]
         if not trajs:
             raise ConfigError("bc filter 'paths': the dataset has no successful episode")
+    if augment:
+        trajs = entity_swaps(trajs, augment, seed=cfg.seed)
     t0 = time.perf_counter()
     embedder = embedder or TextEmbedder(encoder, progress=progress)
     before = embedder.computed
@@ -140,6 +168,9 @@ def train_from_file(
         embedder,
         spec,
         weight_channel=AWR_ADVANTAGE if algo == "awr" else None,
+        step_weights=(lambda t, rs: step_credit(t, rs, rule, labels_of(t, spec)))
+        if algo == "credit"
+        else None,
         candidate_features=cfg.candidate_features,
         encoding=cfg.encoding,
         token_source=embedder.token_source(TOKEN_LENGTH) if cfg.reader == "tokens" else None,
@@ -151,6 +182,9 @@ def train_from_file(
     if algo == "bc":
         table = bc.select(table, cfg.filter)  # what BC trains on (its own select keeps it as it is)
         result = module.train(table, cfg, dim=dim, progress=progress)
+    elif algo == "credit":
+        result = module.train(table, cfg, dim=dim, progress=progress)
+        table = credit_bc.select(table)  # what it trained on, for the provenance
     else:
         result = module.train(table.to_torch(), cfg, dim=dim, progress=progress)
     t_updates = time.perf_counter() - t_updates
@@ -171,6 +205,7 @@ def train_from_file(
         "encoder": embedder.encoder.name,
         "encoder_sha256": embedder.encoder.sha256,
         "seed": cfg.seed,
+        "augment": augment,
         "world": dataset_world(all_trajs),
     }
     name = algo if algo != "bc" else f"bc-{cfg.filter}"
@@ -190,7 +225,7 @@ def train_from_file(
         episodes=trained_episodes,
         dataset_episodes=len(all_trajs),
         dataset_steps=sum(len(t.steps) for t in all_trajs),
-        selection=f"filter={cfg.filter}" if algo == "bc" and cfg.filter != "all" else None,
+        selection=selection(algo, cfg, augment),
         seconds=time.perf_counter() - t0,
         embed_seconds=t_embed,
         update_seconds=t_updates,

@@ -17,9 +17,11 @@ from models.cli_options import fail, progress_option
 @click.option(
     "--algo",
     required=True,
-    type=click.Choice(["iql", "cql", "bc", "awr"]),
+    type=click.Choice(["iql", "cql", "bc", "awr", "credit"]),
     help="iql | cql (discrete) | bc (--set filter=success: successful episodes only) | awr "
-    "(weights from TRCA's stored advantages, labels trca.advantage).",
+    "(weights from TRCA's stored advantages, labels trca.advantage) | credit (imitation of every "
+    "episode's labeled progress and the steps that led to it, harmful steps pushed away; needs a dense "
+    "--reward).",
 )
 @click.option(
     "--reward",
@@ -62,6 +64,17 @@ from models.cli_options import fail, progress_option
     "to serve: docs/encoders.md).",
 )
 @click.option(
+    "--augment",
+    default=0,
+    show_default=True,
+    type=click.IntRange(min=0),
+    metavar="N",
+    help="Also train on N copies of each episode with the names of interchangeable things (read from the "
+    "log: an ingredient that is cooked, never a place or a fixture) swapped consistently in every text "
+    "(policy/augment.py). The log decides what may be renamed; a log where names decide places renames "
+    "nothing.",
+)
+@click.option(
     "--skip-invalid", is_flag=True, help="Skip (and count) invalid dataset lines instead of failing."
 )
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON summary.")
@@ -77,6 +90,7 @@ def train(
     seed,
     overrides,
     encoder,
+    augment,
     skip_invalid,
     as_json,
     progress,
@@ -110,6 +124,7 @@ def train(
             encoder=encoder,
             skip_invalid=skip_invalid,
             progress=progress,
+            augment=augment,
         )
     except (DatasetError, EncoderError, FileExistsError, RewardError, ValueError) as e:
         fail(str(e))

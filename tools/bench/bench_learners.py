@@ -41,7 +41,12 @@ LEARNERS: dict[str, tuple[str, str, dict[str, str]]] = {
     "bc-labeled": ("bc", "trca", {"filter": "labeled"}),
     "bc-success-labeled": ("bc", "trca", {"filter": "success-labeled"}),
     "bc-success-progress": ("bc", "trca", {"filter": "success+progress"}),
+    "credit-trca": ("credit", "trca", {}),
+    "bc-expert": ("bc", "expert", {}),
 }
+EXPERT_LEARNER = "expert"
+"""The reward name of a learner trained on as many expert episodes (gold paths of the train split) as the
+file has successes, with BC: the baseline a label-reading learner must beat."""
 
 
 def parse_learner(text: str) -> tuple[str, str, str, dict[str, str]]:
@@ -98,7 +103,7 @@ def label_quality(trajectories: list[Any]) -> dict[str, Any]:
 def weight_report(weights: np.ndarray, gold: np.ndarray) -> dict[str, float]:
     from labeler.auroc import auroc
 
-    w = np.asarray(weights, dtype=np.float64)
+    w = np.clip(np.asarray(weights, dtype=np.float64), 0.0, None)  # negative credit is no imitation weight
     share = float(w[gold].sum() / max(w.sum(), 1e-12))
     return {
         "gold_step_share_of_data": float(gold.mean()),
@@ -169,20 +174,28 @@ def main(
                 if store.get(cfg) is not None:
                     continue
                 click.echo(f"{world.label}: {name} seed {seed}", err=True)
-                penalty = 0.0 if reward == "sparse" else sizes.detour_penalty  # as in the matrix
-                spec = parse_reward(reward, detour_penalty=penalty)
+                expert = reward == EXPERT_LEARNER
+                penalty = 0.0 if reward == "sparse" or expert else sizes.detour_penalty  # as in the matrix
+                spec = parse_reward("sparse" if expert else reward, detour_penalty=penalty)
                 ckpt = Path(work_dir) / "learners" / f"{world.label}-n{train_episodes}-{name}-s{seed}"
+                successes = sum(t.success for t in trajs)
+                swaps = int(sets.get("augment", 0))
                 run = train_from_file(
-                    dense,
+                    data.expert(successes) if expert else dense,
                     algo=algo,
                     reward=spec,
                     out=ckpt,
-                    overrides={**sets, "steps": str(steps), "seed": str(seed)},
+                    overrides={
+                        **{k: v for k, v in sets.items() if k != "augment"},
+                        "steps": str(steps),
+                        "seed": str(seed),
+                    },
                     progress=False,
                     embedder=embedder,
+                    augment=swaps,
                 )
                 weights = run.result.extra.get("weights")
-                if weights is None and algo == "bc":
+                if weights is None and algo == "bc" and not expert and not swaps:
                     weights = bc_weights(trajs, sets.get("filter", "all"), spec)
                 policy = TorchPolicy(ckpt, embedder=embedder)
                 decisions = decision_accuracy(policy, test_gold)

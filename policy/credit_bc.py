@@ -1,0 +1,111 @@
+"""Credit-weighted imitation over every episode: behaviour cloning weighted by the per-step credit of
+:mod:`policy.credit` (the labels' milestones and the steps that led to them, in failed episodes as in
+successful ones), with an unlikelihood term on the steps the labels call harmful (Welleck et al., 2019,
+https://arxiv.org/abs/1908.04319, applied to logged actions):
+
+    pi <- - sum_t  w_t+ * log pi(a_t | s_t)  +  w_t- * log(1 - pi(a_t | s_t))
+                                                            (w+ = max(w, 0), w- = max(-w, 0))
+
+Steps without credit carry no signal and are not sampled.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from policy.buffer import ScorerOptions, TransitionTable, new_scorer
+from policy.common import TrainResult, adam, optimize, train_loop
+from policy.credit import CreditRule
+
+
+@dataclass
+class CreditConfig(ScorerOptions):
+    """The scorer's options (:class:`policy.buffer.ScorerOptions`) and the algorithm's."""
+
+    steps: int = 2000
+    """Gradient updates."""
+    batch_size: int = 64
+    """Transitions per update."""
+    lr: float = 1e-3
+    """Adam learning rate (as BC's)."""
+    discount: float = 0.8
+    """Credit of a step one place further, on the loop-erased path, from the progress it led to."""
+    negative: float = 0.5
+    """Weight of the unlikelihood term on steps with a negative reward (0: drop them)."""
+    failures: bool = False
+    """Credit the progress of failed episodes too (their hindsight segments); off: the failed episodes teach
+    by their harmful steps alone."""
+    detours: bool = True
+    """Push away steps the detour penalty marks as well as those the labels call harmful."""
+    linked: bool = True
+    """In failed episodes, credit only the steps before a milestone that act on what it acts on."""
+    seed: int = 0
+    """Seed for initialisation and batch sampling."""
+    log_every: int = 50
+    """Updates between logged curve points."""
+
+    def rule(self) -> CreditRule:
+        return CreditRule(
+            discount=self.discount,
+            negative=self.negative,
+            failures=self.failures,
+            detours=self.detours,
+            linked=self.linked,
+        )
+
+
+def select(table: TransitionTable) -> TransitionTable:
+    """The steps with credit (the table's ``weight`` column: :func:`policy.credit.step_credit`)."""
+    rows = np.flatnonzero(table.weight != 0)
+    if not (table.weight > 0).any():
+        raise ValueError("credit-weighted imitation: no step has positive credit (no reward > 0 in the file)")
+    return table.subset(rows)
+
+
+def unlikelihood(logp: torch.Tensor) -> torch.Tensor:
+    """-log(1 - p) from log p, stable where p is near 1 (p is clamped below 1 - 1e-6)."""
+    return -torch.log1p(-logp.exp().clamp(max=1.0 - 1e-6))
+
+
+def train(
+    table: TransitionTable, cfg: CreditConfig, *, dim: int, progress: bool | None = None
+) -> TrainResult:
+    data = select(table).to_torch()
+    torch.manual_seed(cfg.seed)
+    actor = new_scorer(data, cfg, dim)
+    opt = adam(actor.parameters(), cfg.lr)
+
+    def update(b, _step: int) -> dict[str, float]:
+        logits = actor(b.instruction, b.state, b.cands, b.mask)
+        logp = F.log_softmax(logits, dim=1).gather(1, b.action.unsqueeze(1)).squeeze(1)
+        pos, neg = b.weight.clamp(min=0), (-b.weight).clamp(min=0)
+        loss = (-(pos * logp) + neg * unlikelihood(logp)).mean()
+        optimize(opt, loss)
+        kept = pos > 0
+        acc = (logits.argmax(1) == b.action)[kept].float().mean() if kept.any() else torch.tensor(0.0)
+        return {
+            "loss": loss.item(),
+            "accuracy": acc.item(),
+            "negative_share": (neg > 0).float().mean().item(),
+        }
+
+    curves = train_loop(
+        data,
+        update,
+        cfg,
+        desc="credit",
+        progress=progress,
+        modules=[actor],
+        prepare=lambda b: actor.prepare(b.state, b.cands),
+    )
+    return TrainResult(
+        model=actor.eval(),
+        curves=curves,
+        config=asdict(cfg),
+        loss_key="loss",
+        extra={"transitions": data.n, "weights": table.weight},
+    )
