@@ -27,6 +27,9 @@ Modules:
 * ``cql`` — Conservative Q-Learning
 * ``bc`` — behaviour cloning
 * ``awr`` — advantage-weighted behaviour cloning
+* ``credit`` — per-step credit from every episode's rewards: what to imitate, what to push away
+* ``credit_bc`` — credit-weighted imitation with unlikelihood on harmful steps
+* ``augment`` — entity-consistent renamed copies of episodes, the renamable names read from the log
 * ``train`` — dataset -> features -> one algorithm -> checkpoint
 * ``train_cli`` — ``edgejudge train``
 * ``evaluate`` — real rollouts and the random baseline

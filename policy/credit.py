@@ -1,12 +1,23 @@
-"""Which logged steps a label-reading imitation learner should copy, and which it should avoid: per-step
+"""Which logged steps a label-reading imitation learner should copy, and which it should push away: per-step
 credit from the step rewards (labels, terminal success bonus, detour penalty) of *every* episode, successful
 or not.
 
-A failed episode is not worthless: the labels say where it made progress, and the steps that led there are a
-demonstration of that progress (hindsight: relabel the stretch as if reaching that progress had been the
-goal). The steps that *enabled* a rewarded step (opening the container before putting into it) carry no
-reward of their own; a learner that copies rewarded steps only never learns them. Credit here goes back from
-each rewarded step over the steps that led to it:
+- **Successful episodes**: every step whose reward is not negative gets credit 1 (what the labels do not
+  call harmful in an episode that reached the goal, looks and reads included: the filter
+  ``success-labeled`` of :mod:`policy.bc`).
+- **Harmful steps, in every episode**: a step that changed the world and has a negative reward gets
+  ``-negative``: the learner pushes its probability down (unlikelihood) instead of ignoring it. This is what
+  a file's failed episodes teach best: a random walk misplaces things, and the labels say which. The
+  negative reward is the labels' (a misplacement) or, with ``detours``, the detour penalty's (the step lies
+  on a loop of world states: what it did was undone, like a random put taken back). Two cases are no
+  evidence of harm and get no signal: a step the labels themselves call progress (its effect was undone by
+  *another* step later), and a step that changed nothing (a repeated look wasted a step, but the same look
+  is right at the start of an episode).
+
+With ``failures``, the progress of failed episodes is credited too (hindsight: a stretch that ended in
+progress is a demonstration of that progress). The steps that *enabled* a rewarded step (opening the
+container before putting into it) carry no reward of their own, so credit goes back from each rewarded step
+over the steps that led to it:
 
 - **Milestones**: the steps whose reward is positive (what the labels call progress; a successful episode's
   last step has the success bonus).
@@ -15,21 +26,15 @@ each rewarded step over the steps that led to it:
   (:func:`models.world_paths.loop_erased_steps`): a detour inside the segment (taking an object and putting
   it back) and a step that changed nothing (looking, examining) are not on it. The milestone gets credit 1,
   the path step ``d`` places before it ``discount ** d``.
-- **Linked steps** (failed episodes): a random walk's lasting steps are mostly unrelated to the progress it
-  stumbled on, so only the path steps that act on what the milestone acts on are credited, going back: a
-  step whose argument phrases (``open fridge``: ``fridge``) meet those of the milestone or of a step already
-  kept (``take cup from fridge``: ``cup``, ``fridge``). Generic over ``verb object [preposition target]``
-  commands (:mod:`models.actions`); ``linked=False`` credits the whole path.
-- **Successful episodes**: every step whose reward is not negative gets credit 1 as well (what the labels
-  do not call harmful in an episode that reached the goal, looks and reads included: the filter
-  ``success-labeled`` of :mod:`policy.bc`).
-- **Harmful steps**: a step that changed the world and has a negative reward gets ``-negative``: the
-  learner pushes its probability down (unlikelihood) instead of ignoring it. The negative reward is the
-  labels' (a misplacement) or, with ``detours``, the detour penalty's (the step lies on a loop of world
-  states: what it did was undone, like a random put taken back). Two cases are no evidence of harm and get
-  no signal: a step the labels themselves call progress (its effect was undone by *another* step later), and
-  a step that changed nothing (a repeated look wasted a step, but the same look is right at the start of an
-  episode).
+- **Linked steps**: a random walk's lasting steps are mostly unrelated to the progress it stumbled on, so
+  in a failed episode only the path steps that act on what the milestone acts on are credited, going back:
+  a step whose argument phrases (``open fridge``: ``fridge``) meet those of the milestone or of a step
+  already kept (``take cup from fridge``: ``cup``, ``fridge``). Generic over ``verb object [preposition
+  target]`` commands (:mod:`models.actions`); ``linked=False`` credits the whole path.
+
+It is off by default: on TWC easy (BENCHMARKS.md, "Learners on success-scarce files") the labels' progress
+inside random walks is noisier than the successful episodes' steps, and crediting it lost 5 points of
+success.
 
 A step gets the largest positive credit any rule gives it; a harmful step is never a milestone, and a step on
 the path to a milestone is never harmful (its reward is not negative), so the two never compete.

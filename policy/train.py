@@ -46,7 +46,9 @@ def selection(algo: str, cfg: Any, augment: int) -> str | None:
     """What chose (or added) the trained transitions, for the summary; None: the dataset as it is."""
     parts = [f"filter={cfg.filter}"] if algo == "bc" and cfg.filter != "all" else []
     parts += ["the credited steps"] if algo == "credit" else []
-    parts += [f"{augment} renamed copies of each episode"] if augment else []
+    parts += (
+        [f"up to {augment} renamed {'copy' if augment == 1 else 'copies'} of each episode"] if augment else []
+    )
     return ", ".join(parts) or None
 
 
@@ -148,7 +150,7 @@ def train_from_file(
         raise ConfigError(f"bc filter {cfg.filter!r} reads the labels: give a dense --reward (e.g. trca)")
     if algo == "credit":
         if spec.is_sparse:
-            raise ConfigError("credit reads the labels' progress: give a dense --reward (e.g. trca)")
+            raise ConfigError("credit reads what the labels call harmful: give a dense --reward (e.g. trca)")
         try:
             rule = cfg.rule()
         except ValueError as e:

@@ -91,7 +91,8 @@ def _check_serving() -> None:
 @click.option(
     "--algos",
     help="Learners: iql, bc (BC on the successful episodes: source sparse), bc-labeled (BC on the successful "
-    "episodes' steps the labels do not call harmful: TRCA sources), awr (TRCA's advantages).",
+    "episodes' steps the labels do not call harmful: TRCA sources), awr (TRCA's advantages), credit (the "
+    "label-kept steps, and every episode's harmful steps pushed away: TRCA sources).",
 )
 @click.option("--clients", help="argmax and/or guard (the generic loop guard), comma-separated.")
 @click.option(

@@ -18,6 +18,7 @@ ROW_NAMES = {
     ("iql", "potential"): "IQL, success-model potential (no judge)",
     ("bc-labeled", "trca-built"): "BC on successes, steps the labels keep (TRCA built)",
     ("awr", "trca-built"): "AWR on TRCA advantages (built)",
+    ("credit", "trca-built"): "Credit: steps the labels keep, harmful steps pushed away (TRCA built)",
     ("bc", "sparse"): "BC on successes (sparse)",
     ("bc", "expert"): "BC on expert episodes (imitation ceiling)",
     ("random", "-"): "random",

@@ -176,12 +176,14 @@ LEARNERS: dict[str, tuple[str, str | None]] = {
     "awr": ("awr", None),
     "bc": ("bc", "success"),
     "bc-labeled": ("bc", "success-labeled"),
+    "credit": ("credit", None),
 }
 """The matrix's learners: ``edgejudge train --algo`` and BC's filter. ``bc`` learns from the successful
 episodes (source sparse); ``iql`` from every source; ``awr`` (TRCA's stored advantages) and ``bc-labeled``
-(the successful episodes' steps the labels do not call harmful) from every TRCA source."""
+(the successful episodes' steps the labels do not call harmful) and ``credit`` (those, and every episode's
+harmful steps pushed away) from every TRCA source."""
 SPARSE_ONLY = ("bc",)
-TRCA_ONLY = ("awr", "bc-labeled")
+TRCA_ONLY = ("awr", "bc-labeled", "credit")
 
 EXPERT = "expert"
 """The source of the imitation-ceiling rows: BC on pure expert episodes (gold paths, no noise)."""

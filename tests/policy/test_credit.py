@@ -4,7 +4,6 @@ learner that reads it (policy.credit_bc) end to end on a small file."""
 from __future__ import annotations
 
 import math
-from types import SimpleNamespace
 
 import pytest
 import torch
@@ -115,9 +114,6 @@ def test_credit_learner_trains_on_the_credited_steps_of_every_episode(tmp_path):
     from policy.train import ConfigError, train_from_file
     from tests.support.toy_task import DATA, HashEmbedder
 
-    class Embedder(HashEmbedder):  # train_from_file records the encoder's identity
-        encoder = SimpleNamespace(name="hash", sha256="0" * 64)
-
     write_trajectories(tmp_path / "d.jsonl", DATA)
     run = train_from_file(
         tmp_path / "d.jsonl",
@@ -125,7 +121,7 @@ def test_credit_learner_trains_on_the_credited_steps_of_every_episode(tmp_path):
         reward="trca",
         out=tmp_path / "ck",
         overrides={"steps": 30, "hidden": 8, "log_every": 10},
-        embedder=Embedder(),
+        embedder=HashEmbedder(),
         progress=False,
     )
     # the toy's failed episodes only 'look' (reward 0): no credit; the successful ones' steps all have it
@@ -135,7 +131,7 @@ def test_credit_learner_trains_on_the_credited_steps_of_every_episode(tmp_path):
     assert run.result.curves[-1]["accuracy"] == 1.0
     with pytest.raises(ConfigError, match="dense --reward"):
         train_from_file(
-            tmp_path / "d.jsonl", algo="credit", reward="sparse", out=tmp_path / "x", embedder=Embedder()
+            tmp_path / "d.jsonl", algo="credit", reward="sparse", out=tmp_path / "x", embedder=HashEmbedder()
         )
     with pytest.raises(ConfigError, match="discount"):
         train_from_file(

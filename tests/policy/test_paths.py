@@ -3,8 +3,6 @@ penalty."""
 
 from __future__ import annotations
 
-from types import SimpleNamespace
-
 import pytest
 
 from labeler.dataset import Step, Trajectory
@@ -48,9 +46,6 @@ def test_bc_paths_filter_trains_on_the_erased_successful_episodes(tmp_path):
     from policy.train import train_from_file
     from tests.support.toy_task import DATA, HashEmbedder
 
-    class Embedder(HashEmbedder):  # train_from_file records the encoder's identity
-        encoder = SimpleNamespace(name="hash", sha256="0" * 64)
-
     write_trajectories(tmp_path / "d.jsonl", DATA)
     run = train_from_file(
         tmp_path / "d.jsonl",
@@ -58,7 +53,7 @@ def test_bc_paths_filter_trains_on_the_erased_successful_episodes(tmp_path):
         reward="sparse",
         out=tmp_path / "ck",
         overrides={"filter": "paths", "steps": 20, "hidden": 8, "log_every": 10},
-        embedder=Embedder(),
+        embedder=HashEmbedder(),
         progress=False,
     )
     assert run.dataset_episodes == len(DATA) and run.episodes == sum(t.success for t in DATA)

@@ -4,7 +4,6 @@ errors, and the summary of what it trained on (embeddings here are a determinist
 from __future__ import annotations
 
 import json
-from types import SimpleNamespace
 
 import pytest
 import torch
@@ -22,10 +21,6 @@ torch.set_num_threads(1)
 SUCCESSFUL = [t for t in DATA if t.success]
 
 
-class Embedder(HashEmbedder):  # train_from_file records the encoder's identity
-    encoder = SimpleNamespace(name="hash", sha256="0" * 64)
-
-
 def _train(tmp_path, algo: str, **overrides):
     write_trajectories(tmp_path / "d.jsonl", DATA)
     return train_from_file(
@@ -34,7 +29,7 @@ def _train(tmp_path, algo: str, **overrides):
         reward="sparse",
         out=tmp_path / f"ck-{algo}-{len(overrides)}",
         overrides={"steps": 10, "hidden": 8, "log_every": 5, **overrides},
-        embedder=Embedder(),
+        embedder=HashEmbedder(),
         progress=False,
     )
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+from types import SimpleNamespace
 
 import numpy as np
 
@@ -29,6 +30,7 @@ class HashEmbedder:
 
     dim = D
     computed = 0
+    encoder = SimpleNamespace(name="hash", sha256="0" * 64)  # train_from_file records the encoder's identity
 
     def token_source(self, length: int) -> tuple[HashTokenIds, np.ndarray]:
         table = np.random.default_rng(0).standard_normal((HashTokenIds.vocab, 8)).astype(np.float32)

@@ -42,6 +42,7 @@ LEARNERS: dict[str, tuple[str, str, dict[str, str]]] = {
     "bc-success-labeled": ("bc", "trca", {"filter": "success-labeled"}),
     "bc-success-progress": ("bc", "trca", {"filter": "success+progress"}),
     "credit-trca": ("credit", "trca", {}),
+    "credit-hindsight": ("credit", "trca", {"failures": "true"}),
     "bc-expert": ("bc", "expert", {}),
 }
 EXPERT_LEARNER = "expert"
@@ -238,16 +239,20 @@ KEY_VERBS = 4
 
 
 def report(rows: list[dict[str, Any]], labels: dict[str, Any]) -> str:
-    """One table per world and training size: each learner's success (mean over seeds, each seed's rate), its
-    decisions overall and on the world's most frequent verbs, and where its training weight goes."""
+    """One table per world, training size and test games: each learner's success (mean over seeds, each
+    seed's rate), its decisions overall and on the world's most frequent verbs, and where its training weight
+    goes."""
     from policy.evaluate import wilson_interval
 
     out = []
-    for key in sorted({(r["world"], r["train_episodes"]) for r in rows}):
-        mine = [r for r in rows if (r["world"], r["train_episodes"]) == key]
+    for key in sorted({(r["world"], r["train_episodes"], r["test_episodes"]) for r in rows}):
+        mine = [r for r in rows if (r["world"], r["train_episodes"], r["test_episodes"]) == key]
         lab = labels.get(f"{key[0]}-n{key[1]}") or {}
         total = lab.get("trca.total") or {}
-        out.append(f"### {key[0]}, {key[1]} training episodes ({lab.get('successes', '?')} successful)")
+        out.append(
+            f"### {key[0]}, {key[1]} training episodes ({lab.get('successes', '?')} successful), "
+            f"{key[2]} test games"
+        )
         out.append("")
         if total:
             out.append(

@@ -5,6 +5,14 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 
 python -m tools.bench.bench_learners --world twc-easy --world cookingworld-small --world twc-medium \
-    --learner bc-success --learner bc-success-labeled --learner awr-trca --learner iql-sparse \
-    --learner iql-trca-scale1=iql:trca:reward_scale=1 --learner bc-labeled --learner bc-success-progress \
-    --work-dir runs/matrix --out tools/results/bench_learners.json
+    --world twc-hard --learner credit-trca --learner bc-success-labeled --learner bc-success \
+    --learner bc-expert --seed 0 --seed 1 --seed 2 --test-episodes 200 --work-dir runs/matrix \
+    --out tools/results/bench_learners.json
+python -m tools.bench.bench_learners --world twc-easy --learner credit-hindsight --learner iql-trca \
+    --learner credit-neg1=credit:trca:negative=1 --learner credit-labels=credit:trca:detours=false \
+    --seed 0 --seed 1 --seed 2 --test-episodes 200 --work-dir runs/matrix --out tools/results/bench_learners.json
+python -m tools.bench.bench_learners --world twc-medium --learner credit-labels=credit:trca:detours=false \
+    --seed 0 --seed 1 --seed 2 --test-episodes 200 --work-dir runs/matrix --out tools/results/bench_learners.json
+python -m tools.bench.bench_learners --world cookingworld-small --learner bc-expert-aug2=bc:expert:augment=2 \
+    --learner bc-sl-aug2=bc:trca:filter=success-labeled,augment=2 --seed 0 --seed 1 --seed 2 \
+    --test-episodes 200 --work-dir runs/matrix --out tools/results/bench_learners.json

@@ -41,7 +41,7 @@ def test_learners_train_on_the_sources_they_read():
         QUICK,
         sizes=(20,),
         sources=("sparse", "trca-built", "coren"),
-        algos=("iql", "bc", "bc-labeled", "awr"),
+        algos=("iql", "bc", "bc-labeled", "awr", "credit"),
         coren_max_episodes=20,
     )
     us = units(parse_world("twc-easy"), plan)
@@ -53,9 +53,12 @@ def test_learners_train_on_the_sources_they_read():
         ("bc", "sparse"),  # BC on the successes reads only the flag
         ("bc-labeled", "trca-built"),  # the label-kept steps and AWR's advantages are TRCA's
         ("awr", "trca-built"),
+        ("credit", "trca-built"),  # so are the harmful steps credit pushes away
     }
     kept = next(u for u in us if u.algo == "bc-labeled")
     assert kept.rows[0]["bc_filter"] == "success-labeled" and kept.rows[0]["detour_penalty"] == 0.05
+    credit = next(u for u in us if u.algo == "credit")
+    assert "bc_filter" not in credit.rows[0] and credit.rows[0]["detour_penalty"] == 0.05
     iql = next(u for u in us if u.algo == "iql")
     assert iql.rows[0]["reward_scale"] == "return-span"
 
