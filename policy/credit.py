@@ -33,7 +33,7 @@ over the steps that led to it:
   target]`` commands (:mod:`models.actions`); ``linked=False`` credits the whole path.
 
 It is off by default: on TWC easy (BENCHMARKS.md, "Learners on success-scarce files") the labels' progress
-inside random walks is noisier than the successful episodes' steps, and crediting it lost 5 points of
+inside random walks is noisier than the successful episodes' steps, and crediting it lost 6 points of
 success.
 
 A step gets the largest positive credit any rule gives it; a harmful step is never a milestone, and a step on
@@ -58,7 +58,7 @@ class CreditRule:
     """Weight of the unlikelihood term on a harmful step (0: ignore harmful steps, as filtered BC does)."""
     failures: bool = False
     """Credit the progress of failed episodes too (hindsight segments; True). Off by default: on TWC easy
-    it cost 5 points of success (the labels' progress in random walks is noisier than the successes')."""
+    it cost 6 points of success (the labels' progress in random walks is noisier than the successes')."""
     detours: bool = True
     """Count the detour penalty as evidence of harm (False: only negative labels)."""
     linked: bool = True
