@@ -92,7 +92,9 @@ def _decision_tables(rows: Sequence[dict[str, Any]], min_decisions: int = 20) ->
                 rest[0] += v["decisions"]
                 rest[1] += v["right"]
                 continue
-            instead = ", ".join(f"{k} {c}" for k, c in list(v["wrong_picks"].items())[:3])
+            # the most frequent first: the stored rows keep their keys sorted, not in the order counted
+            picks = sorted(v["wrong_picks"].items(), key=lambda kc: -kc[1])[:3]
+            instead = ", ".join(f"{k} {c}" for k, c in picks)
             body.append(
                 [f"{world} (n={n}, seed {seed})", verb, str(v["decisions"]), f"{v['accuracy']:.3f}", instead]
             )

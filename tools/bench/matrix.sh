@@ -15,6 +15,8 @@ $M --world twc-easy --sizes 120 --seeds 1,2 --sources sparse,trca-built --algos 
 $M --world twc-easy --sizes 120 --seeds 1,2 --sources sparse,trca-built --algos iql --llm-episodes 0 --expert-sizes 0 $W
 $M --world twc-medium --world cookingworld-small --sizes 120 --seeds 1,2 --sources sparse,trca-built --algos iql,bc \
     --llm-episodes 0 --expert-sizes 0 $W
+# credit-weighted imitation (the label-kept steps, every episode's harmful steps pushed away), 3 seeds
+$M --world twc-easy --sizes 120 --seeds 0,1,2 --sources trca-built --algos credit --llm-episodes 0 --expert-sizes 0 $W
 # 30 episodes, with COREN (2 prompts, mean vote) on the two TWC worlds
 $M --world twc-easy --world twc-medium --sizes 30 --seeds 0 --sources sparse,trca-built,coren --algos iql,bc \
     --llm-episodes 0 --expert-sizes 0 $W
@@ -23,8 +25,8 @@ $M --world twc-easy --world cookingworld-small --world twc-medium --sizes 30 --s
     --llm-episodes 0 --expert-sizes 9,36 $W
 # the report of every row above, the imitation ceiling (tools/bench/ceiling.sh) beside them
 $M --world twc-easy --world cookingworld-small --world twc-medium --world twc-hard --sizes 30,120 --seeds 0,1,2 \
-    --sources sparse,trca-built,potential,coren --algos iql,bc,bc-labeled,awr --llm-episodes 0 --expert-sizes 9,36 \
-    $W --ceiling tools/results/bench_ceiling.json --report-only
+    --sources sparse,trca-built,potential,coren --algos iql,bc,bc-labeled,awr,credit --llm-episodes 0 \
+    --expert-sizes 9,36 $W --ceiling tools/results/bench_ceiling.json --report-only
 
 # ScienceWorld: two families outside the label benchmarks' tuning set, 20 test episodes each
 S="--clients guard --test-episodes 20 --steps 1000 --llm-episodes 0 --work-dir runs/matrix"

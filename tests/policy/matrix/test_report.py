@@ -64,3 +64,13 @@ def test_report_sets_the_ceiling_and_the_labels_beside_the_rows(tmp_path):
     # ceiling 19/20, best dense (TRCA, both seeds pooled) 30/40, best sparse 20/40
     assert "| 0.95 (20) | 0.75 (40) | 0.50 (40) |" in put
     assert "| twc-easy | 10 | trca | trca.total | 0.930 | 0.750 | in-sample (0.970) |" in md
+
+
+def test_the_verbs_picked_instead_are_listed_most_frequent_first():
+    from policy.matrix.report import _decision_tables
+
+    gold = _verbs((18, 30), (20, 20))
+    gold["verbs"]["take"]["wrong_picks"] = {"look": 1, "open": 3, "put": 8}  # a stored row: keys sorted
+    row = {"world": "twc-easy", "train_episodes": 36, "seed": 0, "source": "expert", "gold_decisions": gold}
+    (line,) = [x for x in _decision_tables([row]) if "| take |" in x]
+    assert line.endswith("| put 8, open 3, look 1 |")
