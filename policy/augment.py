@@ -53,10 +53,8 @@ identity is what the episodes share."""
 def _names(action: str) -> tuple[str, str]:
     """The (object, target) phrases of an action (``""`` where absent), without leading articles."""
     a = parse_action(action)
-    phrases = a.phrases
-    if not a.target:
-        return (phrases[0] if phrases else ""), ""
-    return (phrases[0] if phrases else ""), (phrases[-1] if len(phrases) > 1 else "")
+    p = a.phrases
+    return (p[0] if p else ""), (p[-1] if a.target and len(p) > 1 else "")
 
 
 def interchangeable(trajectories: Sequence[Trajectory]) -> list[frozenset[str]]:

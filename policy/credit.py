@@ -107,9 +107,7 @@ def step_credit(
     if len(rewards) != n or (labels is not None and len(labels) != n):
         raise ValueError(f"trajectory {traj.id}: {len(rewards)} rewards for {n} steps")
     actions = [s.action for s in traj.steps]
-    credit = [0.0] * n
-    if traj.success:
-        credit = [1.0 if r >= 0 else 0.0 for r in rewards]
+    credit = [1.0 if r >= 0 else 0.0 for r in rewards] if traj.success else [0.0] * n
     if traj.success or rule.failures:
         keys = traj.view.episode_keys
         start = 0

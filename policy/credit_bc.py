@@ -1,7 +1,8 @@
 """Credit-weighted imitation over every episode: behaviour cloning weighted by the per-step credit of
-:mod:`policy.credit` (the labels' milestones and the steps that led to them, in failed episodes as in
-successful ones), with an unlikelihood term on the steps the labels call harmful (Welleck et al., 2019,
-https://arxiv.org/abs/1908.04319, applied to logged actions):
+:mod:`policy.credit` (the successful episodes' steps the labels do not call harmful; with ``failures``, also
+the failed episodes' labeled progress and the steps that led to it), with an unlikelihood term on the steps
+of every episode the labels call harmful (Welleck et al., 2019, https://arxiv.org/abs/1908.04319, applied to
+logged actions):
 
     pi <- - sum_t  w_t+ * log pi(a_t | s_t)  +  w_t- * log(1 - pi(a_t | s_t))
                                                             (w+ = max(w, 0), w- = max(-w, 0))
@@ -11,7 +12,7 @@ Steps without credit carry no signal and are not sampled.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 
 import numpy as np
 import torch
@@ -32,16 +33,16 @@ class CreditConfig(ScorerOptions):
     """Transitions per update."""
     lr: float = 1e-3
     """Adam learning rate (as BC's)."""
-    discount: float = 0.8
+    discount: float = CreditRule.discount
     """Credit of a step one place further, on the loop-erased path, from the progress it led to."""
-    negative: float = 0.5
-    """Weight of the unlikelihood term on steps with a negative reward (0: drop them)."""
-    failures: bool = False
+    negative: float = CreditRule.negative
+    """Weight of the unlikelihood term on harmful steps (0: drop them)."""
+    failures: bool = CreditRule.failures
     """Credit the progress of failed episodes too (their hindsight segments); off: the failed episodes teach
     by their harmful steps alone."""
-    detours: bool = True
+    detours: bool = CreditRule.detours
     """Push away steps the detour penalty marks as well as those the labels call harmful."""
-    linked: bool = True
+    linked: bool = CreditRule.linked
     """In failed episodes, credit only the steps before a milestone that act on what it acts on."""
     seed: int = 0
     """Seed for initialisation and batch sampling."""
@@ -49,13 +50,8 @@ class CreditConfig(ScorerOptions):
     """Updates between logged curve points."""
 
     def rule(self) -> CreditRule:
-        return CreditRule(
-            discount=self.discount,
-            negative=self.negative,
-            failures=self.failures,
-            detours=self.detours,
-            linked=self.linked,
-        )
+        """The credit fields as a :class:`policy.credit.CreditRule` (checked there)."""
+        return CreditRule(**{f.name: getattr(self, f.name) for f in fields(CreditRule)})
 
 
 def select(table: TransitionTable) -> TransitionTable:

@@ -19,9 +19,9 @@ from models.cli_options import fail, progress_option
     required=True,
     type=click.Choice(["iql", "cql", "bc", "awr", "credit"]),
     help="iql | cql (discrete) | bc (--set filter=success: successful episodes only) | awr "
-    "(weights from TRCA's stored advantages, labels trca.advantage) | credit (imitation of every "
-    "episode's labeled progress and the steps that led to it, harmful steps pushed away; needs a dense "
-    "--reward).",
+    "(weights from TRCA's stored advantages, labels trca.advantage) | credit (imitation of the "
+    "successful episodes' steps the labels do not call harmful, and every episode's harmful steps pushed "
+    "away; needs a dense --reward).",
 )
 @click.option(
     "--reward",

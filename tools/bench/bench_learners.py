@@ -157,6 +157,7 @@ def main(
         dense, _stats = data.training_file(BUILT_TRCA, train_episodes)
         trajs = read_trajectories(dense)
         gold = gold_flags(trajs)
+        successes = sum(t.success for t in trajs)
         store.meta.setdefault("labels", {})[f"{world.label}-n{train_episodes}"] = label_quality(trajs)
         test_gold = read_trajectories(data.test_gold(gold_episodes))
         for name, algo, reward, sets in plan:
@@ -179,7 +180,6 @@ def main(
                 penalty = 0.0 if reward == "sparse" or expert else sizes.detour_penalty  # as in the matrix
                 spec = parse_reward("sparse" if expert else reward, detour_penalty=penalty)
                 ckpt = Path(work_dir) / "learners" / f"{world.label}-n{train_episodes}-{name}-s{seed}"
-                successes = sum(t.success for t in trajs)
                 swaps = int(sets.get("augment", 0))
                 run = train_from_file(
                     data.expert(successes) if expert else dense,
