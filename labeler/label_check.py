@@ -19,9 +19,18 @@ Only the success flag of each trajectory is used (a robot log has it; ``info`` i
   to the step limit while successes stop early, and a channel can separate whole episodes by their length
   while ranking their steps badly (measured: the potential on a TWC easy log ranked progress steps at 0.42,
   its mean reward separated at 0.79, its first 8 steps at 0.64 [0.42, 0.84]).
+* **final vs idle steps** — the one per-step fact a log without ground truth holds: each successful
+  episode's last step made the difference (it ended the task), and a step that changed nothing (the same
+  world state after it, or on partial states a response the episode had drawn before:
+  :attr:`labeler.view.TrajectoryView.changed`) made none. The AUROC of the channel's rewards on those two
+  kinds of steps, with a 90 % bootstrap interval over trajectories. A channel can separate episodes by
+  crediting steps that tell successful episodes apart without being the ones that matter (measured: the
+  potential on a response-only TWC easy log of a mixed behaviour separated episodes at 0.81, over their
+  first steps at 0.72, and ranked progress steps at 0.37; this AUROC was 0.14).
 * **verdict** — ``separates`` (AUROC >= 0.6 and the interval's low end above 0.5, over whole trajectories,
-  without the last step and over the first steps), ``last step`` (it separates only with the last step),
-  ``length`` (only over whole trajectories of different lengths), ``in-sample`` (it would
+  without the last step, over the first steps and on final vs idle steps), ``last step`` (it separates only
+  with the last step), ``length`` (only over whole trajectories of different lengths), ``misplaced`` (it
+  separates episodes, but does not rank the successes' final steps above idle ones), ``in-sample`` (it would
   separate, but the labeler fit it on these flags: measured, built-rubric TRCA labels of two ScienceWorld
   logs separated in-sample at 0.81 while they ranked steps at 0.625; that the labels fail even in-sample is
   still told as ``weak`` or ``inverted``), ``weak`` (neither clearly
@@ -74,6 +83,9 @@ class ChannelCheck:
     """The AUROC over each trajectory's first ``prefix_steps`` steps."""
     prefix_low: float | None = None
     prefix_steps: int | None = None
+    anchor_auroc: float | None = None
+    """The AUROC of the successes' last steps against the steps that changed nothing."""
+    anchor_low: float | None = None
 
     def to_dict(self) -> dict:
         return {k: (round(v, 4) if isinstance(v, float) else v) for k, v in asdict(self).items()}
@@ -111,6 +123,36 @@ def cut_auroc(
     m = mean_rewards(trajectories, channel, **cut) or []
     kept = [(v, bool(t.success)) for v, t in zip(m, trajectories, strict=False) if v is not None]
     return bootstrap_auroc([v for v, _ in kept], [y for _, y in kept], boots, seed)
+
+
+def anchor_auroc(
+    trajectories: Sequence[Trajectory], channel: str, boots: int = 400, seed: int = 0, level: float = 0.9
+) -> tuple[float | None, float | None]:
+    """(AUROC, the 90 % interval's low end) of the channel's rewards on each successful trajectory's last
+    step (positive) against every step that changed nothing (negative), bootstrapped over trajectories;
+    (None, None) without both kinds of step."""
+    method, _, name = channel.partition(".")
+    per: list[tuple[list[float], list[bool]]] = []
+    for t in trajectories:
+        changed = t.view.changed
+        scores, kinds = [], []
+        for i, s in enumerate(t.steps):
+            v = s.labels.get(method, {}).get(name)
+            final = bool(t.success) and i == len(t.steps) - 1
+            if isinstance(v, int | float) and (final or not changed[i]):
+                scores.append(float(v))
+                kinds.append(final)
+        per.append((scores, kinds))
+
+    def pooled(idx: Sequence[int] | range) -> float | None:
+        return auroc([x for i in idx for x in per[i][0]], [y for i in idx for y in per[i][1]])
+
+    point = pooled(range(len(per)))
+    if point is None:
+        return None, None
+    rng = np.random.default_rng(seed)
+    stats = [a for _ in range(boots) if (a := pooled(rng.integers(0, len(per), len(per)))) is not None]
+    return point, float(np.quantile(stats, (1 - level) / 2))
 
 
 def bootstrap_auroc(
@@ -179,6 +221,9 @@ MESSAGES = {
     "last step": "its mean reward separates successes from failures only with each episode's last step: the "
     "steps before it are not ranked by the outcome, so the labels say nothing about which steps helped "
     "(a learner would read a sparse reward from them)",
+    "misplaced": "its mean reward separates successes from failures, but it does not rank the step each "
+    "success ended on above the steps that changed nothing: the credit may sit on steps that tell the "
+    "episodes apart without being the ones that made the difference (a learner reads the step credit)",
     "in-sample": "its mean reward separates successes from failures, but the labeler fit it on these success "
     "flags, so this cannot tell whether the labels generalise: check them on episodes the labeler did not "
     "see (the rubric builder's --check-folds, or a rubric built from another log)",
@@ -188,6 +233,12 @@ MESSAGES = {
     "n/a": "only one class of episode (all successes or all failures): nothing to check against",
     "too few": f"fewer than {MIN_PER_CLASS} successes or failures: too few to tell labels from chance",
 }
+
+
+CAUTIONS = ("weak", "inverted", "last step", "length", "misplaced")
+"""Verdicts that say the labels may not help even where the labeler did not fit them on the flags."""
+WARNED = (*CAUTIONS, "too few", "in-sample")
+"""Verdicts that print a warning line."""
 
 
 def check_channels(
@@ -208,14 +259,36 @@ def check_channels(
         v = verdict(a, lo, hi, min(sum(y), len(y) - sum(y)), fitted)
         body, body_lo, _ = cut_auroc(trajectories, ch, boots, seed, drop_last=True)
         pre, pre_lo, _ = cut_auroc(trajectories, ch, boots, seed, first=k)
+        anchor, anchor_lo = anchor_auroc(trajectories, ch, boots, seed)
         if v in ("separates", "in-sample") and not separates(body, body_lo):
             v = "last step"
         elif v in ("separates", "in-sample") and not separates(pre, pre_lo):
             v = "length"
+        elif v in ("separates", "in-sample") and anchor is not None and not separates(anchor, anchor_lo):
+            v = "misplaced"
         msg = MESSAGES[v]
-        if fitted and v in ("weak", "inverted", "last step", "length"):
+        if fitted and v in CAUTIONS:
             msg += " (even in-sample, fit on these success flags)"
-        out.append(ChannelCheck(ch, len(y), sum(y), a, lo, hi, fitted, v, msg, body, body_lo, pre, pre_lo, k))
+        out.append(
+            ChannelCheck(
+                ch,
+                len(y),
+                sum(y),
+                a,
+                lo,
+                hi,
+                fitted,
+                v,
+                msg,
+                body,
+                body_lo,
+                pre,
+                pre_lo,
+                k,
+                anchor,
+                anchor_lo,
+            )
+        )
     return out
 
 
@@ -251,16 +324,16 @@ def format_checks(checks: Sequence[ChannelCheck], path: str = "") -> str:
         f"{os.path.basename(path) or 'labels'}: label check from the success flags alone"
         + (f" ({head.trajectories} trajectories, {head.successes} successful)" if head else ""),
         f"{'channel':<28} {'AUROC mean reward vs success':>29} {'90% interval':>15} {'w/o last step':>14}"
-        f" {'first steps':>12} {'fitted here':>12}  verdict",
+        f" {'first steps':>12} {'final vs idle':>14} {'fitted here':>12}  verdict",
     ]
     for c in checks:
         ci = "" if c.low is None else f"[{c.low:.2f}, {c.high:.2f}]"
         first = "" if c.prefix_steps is None else f"{f(c.prefix_auroc)} ({c.prefix_steps})"
         lines.append(
             f"{c.channel:<28} {f(c.auroc):>29} {ci:>15} {f(c.body_auroc):>14} {first:>12}"
-            f" {('yes' if c.fitted else 'no'):>12}  {c.verdict}"
+            f" {f(c.anchor_auroc):>14} {('yes' if c.fitted else 'no'):>12}  {c.verdict}"
         )
     for c in checks:
-        if c.verdict in ("weak", "inverted", "too few", "in-sample", "last step", "length"):
+        if c.verdict in WARNED:
             lines.append(f"warning: {c.channel}: {c.message}")
     return "\n".join(lines)

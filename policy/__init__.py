@@ -36,6 +36,7 @@ Modules:
 * ``torch_policy`` — a checkpoint as a policy
 * ``decisions`` — per-decision accuracy against logged actions, per verb
 * ``decisions_cli`` — ``edgejudge decisions``
+* ``replay_misses`` — which wrong decisions cost the episode: each miss replayed in its world
 * ``llm_policy`` — the LLM-as-agent baseline
 * ``episode_policy`` — an adapter's task strategies and the loop guard composed over a policy
 * ``twx_placement`` — TextWorld's opt-in put-away strategy (``--strategy placement-search``)

@@ -38,12 +38,23 @@ class VerbTally:
         return self.right / self.decisions if self.decisions else float("nan")
 
 
+@dataclass(frozen=True)
+class Miss:
+    """A decision the policy got wrong: the trajectory's index in the file, the step's, and what it picked
+    (:mod:`policy.replay_misses` replays it)."""
+
+    episode: int
+    step: int
+    pick: str
+
+
 @dataclass
 class DecisionReport:
     verbs: dict[str, VerbTally]
     skipped: int
     """Steps that were no decision (one candidate, or the logged action not among the candidates)."""
     episodes: int
+    misses: list[Miss] = field(default_factory=list)
 
     @property
     def decisions(self) -> int:
@@ -97,12 +108,13 @@ def _row(verb: str, t: VerbTally) -> str:
 def decision_accuracy(policy: Policy, trajectories: Iterable[Trajectory]) -> DecisionReport:
     """Replay each episode's logged steps and count the policy's agreement with them, per verb."""
     verbs: dict[str, VerbTally] = {}
+    misses: list[Miss] = []
     skipped = episodes = 0
-    for t in trajectories:
+    for e, t in enumerate(trajectories):
         episodes += 1
         policy.reset()
         memory: list[tuple[str, str]] = []
-        for s in t.steps:
+        for i, s in enumerate(t.steps):
             if len(s.candidates) > 1 and s.action in s.candidates:
                 pick = s.candidates[policy.act(t.instruction, s.observation, s.candidates, tuple(memory))]
                 tally = verbs.setdefault(verb_of(s.action), VerbTally())
@@ -111,7 +123,8 @@ def decision_accuracy(policy: Policy, trajectories: Iterable[Trajectory]) -> Dec
                     tally.right += 1
                 else:
                     tally.wrong_picks[verb_of(pick)] += 1
+                    misses.append(Miss(e, i, pick))
             else:
                 skipped += 1
             memory.append((s.action, s.next_observation))
-    return DecisionReport(verbs, skipped, episodes)
+    return DecisionReport(verbs, skipped, episodes, misses)

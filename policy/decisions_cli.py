@@ -22,9 +22,23 @@ from models.cli_options import fail, threads_option
     type=click.IntRange(min=1),
     help="Verbs with fewer decisions are summed in one row of the table.",
 )
+@click.option(
+    "--replay",
+    is_flag=True,
+    help="Replay every miss in the episode's world (the file's episodes must name one, as edgejudge collect "
+    "writes): the policy's pick instead of the logged action, then the policy with the loop guard to the "
+    "end. Says which misses the episode recovers from and which cost it.",
+)
+@click.option(
+    "--max-steps",
+    default=40,
+    show_default=True,
+    type=click.IntRange(min=1),
+    help="With --replay: the step limit of a replayed episode, counted from its start.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @threads_option()
-def decisions(policy_path, data, min_decisions, as_json, threads):
+def decisions(policy_path, data, min_decisions, replay, max_steps, as_json, threads):
     """Per-decision accuracy of a bundle or checkpoint against the actions of DATA (a trajectory file, e.g.
     expert episodes of held-out games), per verb (the first word of the logged action).
 
@@ -44,14 +58,48 @@ def decisions(policy_path, data, min_decisions, as_json, threads):
         fail(str(e))
     with policy:
         report = decision_accuracy(policy, trajectories)
-    if report.decisions == 0:
-        fail(f"{data}: no step has more than one candidate with the logged action among them")
+        if report.decisions == 0:
+            fail(f"{data}: no step has more than one candidate with the logged action among them")
+        outcomes = replayed(policy, trajectories, report, max_steps) if replay else None
     if as_json:
-        click.echo(json.dumps({"policy": str(policy_path), "data": str(data), **report.to_dict()}, indent=2))
+        extra = {"replay": {v: o.to_dict() for v, o in outcomes.items()}} if outcomes is not None else {}
+        payload = {"policy": str(policy_path), "data": str(data), **report.to_dict(), **extra}
+        click.echo(json.dumps(payload, indent=2))
         return
     click.echo(report.table(min_decisions=min_decisions))
     click.echo(
         f"{report.decisions} decisions in {report.episodes} episodes ({report.skipped} steps with one "
-        "candidate "
-        "or an action not among them)"
+        "candidate or an action not among them)"
     )
+    if outcomes is not None:
+        from policy.replay_misses import outcome_table
+
+        click.echo("")
+        click.echo(outcome_table(outcomes, {v: (t.decisions, t.right) for v, t in report.verbs.items()}))
+
+
+def replayed(policy, trajectories, report, max_steps):
+    """The outcome of every miss of ``report`` (:mod:`policy.replay_misses`); the CLI's error on a world
+    that cannot be opened."""
+    from policy.envs import EnvError, open_env, parse_env
+    from policy.episode_policy import episode_policy
+    from policy.replay_misses import replay_misses, world_of
+
+    if all(world_of(t.meta) is None for t in trajectories):
+        fail("--replay: the file's episodes name no simulated world (meta env, split, env_seed)")
+    guarded: dict = {}
+
+    def policy_for(env: str, params: str):
+        if (env, params) not in guarded:
+            guarded[(env, params)] = episode_policy(policy, parse_env(env, params), loop_guard=True)
+        return guarded[(env, params)]
+
+    try:
+        return replay_misses(
+            policy_for,
+            trajectories,
+            report.misses,
+            lambda env, params: open_env(parse_env(env, params), step_limit=max_steps),
+        )
+    except EnvError as e:
+        fail(f"--replay: {e}")

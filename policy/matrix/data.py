@@ -276,6 +276,7 @@ def label_summary(trajs: list[Any], channel: str) -> dict[str, Any]:
             "check_auroc": None,
             "check_body_auroc": None,
             "check_prefix_auroc": None,
+            "check_anchor_auroc": None,
         }
     method = channel.split(".")[0]
     by = {c.channel: c for c in rep.channels}
@@ -294,4 +295,5 @@ def label_summary(trajs: list[Any], channel: str) -> dict[str, Any]:
         "check_auroc": checks[0].auroc if checks else None,
         "check_body_auroc": checks[0].body_auroc if checks else None,
         "check_prefix_auroc": checks[0].prefix_auroc if checks else None,
+        "check_anchor_auroc": checks[0].anchor_auroc if checks else None,
     }
