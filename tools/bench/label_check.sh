@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # BENCHMARKS.md, "Labeling: the label check against per-step ground truth": the section's commands, from the
 # repository root with the project's environment active (python and edgejudge on PATH). Resumable: each run
-# keeps its rows in tools/results/labels_protocol_{a,b}.json and its collected pools in runs/.
+# keeps its rows in tools/results/labels_protocol_{a,b,c}.json and its collected pools in runs/.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -17,3 +17,12 @@ edgejudge matrix labels $W --episodes 30 --shapes full,response --methods sparse
 edgejudge matrix labels $W --episodes 30 --shapes full,response --methods sparse,success,potential \
     --work-dir runs/labels-protocol-b --out tools/results/labels_protocol_b \
     --behaviour "gold-noise=0.5,random=0.5" --noise 0.3 --collect-seed 2
+# the held-out check: worlds and a behaviour the check's rules were not designed on
+H="--world twc-hard --world scienceworld-lifespan-longest-lived"
+for f in power-component measure-melting-point-known-substance identify-life-stages-2 find-non-living-thing; do
+  H="$H --world $f=scienceworld:$f@40"
+done
+# shellcheck disable=SC2086
+edgejudge matrix labels $H --episodes 30 --shapes full,response --methods sparse,success,potential \
+    --work-dir runs/labels-protocol-c --out tools/results/labels_protocol_c \
+    --behaviour "gold-noise=0.7,random=0.3" --noise 0.5 --collect-seed 3
