@@ -91,6 +91,11 @@ class RowStore:
         return self.rows.get(row_key(config))
 
     def put(self, config: Mapping[str, Any], result: Mapping[str, Any]) -> dict[str, Any]:
+        """Store ``result`` as ``config``'s row. A ``reason`` (a failed step's message) names paths under the
+        working directory relative to it: the file is committed and read on other machines."""
+        result = dict(result)
+        if isinstance(result.get("reason"), str):
+            result["reason"] = result["reason"].replace(os.path.join(os.getcwd(), ""), "")
         row = {**config, **result, "config": dict(config)}
         if EPISODES in row:
             row["episodes_sha"] = episodes_digest(row[EPISODES])

@@ -4,6 +4,7 @@ rows of a run elsewhere merged in."""
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 
@@ -69,3 +70,11 @@ def test_a_rows_file_written_with_the_arrays_still_reads(tmp_path):
     assert store.get(config)["episodes_sha"] == episodes_digest([[1, 1, 1.0, 3]])
     store.save()
     assert "per_episode" not in (tmp_path / "old.json").read_text()
+
+
+def test_a_failed_steps_reason_names_paths_under_the_working_directory_relative_to_it(tmp_path):
+    store = RowStore(tmp_path / "m.json")
+    reason = f"edgejudge label potential {os.path.join(os.getcwd(), 'runs', 'a.jsonl.gz')} failed: /etc/x"
+    row = store.put({"world": "w"}, {"status": "error", "reason": reason})
+    assert row["reason"] == "edgejudge label potential runs/a.jsonl.gz failed: /etc/x"
+    assert RowStore(tmp_path / "m.json").get({"world": "w"})["reason"] == row["reason"]
