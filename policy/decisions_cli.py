@@ -50,12 +50,15 @@ def decisions(policy_path, data, min_decisions, replay, max_steps, as_json, thre
     from labeler.dataset import DatasetError, read_trajectories
     from policy.decisions import decision_accuracy
     from policy.evaluate import open_policy
+    from policy.replay_misses import world_of
 
     try:
         trajectories = read_trajectories(data)
         policy = open_policy(policy_path, threads=threads)
     except (DatasetError, ValueError, OSError) as e:
         fail(str(e))
+    if replay and all(world_of(t.meta) is None for t in trajectories):
+        fail("--replay: the file's episodes name no simulated world (meta env, split, env_seed)")
     with policy:
         report = decision_accuracy(policy, trajectories)
         if report.decisions == 0:
@@ -83,10 +86,8 @@ def replayed(policy, trajectories, report, max_steps):
     that cannot be opened."""
     from policy.envs import EnvError, open_env, parse_env
     from policy.episode_policy import episode_policy
-    from policy.replay_misses import replay_misses, world_of
+    from policy.replay_misses import replay_misses
 
-    if all(world_of(t.meta) is None for t in trajectories):
-        fail("--replay: the file's episodes name no simulated world (meta env, split, env_seed)")
     guarded: dict = {}
 
     def policy_for(env: str, params: str):

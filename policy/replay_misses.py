@@ -20,15 +20,13 @@ Nothing here knows a world: the verbs are read from the actions (:func:`models.a
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
 from edge.policies import EpisodeMemory, Policy
 from labeler.dataset import Trajectory
 from models.actions import verb_of
 from policy.decisions import Miss
-
-OUTCOMES = ("recovered", "fatal", "not replayed")
 
 
 @dataclass
@@ -44,8 +42,8 @@ class MissOutcomes:
         return self.recovered + self.fatal + self.not_replayed
 
     def add(self, outcome: str) -> None:
-        name = outcome.replace(" ", "_")
-        setattr(self, name, getattr(self, name) + 1)
+        """Count one miss as ``outcome``: ``recovered``, ``fatal`` or ``not_replayed``."""
+        setattr(self, outcome, getattr(self, outcome) + 1)
 
     def to_dict(self) -> dict[str, int]:
         return {"misses": self.misses, "recovered": self.recovered, "fatal": self.fatal,
@@ -69,13 +67,13 @@ def replay_miss(world: World, policy: Policy, t: Trajectory, miss: Miss, split: 
     memory = EpisodeMemory()
     for s in t.steps[: miss.step]:
         if state.done or s.action not in state.candidates:
-            return "not replayed"
+            return "not_replayed"
         state = world.step(s.action)
         memory.record(s.action, state.observation)
     logged = t.steps[miss.step]
     exact = getattr(world, "exact_replay", True)
     if state.done or (exact and state.observation != logged.observation) or miss.pick not in state.candidates:
-        return "not replayed"
+        return "not_replayed"
     state = world.step(miss.pick)
     memory.record(miss.pick, state.observation)
     policy.reset()
@@ -107,7 +105,7 @@ def replay_misses(
             where = world_of(t.meta)
             tally = out.setdefault(verb_of(t.steps[miss.step].action), MissOutcomes())
             if where is None:
-                tally.add("not replayed")
+                tally.add("not_replayed")
                 continue
             env, params, split, episode = where
             if (env, params) not in worlds:
@@ -126,21 +124,14 @@ def outcome_table(outcomes: Mapping[str, MissOutcomes], decisions: Mapping[str, 
         "| verb | decisions | misses | recovered | fatal | not replayed | right or recovered |",
         "|---|---|---|---|---|---|---|",
     ]
-    total = MissOutcomes()
-    n_all = right_all = 0
     for verb, o in sorted(outcomes.items(), key=lambda kv: (-kv[1].misses, kv[0])):
-        n, right = decisions.get(verb, (0, 0))
-        lines.append(_row(verb, n, o, right))
-        total.recovered += o.recovered
-        total.fatal += o.fatal
-        total.not_replayed += o.not_replayed
-    for n, right in decisions.values():
-        n_all += n
-        right_all += right
-    lines.append(_row("**all**", n_all, total, right_all))
+        lines.append(_row(verb, *decisions.get(verb, (0, 0)), o))
+    total = MissOutcomes(*(sum(getattr(o, f.name) for o in outcomes.values()) for f in fields(MissOutcomes)))
+    n_all, right_all = (sum(d[i] for d in decisions.values()) for i in (0, 1))
+    lines.append(_row("**all**", n_all, right_all, total))
     return "\n".join(lines)
 
 
-def _row(verb: str, n: int, o: MissOutcomes, right: int) -> str:
+def _row(verb: str, n: int, right: int, o: MissOutcomes) -> str:
     share = f"{(right + o.recovered) / n:.3f}" if n else "n/a"
     return f"| {verb} | {n} | {o.misses} | {o.recovered} | {o.fatal} | {o.not_replayed} | {share} |"
