@@ -44,6 +44,9 @@ class CreditConfig(ScorerOptions):
     """Push away steps the detour penalty marks as well as those the labels call harmful."""
     linked: bool = CreditRule.linked
     """In failed episodes, credit only the steps before a milestone that act on what it acts on."""
+    idle_repeats: bool = CreditRule.idle_repeats
+    """In successful episodes, credit a step that changed nothing every time (True; default: its first use
+    only)."""
     seed: int = 0
     """Seed for initialisation and batch sampling."""
     log_every: int = 50

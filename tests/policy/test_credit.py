@@ -91,6 +91,17 @@ def test_a_successful_episode_keeps_every_step_not_called_harmful():
     assert step_credit(t, rewards, CreditRule(negative=0.0, failures=True)) == [1.0, 1.0, 1.0, 0.0, 1.0, 1.0]
 
 
+def test_a_successful_episode_may_credit_only_the_first_use_of_an_idle_action():
+    moves = [(A, "look", A), (A, "open fridge", B), (B, "look", B), (B, "take cup from fridge", D)]
+    moves += [(D, "examine cup", D)]
+    steps = [Step(observation=o, action=a, candidates=[a, "wait"], next_observation=n) for o, a, n in moves]
+    t = Trajectory(id="s", instruction="fetch the cup", task_type="twc", success=True, steps=steps)
+    rewards = [0.0, 0.0, 0.0, 0.5, 1.0]
+    assert step_credit(t, rewards, CreditRule(idle_repeats=True)) == [1.0] * 5
+    # the second look changed nothing and repeated an action the episode had taken: no credit
+    assert step_credit(t, rewards, CreditRule()) == [1.0, 1.0, 0.0, 1.0, 1.0]
+
+
 def test_credit_rule_and_rewards_are_checked():
     with pytest.raises(ValueError, match="discount"):
         CreditRule(discount=1.5)

@@ -42,7 +42,6 @@ LEARNERS: dict[str, tuple[str, str, dict[str, str]]] = {
     "bc-success-labeled": ("bc", "trca", {"filter": "success-labeled"}),
     "bc-success-progress": ("bc", "trca", {"filter": "success+progress"}),
     "credit-trca": ("credit", "trca", {}),
-    "credit-hindsight": ("credit", "trca", {"failures": "true"}),
     "bc-expert": ("bc", "expert", {}),
 }
 EXPERT_LEARNER = "expert"
