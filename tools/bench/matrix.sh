@@ -15,8 +15,11 @@ $M --world twc-easy --sizes 120 --seeds 1,2 --sources sparse,trca-built --algos 
 $M --world twc-easy --sizes 120 --seeds 1,2 --sources sparse,trca-built --algos iql --llm-episodes 0 --expert-sizes 0 $W
 $M --world twc-medium --world cookingworld-small --sizes 120 --seeds 1,2 --sources sparse,trca-built --algos iql,bc \
     --llm-episodes 0 --expert-sizes 0 $W
-# credit-weighted imitation (the label-kept steps, every episode's harmful steps pushed away), 3 seeds
-$M --world twc-easy --sizes 120 --seeds 0,1,2 --sources trca-built --algos credit --llm-episodes 0 --expert-sizes 0 $W
+# credit-weighted imitation (the label-kept steps less idle repeats, every episode's harmful steps pushed away)
+$M --world twc-easy --world cookingworld-small --sizes 120 --seeds 0,1,2 --sources trca-built --algos credit \
+    --llm-episodes 0 --expert-sizes 0 $W
+$M --world twc-medium --world twc-hard --sizes 120 --seeds 0 --sources trca-built --algos credit --llm-episodes 0 \
+    --expert-sizes 0 $W
 # 30 episodes, with COREN (2 prompts, mean vote) on the two TWC worlds
 $M --world twc-easy --world twc-medium --sizes 30 --seeds 0 --sources sparse,trca-built,coren --algos iql,bc \
     --llm-episodes 0 --expert-sizes 0 $W
