@@ -271,24 +271,11 @@ def check_channels(
             msg += " (even in-sample, fit on these success flags)"
         out.append(
             ChannelCheck(
-                ch,
-                len(y),
-                sum(y),
-                a,
-                lo,
-                hi,
-                fitted,
-                v,
-                msg,
-                body,
-                body_lo,
-                pre,
-                pre_lo,
-                k,
-                anchor,
-                anchor_lo,
+                ch, len(y), sum(y), a, lo, hi, fitted, v, msg,
+                body_auroc=body, body_low=body_lo, prefix_auroc=pre, prefix_low=pre_lo, prefix_steps=k,
+                anchor_auroc=anchor, anchor_low=anchor_lo,
             )
-        )
+        )  # fmt: skip
     return out
 
 
