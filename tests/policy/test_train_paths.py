@@ -138,3 +138,28 @@ def test_a_training_on_the_fast_paths_follows_the_reference(reference, algo):
         assert a.keys() == b.keys()
         for k in a:
             assert a[k] == pytest.approx(b[k], rel=1e-3, abs=1e-4), (k, a[k], b[k])
+
+
+def test_iql_on_a_second_thread_makes_the_same_updates():
+    """The actor's step and the target network's pass run beside the critic's: the same computation per
+    network, so the same trained actor as one thread gives."""
+    emb = HashEmbedder()
+    table = build_table(
+        DATA, emb, parse_reward("sparse"), token_source=emb.token_source(TOKEN_LENGTH)
+    ).to_torch()
+    actors = []
+    for threaded in (False, True):
+        cfg = make_config(
+            "iql",
+            {
+                "steps": 12,
+                "batch_size": 16,
+                "hidden": 16,
+                "log_every": 4,
+                "reader": "tokens",
+                "actor_thread": threaded,
+            },
+        )
+        actors.append(iql.train(table, cfg, dim=D, progress=False).model.state_dict())
+    for name, value in actors[0].items():
+        torch.testing.assert_close(actors[1][name], value, atol=0, rtol=0, msg=name)

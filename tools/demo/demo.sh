@@ -1,16 +1,15 @@
 #!/usr/bin/env bash
-# make demo: the whole pipeline on embedded defaults, sized for a 2-core laptop (about 10 minutes the first time;
-# judge answers are cached, so a rerun is faster).
+# make demo: the whole pipeline on embedded defaults, sized for a 2-core laptop (about 10-15 minutes the first
+# time; judge answers and text embeddings are cached, so a rerun is faster).
 #
-#   collect (train split, success-scarce) -> label (TRCA on all, COREN on a slice) -> train (IQL on TRCA
-#   rewards, BC on the successful episodes' steps the labels keep; on the same episodes the sparse baselines:
-#   IQL on the success flag, BC on successful episodes)
-#   -> export (ONNX bundles) -> evaluate the
-#   bundle (onnxruntime only; argmax and with the client-side loop guard) -> edge-serve + test episodes driven
-#   through the daemon by a client with the generic loop guard (the headline row), for the IQL-TRCA bundle, the
-#   label-kept BC bundle and the sparse IQL bundle -> the imitation ceiling (BC on expert episodes of the same world, exported and
-#   served the same way: what the policy can copy at best) -> summary. 60 training episodes: with few
-#   successes the dense labels matter.
+#   collect (train split, success-scarce) -> label (TRCA on all, COREN on a slice) -> train (the recommended
+#   recipe: credit-weighted imitation on TRCA rewards; on the same episodes the sparse baselines: BC on the
+#   successful episodes, IQL on the success flag) -> export (ONNX bundles) -> evaluate the bundle (onnxruntime
+#   only; argmax and with the client-side loop guard) -> edge-serve + test episodes driven through the daemon by
+#   a client with the generic loop guard (the headline row) -> the teachers: BC on as many expert episodes as
+#   the file has successes (what the failed episodes must beat) and BC on all the expert episodes (the
+#   imitation ceiling: what the policy can copy at best), exported and served the same way -> summary.
+#   60 training episodes: with few successes the dense labels matter.
 #
 # DEMO_ENV picks the world (default twx:twc, TextWorld Commonsense), DEMO_PARAMS its parameters, e.g.
 #   DEMO_ENV=twx:cookingworld make demo;  DEMO_ENV=twx:twc DEMO_PARAMS=level=medium DEMO_MAX_STEPS=60 make demo
@@ -25,7 +24,7 @@ MAX_STEPS="${DEMO_MAX_STEPS:-40}"
 WORLD=(--env "$ENV_NAME" --max-steps "$MAX_STEPS")
 if [ -n "${DEMO_PARAMS:-}" ]; then WORLD+=(--params "$DEMO_PARAMS"); fi
 TRAIN_EPISODES="${DEMO_TRAIN_EPISODES:-60}"
-TEST_EPISODES="${DEMO_TEST_EPISODES:-20}"
+TEST_EPISODES="${DEMO_TEST_EPISODES:-100}"
 COREN_EPISODES="${DEMO_COREN_EPISODES:-3}"
 EXPERT_EPISODES="${DEMO_EXPERT_EPISODES:-60}"
 STEPS="${DEMO_STEPS:-1000}"
@@ -60,36 +59,41 @@ fi
 "${EJ[@]}" label quality "$OUT/train.trca.jsonl.gz" --json > "$OUT/trca.quality.json"
 "${EJ[@]}" label quality "$OUT/train.trca.jsonl.gz"
 
-stage "4/8 train on TRCA rewards (dense; undone detours penalised): IQL, and BC on the successful episodes' steps the labels keep; sparse baselines: BC on successes, IQL"
-"${EJ[@]}" train "$OUT/train.trca.jsonl.gz" --algo iql --reward trca --detour-penalty 0.05 --set steps="$STEPS" \
-  --seed 0 --out "$OUT/ckpt-iql-trca"
-"${EJ[@]}" train "$OUT/train.trca.jsonl.gz" --algo bc --set filter=success-labeled --reward trca \
-  --detour-penalty 0.05 --set steps="$STEPS" --seed 0 --out "$OUT/ckpt-bc-labeled"
+stage "4/8 train on TRCA rewards (dense; undone detours penalised): credit-weighted imitation; sparse baselines on the same episodes: BC on the successes, IQL on the success flag"
+"${EJ[@]}" train "$OUT/train.trca.jsonl.gz" --algo credit --reward trca --detour-penalty 0.05 --set steps="$STEPS" \
+  --seed 0 --out "$OUT/ckpt-credit"
 "${EJ[@]}" train "$OUT/train.trca.jsonl.gz" --algo bc --set filter=success --reward sparse --seed 0 \
   --out "$OUT/ckpt-bc"
 "${EJ[@]}" train "$OUT/train.jsonl.gz" --algo iql --reward sparse --set steps="$STEPS" --seed 0 \
   --out "$OUT/ckpt-iql-sparse"
 
 stage "5/8 export: ONNX bundle (policy + MiniLM encoder + tokenizer, checksummed manifest, parity checked)"
-"${EJ[@]}" export "$OUT/ckpt-iql-trca" --out "$OUT/bundle"
+"${EJ[@]}" export "$OUT/ckpt-credit" --out "$OUT/bundle"
 "${EJ[@]}" export "$OUT/ckpt-iql-sparse" --out "$OUT/bundle-sparse"
-"${EJ[@]}" export "$OUT/ckpt-bc-labeled" --out "$OUT/bundle-bc-labeled"
+"${EJ[@]}" export "$OUT/ckpt-bc" --out "$OUT/bundle-bc"
 
 stage "6/8 evaluate on the $ENV_NAME test split: the bundle via onnxruntime, the sparse baseline, random"
 EVAL=("${EJ[@]}" eval "${WORLD[@]}" --split test --episodes "$TEST_EPISODES" --json)
 "${EVAL[@]}" "$OUT/bundle" --no-loop-guard > "$OUT/eval.bundle.json"
 "${EVAL[@]}" "$OUT/bundle" --loop-guard > "$OUT/eval.bundle.guard.json"
-"${EVAL[@]}" "$OUT/ckpt-bc" --loop-guard > "$OUT/eval.bc.json"
 "${EVAL[@]}" --baseline random > "$OUT/eval.random.json"
 
 stage "7/8 serve: edge-serve on the bundle, $ENV_NAME test episodes driven through it (Python client, loop guard)"
 "${EVAL[@]}" "$OUT/bundle" --serve > "$OUT/drive.json"
 "${EVAL[@]}" "$OUT/bundle-sparse" --serve > "$OUT/drive.sparse.json"
-"${EVAL[@]}" "$OUT/bundle-bc-labeled" --serve > "$OUT/drive.bc-labeled.json"
+"${EVAL[@]}" "$OUT/bundle-bc" --serve > "$OUT/drive.bc.json"
 
-stage "8/8 imitation ceiling: BC on $EXPERT_EPISODES expert episodes (gold paths), exported and served the same way"
+stage "8/8 the teachers: BC on expert episodes (gold paths), as many as the file has successes and all $EXPERT_EPISODES"
 "${EJ[@]}" collect "${WORLD[@]}" --split train --episodes "$EXPERT_EPISODES" --behaviour gold-noise --noise 0 \
   --seed 0 --out "$OUT/expert.jsonl.gz"
+SUCCESSES=$("$PY" -c 'import json, sys; print(json.load(open(sys.argv[1]))["successes"])' "$OUT/train.stats.json")
+if [ "$SUCCESSES" -gt 0 ]; then
+  "${EJ[@]}" data subset "$OUT/expert.jsonl.gz" --episodes "$SUCCESSES" --max-success-rate 1 \
+    --out "$OUT/expert-same.jsonl.gz"
+  "${EJ[@]}" train "$OUT/expert-same.jsonl.gz" --algo bc --reward sparse --seed 0 --out "$OUT/ckpt-bc-expert-same"
+  "${EJ[@]}" export "$OUT/ckpt-bc-expert-same" --out "$OUT/bundle-expert-same"
+  "${EVAL[@]}" "$OUT/bundle-expert-same" --serve > "$OUT/drive.expert-same.json"
+fi
 "${EJ[@]}" train "$OUT/expert.jsonl.gz" --algo bc --reward sparse --seed 0 --out "$OUT/ckpt-bc-expert"
 "${EJ[@]}" export "$OUT/ckpt-bc-expert" --out "$OUT/bundle-expert"
 "${EVAL[@]}" "$OUT/bundle-expert" --serve > "$OUT/drive.expert.json"

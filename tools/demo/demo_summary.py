@@ -16,6 +16,46 @@ def _rate(r: dict) -> str:
     return f"{r['success_rate']:6.1%}  [{lo:.0%}, {hi:.0%}]"
 
 
+def _maybe(path: Path) -> dict | None:
+    return _load(path) if path.exists() else None
+
+
+def verdict(stats: dict, served: list[tuple[str, str, dict | None]]) -> list[str]:
+    """The summary's sentences: the labeled policy (role ``labeled``) against the sparse baselines, the
+    teacher with as many expert episodes as the file has successes and the ceiling, in points (one seed: a
+    20-episode row is about +-20 points)."""
+    by_role: dict[str, list[tuple[str, dict]]] = {}
+    for name, role, r in served:
+        if r is not None:
+            by_role.setdefault(role, []).append((name.strip(), r))
+    d = by_role["labeled"][0][1]
+    lines = []
+    if "sparse" in by_role:
+        best_name, best = max(by_role["sparse"], key=lambda nr: nr[1]["success_rate"])
+        gain = 100 * (d["success_rate"] - best["success_rate"])
+        lines.append(
+            f"dense labels: same {stats['trajectories']} episodes ({stats['success_rate']:.0%} successful), "
+            f"through edge-serve: {d['success_rate']:.0%} trained on TRCA labels, "
+            f"{best['success_rate']:.0%} for the best sparse baseline ({best_name.split(',')[0]}): "
+            f"{gain:+.0f} points over {d['episodes']} test episodes, one seed"
+        )
+    if "teacher" in by_role:
+        same = by_role["teacher"][0][1]
+        gain = 100 * (d["success_rate"] - same["success_rate"])
+        lines.append(
+            f"what the failed episodes are worth: BC on {stats['successes']} expert episodes (as many as the "
+            f"file's successes) {same['success_rate']:.0%}; the labeled policy {gain:+.0f} points against it"
+        )
+    if "ceiling" in by_role:
+        ceiling = by_role["ceiling"][0][1]
+        lines.append(
+            f"imitation ceiling: the same policy class cloning all the expert episodes reaches "
+            f"{ceiling['success_rate']:.0%} through edge-serve; from the success-scarce logs the labeled "
+            f"policy gets {d['success_rate']:.0%}"
+        )
+    return lines
+
+
 def main(out_dir: str) -> None:
     out = Path(out_dir)
     stats = _load(out / "train.stats.json")
@@ -44,27 +84,19 @@ def main(out_dir: str) -> None:
     print(f"{'policy (' + env + ' test split)':44s} {'success  [95% CI]':22s} {'ms/action p50':>14s}")
     d = _load(out / "drive.json")
     lat = d["latency"]
-    via = "IQL-TRCA bundle via edge-serve" + (" + loop guard" if d.get("loop_guard") else "")
-    print(f"{via:44s} {_rate(d):22s} {lat['round_trip_ms_p50']:14.2f}")
-    kept_path = out / "drive.bc-labeled.json"
-    kept = _load(kept_path) if kept_path.exists() else None
-    if kept is not None:
-        name = "  BC, label-kept steps, same way"
-        print(f"{name:44s} {_rate(kept):22s} {kept['latency']['round_trip_ms_p50']:14.2f}")
-    sparse_path = out / "drive.sparse.json"
-    sparse = _load(sparse_path) if sparse_path.exists() else None
-    if sparse is not None:
-        name = "  IQL sparse, same episodes, same way"
-        print(f"{name:44s} {_rate(sparse):22s} {sparse['latency']['round_trip_ms_p50']:14.2f}")
-    expert_path = out / "drive.expert.json"
-    expert = _load(expert_path) if expert_path.exists() else None
-    if expert is not None:
-        name = "ceiling: BC on expert episodes, same way"
-        print(f"{name:44s} {_rate(expert):22s} {expert['latency']['round_trip_ms_p50']:14.2f}")
+    served = [
+        ("credit on TRCA via edge-serve" + (" + loop guard" if d.get("loop_guard") else ""), "labeled", d),
+        ("  BC on the successes, same way", "sparse", _maybe(out / "drive.bc.json")),
+        ("  IQL on the success flag, same way", "sparse", _maybe(out / "drive.sparse.json")),
+        ("teacher: BC on as many expert episodes", "teacher", _maybe(out / "drive.expert-same.json")),
+        ("ceiling: BC on all expert episodes", "ceiling", _maybe(out / "drive.expert.json")),
+    ]
+    for name, _, r in served:
+        if r is not None:
+            print(f"{name:44s} {_rate(r):22s} {r['latency']['round_trip_ms_p50']:14.2f}")
     rows = [
         ("  same bundle in-process, argmax", out / "eval.bundle.json"),
         ("  same bundle in-process + loop guard", out / "eval.bundle.guard.json"),
-        ("BC on successes (sparse baseline) + guard", out / "eval.bc.json"),
         ("random admissible action", out / "eval.random.json"),
     ]
     for name, path in rows:
@@ -80,21 +112,8 @@ def main(out_dir: str) -> None:
         f"p99 {lat['round_trip_ms_p99']:.2f} ms; "
         f"in the daemon p50 {lat['server_ms_p50']:.2f} ms, p99 {lat['server_ms_p99']:.2f} ms"
     )
-    if sparse is not None:
-        gain = 100 * (d["success_rate"] - sparse["success_rate"])
-        print(
-            f"dense labels: same {stats['trajectories']} episodes ({stats['success_rate']:.0%} successful), "
-            f"bundle behind edge-serve + generic loop guard: {d['success_rate']:.0%} trained on TRCA labels "
-            f"vs {sparse['success_rate']:.0%} on the success flag alone ({gain:+.0f} points, "
-            f"{d['episodes']} test episodes)"
-            + (f"; BC on the label-kept steps {kept['success_rate']:.0%}" if kept is not None else "")
-        )
-    if expert is not None:
-        print(
-            f"imitation ceiling: the same policy class cloning expert episodes reaches "
-            f"{expert['success_rate']:.0%} through edge-serve; from the success-scarce logs the labeled "
-            f"policy gets {d['success_rate']:.0%}"
-        )
+    for line in verdict(stats, served):
+        print(line)
     print(f"artifacts in {out}/: datasets, checkpoints (curves.png), bundle/ (manifest.json), *.json results")
 
 

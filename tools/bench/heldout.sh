@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# BENCHMARKS.md, "Worlds kept out of tuning": the section's commands, from the repository root
+# with the project's environment active (python and edgejudge on PATH).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+
+H="--clients guard --steps 1000 --llm-episodes 0 --expert-sizes 0 --work-dir runs/heldout"
+H="$H --out tools/results/bench_heldout"
+edgejudge matrix --world sw-find-plant=scienceworld:find-plant@60 --sizes 120 --seeds 0,1,2 \
+    --sources sparse,trca-built --algos credit,bc --test-episodes 20 $H
+edgejudge matrix --world cookingworld-large --sizes 120 --seeds 0,1,2 --sources sparse,trca-built \
+    --algos credit,bc --test-episodes 50 $H
