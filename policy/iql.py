@@ -58,9 +58,8 @@ class IQLConfig(ScorerOptions):
     log_every: int = 50
     """Updates between logged curve points."""
     actor_thread: bool = True
-    """Run the actor's step, and the target network's pass the advantages need, on a second thread beside the
-    critic's (the same updates; faster where two cores are free, and set ``EDGEJUDGE_THREADS=1``: each thread
-    then runs its own kernels)."""
+    """Run the actor's step on a second thread beside the critic's (the same updates; faster where two
+    cores are free, and set ``EDGEJUDGE_THREADS=1``: each thread then runs its own kernels)."""
 
 
 RETURN_SPAN = 10.0
@@ -102,9 +101,8 @@ def train(table: TorchTable, cfg: IQLConfig, *, dim: int, progress: bool | None 
         return w, logp.detach(), loss_pi.detach()
 
     # The actor's step reads the critic only through the advantages, computed before either network steps:
-    # it runs beside the critic's steps on a second thread (torch releases the GIL in its kernels), and so
-    # does the target network's pass that the advantages need, beside V's pass on the main thread: the same
-    # computation in the same order per network.
+    # it runs beside the critic's steps on a second thread (torch releases the GIL in its kernels), the
+    # same computation in the same order per network.
     pool = ThreadPoolExecutor(1) if cfg.actor_thread else None
 
     def prepare(b) -> None:
@@ -116,15 +114,10 @@ def train(table: TorchTable, cfg: IQLConfig, *, dim: int, progress: bool | None 
 
     def update(b, _step: int) -> dict[str, float]:
         taken, one = b.taken  # the critic needs Q of the data's action only (candidates score independently)
-
-        @torch.no_grad()
-        def target_q() -> torch.Tensor:
-            return q_target(b.instruction, b.state, taken, one).squeeze(1)
-
-        pending_q_t = pool.submit(target_q) if pool is not None else None
+        with torch.no_grad():
+            q_t = q_target(b.instruction, b.state, taken, one).squeeze(1)
         # V: expectile of the target Q over the data's actions
         v_s = v(b.instruction, b.state)
-        q_t = pending_q_t.result() if pending_q_t is not None else target_q()
         adv = q_t - v_s
         pending = pool.submit(actor_step, b, adv.detach()) if pool is not None else None
         loss_v = expectile_loss(adv, cfg.expectile)
