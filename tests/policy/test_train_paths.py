@@ -141,8 +141,8 @@ def test_a_training_on_the_fast_paths_follows_the_reference(reference, algo):
 
 
 def test_iql_on_a_second_thread_makes_the_same_updates():
-    """The actor's step and the target network's pass run beside the critic's: the same computation per
-    network, so the same trained actor as one thread gives."""
+    """The actor's step runs beside the critic's: the same computation per network, so the same trained actor
+    as one thread gives."""
     emb = HashEmbedder()
     table = build_table(
         DATA, emb, parse_reward("sparse"), token_source=emb.token_source(TOKEN_LENGTH)

@@ -72,7 +72,7 @@ stage "5/8 export: ONNX bundle (policy + MiniLM encoder + tokenizer, checksummed
 "${EJ[@]}" export "$OUT/ckpt-iql-sparse" --out "$OUT/bundle-sparse"
 "${EJ[@]}" export "$OUT/ckpt-bc" --out "$OUT/bundle-bc"
 
-stage "6/8 evaluate on the $ENV_NAME test split: the bundle via onnxruntime, the sparse baseline, random"
+stage "6/8 evaluate on the $ENV_NAME test split: the bundle via onnxruntime (argmax, loop guard), random"
 EVAL=("${EJ[@]}" eval "${WORLD[@]}" --split test --episodes "$TEST_EPISODES" --json)
 "${EVAL[@]}" "$OUT/bundle" --no-loop-guard > "$OUT/eval.bundle.json"
 "${EVAL[@]}" "$OUT/bundle" --loop-guard > "$OUT/eval.bundle.guard.json"

@@ -23,7 +23,7 @@ def _maybe(path: Path) -> dict | None:
 def verdict(stats: dict, served: list[tuple[str, str, dict | None]]) -> list[str]:
     """The summary's sentences: the labeled policy (role ``labeled``) against the sparse baselines, the
     teacher with as many expert episodes as the file has successes and the ceiling, in points (one seed: a
-    20-episode row is about +-20 points)."""
+    100-episode row is about +-10 points)."""
     by_role: dict[str, list[tuple[str, dict]]] = {}
     for name, role, r in served:
         if r is not None:
