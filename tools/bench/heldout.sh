@@ -10,3 +10,9 @@ edgejudge matrix --world sw-find-plant=scienceworld:find-plant@60 --sizes 120 --
     --sources sparse,trca-built --algos credit,bc --test-episodes 20 $H
 edgejudge matrix --world cookingworld-large --sizes 120 --seeds 0,1,2 --sources sparse,trca-built \
     --algos credit,bc --test-episodes 50 $H
+# the teachers, one seed: BC on as many expert episodes as the files have successes (36), and on find-plant on
+# 100 (its imitation ceiling; CookingWorld large's, on 200, is in "Imitation ceiling")
+edgejudge matrix --world cookingworld-large --sizes 120 --seeds 0 --sources sparse --algos bc --test-episodes 50 \
+    --expert-sizes 36 ${H/--expert-sizes 0 /}
+edgejudge matrix --world sw-find-plant=scienceworld:find-plant@60 --sizes 120 --seeds 0 --sources sparse \
+    --algos bc --test-episodes 20 --expert-sizes 36,100 ${H/--expert-sizes 0 /}
