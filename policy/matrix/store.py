@@ -4,7 +4,9 @@ A row is one evaluated configuration (world, reward source, algorithm, training 
 runner, sizes). Its key is the canonical JSON of that configuration, so a row with the same configuration is
 never recomputed, and a row that differs in any setting (more test episodes, more updates) is a new row.
 Every ``put`` rewrites the file atomically (temporary file + rename), so an interrupted run loses at most the
-row in progress. Rows made on other machines join with ``edgejudge matrix --merge``.
+row in progress. Runs side by side on one file keep each other's rows: a save (under a lock) first takes in
+the rows another run wrote since this one read the file. Rows made on other machines join with ``edgejudge
+matrix --merge``.
 
 The file is what a repository commits: one compact line per row, its configuration once, and no per-episode
 arrays: a row keeps their digest (``episodes_sha``), and the arrays themselves go to the full rows beside the
@@ -13,9 +15,11 @@ run's work (``full``: the same rows with ``per_episode``), read back when their 
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
+import tempfile
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -108,6 +112,22 @@ class RowStore:
         return [r for r in (self.get(c) for c in configs) if r is not None]
 
     def save(self) -> None:
+        with _locked(self.path):
+            self._take_from_disk()
+            self._write()
+
+    def _take_from_disk(self) -> None:
+        """Take the rows another run wrote to the file since this store read it: those it does not have, and
+        finished ones where its own row is not finished."""
+        if not self.path.exists():
+            return
+        disk = RowStore(self.path, self.full)
+        for key, row in disk.rows.items():
+            mine = self.rows.get(key)
+            if mine is None or (mine.get("status") not in FINAL and row.get("status") in FINAL):
+                self.rows[key] = row
+
+    def _write(self) -> None:
         rows = sorted(self.rows.values(), key=lambda r: row_key(r["config"]))
         _write_rows(self.path, self.meta, [_compact(r) for r in rows])
         if self.full is not None:
@@ -115,6 +135,24 @@ class RowStore:
             _write_rows(
                 self.full, {}, [{"config": r["config"], EPISODES: r[EPISODES]} for r in rows if EPISODES in r]
             )
+
+
+@contextlib.contextmanager
+def _locked(path: Path):
+    """An exclusive lock for the rows file ``path`` (a lock file in the temporary directory, so nothing
+    stray lands beside a committed file); without ``fcntl`` (Windows), no lock."""
+    try:
+        import fcntl
+    except ImportError:
+        yield
+        return
+    name = hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:16]
+    with open(Path(tempfile.gettempdir()) / f"edgejudge-rows-{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
 
 
 def merge(store: RowStore, other: RowStore) -> int:

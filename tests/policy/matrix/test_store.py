@@ -78,3 +78,19 @@ def test_a_failed_steps_reason_names_paths_under_the_working_directory_relative_
     row = store.put({"world": "w"}, {"status": "error", "reason": reason})
     assert row["reason"] == "edgejudge label potential runs/a.jsonl.gz failed: /etc/x"
     assert RowStore(tmp_path / "m.json").get({"world": "w"})["reason"] == row["reason"]
+
+
+def test_two_runs_side_by_side_on_one_file_keep_each_others_rows(tmp_path):
+    """Two matrix runs writing the same results file: each save takes in what the other wrote since it read
+    the file, so neither run's rows are lost (a finished row on disk beats an unfinished one in memory)."""
+    path, full = tmp_path / "m.json", tmp_path / "work" / "m.full.json"
+    a, b = RowStore(path, full), RowStore(path, full)
+    a.put({"w": 1}, {"status": "ok", "success_rate": 0.5, "per_episode": [[1, 1, 1.0, 3]]})
+    b.put({"w": 2}, {"status": "error", "reason": "x"})
+    b.put({"w": 3}, {"status": "ok", "success_rate": 0.25})
+    a.put({"w": 2}, {"status": "ok", "success_rate": 0.75})  # a finished what b failed: a's row wins
+    b.put({"w": 4}, {"status": "ok", "success_rate": 0.0})
+    again = RowStore(path, full)
+    assert [again.get({"w": i})["success_rate"] for i in (1, 2, 3, 4)] == [0.5, 0.75, 0.25, 0.0]
+    assert again.get({"w": 1})["per_episode"] == [[1, 1, 1.0, 3]]  # b's saves kept a's arrays too
+    assert b.get({"w": 1})["success_rate"] == 0.5  # and b now knows a's rows
