@@ -121,12 +121,17 @@ def world_ceiling(agg, world: str) -> tuple[int, dict[str, Any]] | None:
     """A world's imitation ceiling: its largest number of expert episodes and that row's group (the
     headline client, else the argmax)."""
     for m in expert_sizes(agg, world)[:1]:
-        g = find(agg, world, "bc", "expert", m, *HEADLINE) or find(
-            agg, world, "bc", "expert", m, "argmax", "edge-serve"
-        )
+        g = find_expert(agg, world, m)
         if g is not None:
             return m, g
     return None
+
+
+def find_expert(agg, world: str, n: int) -> dict[str, Any] | None:
+    """The group of BC on ``n`` expert episodes of ``world``: the headline client's, else the argmax's."""
+    return find(agg, world, "bc", "expert", n, *HEADLINE) or find(
+        agg, world, "bc", "expert", n, "argmax", "edge-serve"
+    )
 
 
 def with_ceiling(rows: Sequence[dict[str, Any]], ceiling: Sequence[dict[str, Any]]) -> dict[tuple, Any]:

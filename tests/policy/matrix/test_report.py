@@ -47,7 +47,7 @@ def test_report_sets_the_ceiling_and_the_labels_beside_the_rows(tmp_path):
         dense = cfg["source"] == "trca"
         k = 7 if dense else 4
         store.put(cfg, {"status": "ok", "episodes": 10, "successes": k, "success_rate": k / 10,
-                        "ci95": [0.2, 0.8], "mean_score": 0.7, "per_episode": [],
+                        "ci95": [0.2, 0.8], "train_successes": 3, "mean_score": 0.7, "per_episode": [],
                         "gold_decisions": _verbs((18, 20), (15, 20) if dense else (10, 20)),
                         "label_quality": {"channel": "trca.total", "auroc_progress": 0.93,
                                           "auroc_gold": 0.75, "check": "in-sample", "check_auroc": 0.97}
@@ -56,13 +56,18 @@ def test_report_sets_the_ceiling_and_the_labels_beside_the_rows(tmp_path):
                "status": "ok", "episodes": 10, "successes": 9, "success_rate": 0.9, "ci95": [0.6, 0.98],
                "mean_score": 0.9, "per_episode": [],
                "gold_decisions": _verbs((20, 20), (19, 20))}  # fmt: skip
+    same = {**ceiling, "train_episodes": 3, "gold_decisions": _verbs((19, 20), (16, 20))}
     md = markdown(store, plan, {"twc-easy": ("success", 0.9)}, [ceiling])
     line = next(x for x in md.splitlines() if "imitation ceiling" in x and x.startswith("| twc-easy"))
     assert "200 episodes" in line and "90 %" in line and "missed" not in line  # no success-scarce verdict
     assert "### Where the labels help" in md
     put = next(x for x in md.splitlines() if "| put |" in x)
-    # ceiling 19/20, best dense (TRCA, both seeds pooled) 30/40, best sparse 20/40
-    assert "| 0.95 (20) | 0.75 (40) | 0.50 (40) |" in put
+    # ceiling 19/20, no same-size expert row, best dense (TRCA, both seeds pooled) 30/40, best sparse 20/40
+    assert "| 0.95 (20) |  | 0.75 (40) | 0.50 (40) |" in put
+    # BC on as many expert episodes as the file has successes (3 of 10) stands beside the labels' row
+    md = markdown(store, plan, {"twc-easy": ("success", 0.9)}, [ceiling, same])
+    put = next(x for x in md.splitlines() if "| put |" in x)
+    assert "| 0.95 (20) | 0.80 (20) | 0.75 (40) | 0.50 (40) |" in put
     assert "| twc-easy | 10 | trca | trca.total | 0.930 | 0.750 | in-sample (0.970) |" in md
 
 
