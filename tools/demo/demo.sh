@@ -83,10 +83,12 @@ stage "7/8 serve: edge-serve on the bundle, $ENV_NAME test episodes driven throu
 "${EVAL[@]}" "$OUT/bundle-sparse" --serve > "$OUT/drive.sparse.json"
 "${EVAL[@]}" "$OUT/bundle-bc" --serve > "$OUT/drive.bc.json"
 
+SUCCESSES=$("$PY" -c 'import json, sys; print(json.load(open(sys.argv[1]))["successes"])' "$OUT/train.stats.json")
+# the ceiling holds at least as many expert episodes as the teacher of the file's size
+EXPERT_EPISODES=$((SUCCESSES > EXPERT_EPISODES ? SUCCESSES : EXPERT_EPISODES))
 stage "8/8 the teachers: BC on expert episodes (gold paths), as many as the file has successes and all $EXPERT_EPISODES"
 "${EJ[@]}" collect "${WORLD[@]}" --split train --episodes "$EXPERT_EPISODES" --behaviour gold-noise --noise 0 \
   --seed 0 --out "$OUT/expert.jsonl.gz"
-SUCCESSES=$("$PY" -c 'import json, sys; print(json.load(open(sys.argv[1]))["successes"])' "$OUT/train.stats.json")
 if [ "$SUCCESSES" -gt 0 ]; then
   "${EJ[@]}" data subset "$OUT/expert.jsonl.gz" --episodes "$SUCCESSES" --max-success-rate 1 \
     --out "$OUT/expert-same.jsonl.gz"
