@@ -324,3 +324,9 @@ def format_checks(checks: Sequence[ChannelCheck], path: str = "") -> str:
         if c.verdict in WARNED:
             lines.append(f"warning: {c.channel}: {c.message}")
     return "\n".join(lines)
+
+
+def check_after_labeling(trajectories: Sequence[Trajectory], channel: str, path: str) -> str:
+    """What a labeling command prints after writing ``path``: the check of the ``channel`` it added."""
+    checks = check_channels(trajectories, [channel])
+    return format_checks(checks, path) if checks else ""

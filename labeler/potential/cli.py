@@ -7,6 +7,7 @@ import time
 import click
 
 from labeler.dataset import DatasetError, read_trajectories, write_trajectories
+from labeler.label_check import check_after_labeling
 from labeler.potential.model import PotentialConfig, PotentialError, crossfit
 
 METHOD = "potential"
@@ -32,7 +33,13 @@ METHOD = "potential"
     help="L2 penalty on the model's weights (larger: smoother, closer to zero).",
 )
 @click.option("--seed", default=0, show_default=True, help="Seed of the fold split.")
-def potential(file, out, folds, l2, seed) -> None:
+@click.option(
+    "--check/--no-check",
+    default=True,
+    show_default=True,
+    help="Print the label check of potential.delta (success flags only; `edgejudge label quality`).",
+)
+def potential(file, out, folds, l2, seed, check) -> None:
     """Label FILE with the success-model potential and write OUT.
 
     A logistic model over episode prefixes, fit on FILE's own success flags, gives each prefix a potential
@@ -63,3 +70,5 @@ def potential(file, out, folds, l2, seed) -> None:
     write_trajectories(out, trajs)
     steps = sum(len(t.steps) for t in trajs)
     click.echo(f"wrote {out}: {len(trajs)} trajectories, {steps} steps ({time.perf_counter() - t0:.1f} s)")
+    if check:
+        click.echo(check_after_labeling(trajs, f"{METHOD}.delta", out))

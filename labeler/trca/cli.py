@@ -9,7 +9,8 @@ from collections import Counter
 import click
 
 from labeler.cluster.options import ClusterError, cluster_config, cluster_options
-from labeler.dataset import DatasetError, iter_trajectories
+from labeler.dataset import DatasetError, iter_trajectories, read_trajectories
+from labeler.label_check import check_after_labeling
 from labeler.trca.pipeline import EPISODE_GROUPS, RubricSet, TRCAConfig, default_cache, label_file
 from labeler.trca.rubric import RubricError
 from models.cli_options import cache_option, judge_option, progress_option
@@ -69,6 +70,12 @@ from models.cli_options import cache_option, judge_option, progress_option
 @judge_option()
 @cache_option()
 @click.option("--dry-run", is_flag=True, help="Check the input and rubrics, count the work, write nothing.")
+@click.option(
+    "--check/--no-check",
+    default=True,
+    show_default=True,
+    help="Print the label check of trca.total (success flags only; `edgejudge label quality`).",
+)
 @progress_option()
 @cluster_options
 def trca(
@@ -83,6 +90,7 @@ def trca(
     judge_ref,
     cache,
     dry_run,
+    check,
     progress,
     ray,
     judge_actors,
@@ -193,3 +201,5 @@ def trca(
     for name, counter in summary.item_hits.items():
         top = ", ".join(f"{k}: {v}" for k, v in counter.most_common())
         click.echo(f"  {name}: {json.dumps(top) if not top else top}")
+    if check:
+        click.echo(check_after_labeling(read_trajectories(out), "trca.total", out))

@@ -13,6 +13,8 @@ def test_label_potential_writes_delta_and_phi_on_every_step(tmp_path, cli):
     r = cli("label", "potential", str(src), "--out", str(out), "--folds", "3")
     assert r.returncode == 0, r.stderr
     assert "12 trajectories, 54 steps" in r.stdout
+    # the label check of the new channel follows, so the user sees it before training
+    assert "label check from the success flags alone" in r.stdout and "potential.delta" in r.stdout
     trajs = read_trajectories(out)
     assert all(set(s.labels["potential"]) == {"delta", "phi"} for t in trajs for s in t.steps)
     assert trajs[0].provenance["potential"]["fitted_on"] == "success flags"

@@ -41,6 +41,9 @@ def test_label_trca_cli_hand_computed(files, tmp_path, cli):
         check=True,
     )
     assert "3 trajectories, 6 steps" in proc.stdout and "steps/s" in proc.stdout
+    # the label check of trca.total follows: one success in three is too few for a verdict, and it says so
+    assert "label check from the success flags alone" in proc.stdout
+    assert "warning: trca.total:" in proc.stdout and "too few" in proc.stdout
     trajs = {t.id: t for t in read_trajectories(out)}
     for tid, rows in EXPECT.items():
         got = [
