@@ -5,7 +5,7 @@ Parameters (``--params key=value,...``):
 - ``simplifications``: ``easy`` (default: teleporting, open doors and containers, self-watering flower pots,
   no electrical actions except on the electricity tasks), ``none``, or a ``+``-joined list of the simulator's
   names (``teleportAction+openDoors``).
-- ``candidates``: the cap on the candidate list (default 64; 0 keeps all; see
+- ``candidates``: the cap on the candidate list (default 128; 0 keeps all; see
   :mod:`policy.envs.scienceworld_actions` for how the kept ones are chosen).
 
 Episodes are the task's variations; the simulator splits them into disjoint train / dev / test ranges. The
@@ -83,7 +83,7 @@ SIMPLIFICATIONS = (
     "selfWateringFlowerPots",
     "noElectricalAction",
 )
-DEFAULT_CAP = 64
+DEFAULT_CAP = 128
 HISTORY_LEN = 3
 FEEDBACK_CHARS = 300
 
@@ -387,7 +387,9 @@ class ScienceWorldAdapter(EnvAdapter):
         seed = zlib.crc32(
             f"{self.spec.task}|{self._variation}|{len(self.history)}|{compact_room(infos['look'])}".encode()
         )
-        candidates = cap_candidates(infos["valid"], self.cap, random.Random(seed), keep)
+        candidates = cap_candidates(
+            infos["valid"], self.cap, random.Random(seed), keep, held=infos["inv"], task=infos["taskDesc"]
+        )
         return EnvState(
             observation=self.compose(parts, self.history),
             candidates=candidates,

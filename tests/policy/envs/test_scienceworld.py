@@ -70,7 +70,7 @@ def test_focus_is_a_world_part_of_the_state():
 
 def test_parameters_resolve_and_bad_ones_are_one_line_errors():
     spec = parse_env("scienceworld:boil")
-    assert spec.params == "simplifications=easy,candidates=64"
+    assert spec.params == "simplifications=easy,candidates=128"
     assert parse_env("scienceworld:boil", spec.params) == spec
     assert parse_env("scienceworld:boil", "simplifications=teleportAction+openDoors,candidates=0").values == {
         "simplifications": "teleportAction+openDoors",

@@ -12,6 +12,8 @@ from policy.envs.scienceworld_actions import (
     ValidAction,
     cap_candidates,
     match_gold,
+    object_names,
+    relevance,
     tier,
     without_focus,
 )
@@ -81,11 +83,42 @@ def test_cap_keeps_gold_is_bounded_sorted_and_deterministic(valid, cap, seed, ke
 
 
 def test_cap_fills_tiers_in_order():
-    valid = ["move a to b", "move b to a", "pick up a", "pick up b", "go to kitchen", "look around"]
+    valid = ["move a to b", "move b to a", "look at a", "look at b", "go to kitchen", "look around"]
     out = cap_candidates(valid, 4, random.Random(0))
     assert {"look around", "go to kitchen"} <= set(out) and len(out) == 4
     assert all(tier(a) == 3 for a in set(out) - {"look around", "go to kitchen"})
-    assert [tier(a) for a in ("wait1", "teleport to hallway", "focus on apple", "use a on b")] == [1, 2, 3, 4]
+    kinds = ("wait1", "teleport to hallway", "focus on apple", "use a on b", "pour cup into sink")
+    assert [tier(a) for a in kinds] == [1, 2, 3, 4, 4]
+
+
+def test_object_names_and_relevance():
+    assert object_names("move baby baby wolf to yellow box") == ["baby baby wolf", "yellow box"]
+    assert object_names("pour cup containing water into sink") == ["cup containing water", "sink"]
+    assert object_names("pick up axe") == ["axe"] and object_names("mix flower pot 2") == ["flower pot 2"]
+    assert object_names("look around") == [] and object_names("go to kitchen") == []
+    known = frozenset({"baby", "wolf", "yellow", "box", "orange"})
+    assert relevance("move baby baby wolf to yellow box", known) == 2
+    assert relevance("move axe to yellow box", known) == 1 and relevance("pick up axe", known) == 0
+
+
+def test_cap_offers_the_actions_on_what_is_held_and_named_then_focus_and_pick_up():
+    """A room of many objects: the closing move (the wolf held, the box named by the task) and the answer and
+    carrying verbs on every object survive a cap the one-object actions alone would fill."""
+    things = [f"thing {i}" for i in range(30)] + ["baby wolf"]
+    valid = ["look around", "go to hallway"]
+    valid += [f"{v} {t}" for t in things for v in ("look at", "mix", "focus on", "pick up")]
+    valid += [f"move {a} to {b}" for a in [*things, "orange"] for b in ["yellow box", *things[:5]]]
+    held = "In your inventory, you see: an orange, a baby wolf"
+    task = "Move it to the yellow box in the kitchen."
+    out = cap_candidates(valid, 80, random.Random(0), held=held, task=task)
+    assert len(out) == 80 and "move baby wolf to yellow box" in out
+    assert {f"focus on {t}" for t in things} <= set(out) and "pick up baby wolf" in out
+    # the 14 places left go to actions on one held or named object (the box, the wolf, the orange), none to
+    # the other one-object actions
+    assert not any(a.startswith(("mix thing", "look at thing")) for a in out)
+    assert sum(a.startswith("move thing") and a.endswith("to yellow box") for a in out) >= 2
+    plain = cap_candidates(valid, 80, random.Random(0))  # nothing held or named: no action is preferred
+    assert "move baby wolf to yellow box" not in plain and {f"focus on {t}" for t in things} <= set(plain)
 
 
 def test_random_steps_never_focus():
