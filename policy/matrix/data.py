@@ -55,7 +55,7 @@ class WorldData:
         self.w, self.s, self.log = world, sizes, log
         cfg = {
             "env": world.env,
-            "params": world.params,
+            "params": world.key_params,
             "max_steps": world.max_steps,
             "behaviour": sizes.behaviour,
             "noise": sizes.noise,

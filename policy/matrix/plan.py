@@ -37,6 +37,15 @@ class World:
     def spec_args(self) -> list[str]:
         return ["--env", self.env] + (["--params", self.params] if self.params else [])
 
+    @property
+    def key_params(self) -> str:
+        """The parameters as the adapter resolves them (its defaults filled in): what row keys and work
+        directories record, so that a change of an adapter's defaults makes new rows instead of reusing the
+        ones made under the old defaults."""
+        from policy.envs.registry import parse_env
+
+        return self.params if self.params is not None else parse_env(self.env).params
+
 
 PRESETS: dict[str, World] = {
     w.label: w
@@ -164,7 +173,7 @@ def _world_config(w: World, s: Sizes, episodes: int) -> dict[str, Any]:
     return {
         "world": w.label,
         "env": w.env,
-        "params": w.params,
+        "params": w.key_params,
         "split": "test",
         "max_steps": w.max_steps,
         "test_episodes": episodes,

@@ -4,6 +4,7 @@ error rather than guess, and list the rows without a result."""
 
 from __future__ import annotations
 
+from policy.envs.registry import parse_env
 from policy.matrix.labels import POOLED, markdown, plan
 from policy.matrix.plan import FULL, parse_world, with_overrides
 from policy.matrix.store import RowStore
@@ -28,7 +29,8 @@ def test_the_plan_is_the_grid_with_coren_on_small_logs_and_pooled_rows():
     assert "judge" not in next(r for r in rows if r["method"] == "sparse")
     pooled = next(r for r in rows if r["world"] == POOLED)
     assert pooled["worlds"] == ["a", "b"] and "env" not in pooled
-    assert pooled["world_configs"] == [["twx:twc", None, 8], ["twx:cookingworld", None, 8]]
+    twc, cw = (parse_env(e).params for e in ("twx:twc", "twx:cookingworld"))  # the adapters' defaults
+    assert pooled["world_configs"] == [["twx:twc", twc, 8], ["twx:cookingworld", cw, 8]]
     # one world: nothing to pool
     assert all(r["world"] != POOLED for r in plan(WORLDS[:1], S, ("full",), ("sparse",)))
 

@@ -22,6 +22,11 @@ def test_world_names_and_the_headline_unit():
         5,
     )
     assert parse_world("mine:pick").label == "mine-pick" and parse_world("mine:pick").max_steps == 40
+    # a world that names no parameters is keyed by the adapter's resolved defaults, so rows made under other
+    # defaults (an older candidate cap) are not reused
+    sw = parse_world("scienceworld:find-animal@60")
+    assert sw.params is None and sw.key_params == "simplifications=easy,candidates=128"
+    assert {r["params"] for u in units(sw, QUICK) for r in u.rows} == {sw.key_params}
     us = units(parse_world("twc-easy"), with_overrides(QUICK, sizes=(10, 20), seeds=(0, 1)))
     checks = [r for u in us for r in u.rows if r["runner"] == "in-process"]
     assert len(checks) == 1 and checks[0]["source"] == "trca" and checks[0]["train_episodes"] == 20
