@@ -16,3 +16,12 @@ edgejudge matrix --world cookingworld-large --sizes 120 --seeds 0 --sources spar
     --expert-sizes 36 ${H/--expert-sizes 0 /}
 edgejudge matrix --world sw-find-plant=scienceworld:find-plant@60 --sizes 120 --seeds 0 --sources sparse \
     --algos bc --test-episodes 20 --expert-sizes 36,100 ${H/--expert-sizes 0 /}
+
+D=runs/heldout/find-plant-ceiling
+mkdir -p "$D"
+edgejudge collect --env scienceworld:find-plant --split train --episodes 100 --max-steps 60 \
+    --behaviour gold-noise --noise 0 --seed 0 --out $D/train-expert.jsonl.gz
+edgejudge train $D/train-expert.jsonl.gz --algo bc --reward sparse --seed 0 --set steps=1000 --out $D/ckpt-bc
+edgejudge export $D/ckpt-bc --out $D/bundle-bc
+edgejudge eval $D/bundle-bc --env scienceworld:find-plant --split test --episodes 20 --max-steps 60 --serve \
+    --json > $D/eval.json

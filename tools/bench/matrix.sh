@@ -18,14 +18,17 @@ $M --world twc-medium --world cookingworld-small --sizes 120 --seeds 1,2 --sourc
 # credit-weighted imitation (the label-kept steps less idle repeats, every episode's harmful steps pushed away)
 $M --world twc-easy --world cookingworld-small --sizes 120 --seeds 0,1,2 --sources trca-built --algos credit \
     --llm-episodes 0 --expert-sizes 0 $W
-$M --world twc-medium --world twc-hard --sizes 120 --seeds 0 --sources trca-built --algos credit --llm-episodes 0 \
+$M --world twc-medium --world twc-hard --sizes 120 --seeds 0,1,2 --sources trca-built --algos credit --llm-episodes 0 \
     --expert-sizes 0 $W
 # 30 episodes, with COREN (2 prompts, mean vote) on the two TWC worlds
 $M --world twc-easy --world twc-medium --sizes 30 --seeds 0 --sources sparse,trca-built,coren --algos iql,bc \
     --llm-episodes 0 --expert-sizes 0 $W
+# 30 episodes, 3 seeds: credit and BC on the successes
+$M --world twc-easy --world twc-medium --world cookingworld-small --sizes 30 --seeds 0,1,2 \
+    --sources sparse,trca-built --algos credit,bc --llm-episodes 0 --expert-sizes 0 $W
 # BC on as many expert episodes as the 30- and 120-episode files hold successes (9, 36)
-$M --world twc-easy --world cookingworld-small --world twc-medium --sizes 30 --seeds 0 --sources sparse --algos bc \
-    --llm-episodes 0 --expert-sizes 9,36 $W
+$M --world twc-easy --world cookingworld-small --world twc-medium --world twc-hard --sizes 30 --seeds 0,1,2 \
+    --sources sparse --algos bc --llm-episodes 0 --expert-sizes 9,36 $W
 # the report of every row above, the imitation ceiling (tools/bench/ceiling.sh) beside them
 $M --world twc-easy --world cookingworld-small --world twc-medium --world twc-hard --sizes 30,120 --seeds 0,1,2 \
     --sources sparse,trca-built,potential,coren --algos iql,bc,bc-labeled,awr,credit --llm-episodes 0 \
