@@ -231,6 +231,9 @@ def test_timeout_and_retry_never_return_a_stale_reply(daemon, reference):
 
 def test_metrics_endpoint(daemon, reference):
     assert daemon.metrics_port
+    with EdgeClient(daemon.endpoint, timeout=10) as c:  # one error of its own: the suite's order varies
+        with pytest.raises(EdgeError):
+            c.act(INSTR, OBS, None)
     body = (
         urllib.request.urlopen(f"http://127.0.0.1:{daemon.metrics_port}/metrics", timeout=10).read().decode()
     )
