@@ -19,7 +19,6 @@ import contextlib
 import hashlib
 import json
 import os
-import tempfile
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -139,20 +138,21 @@ class RowStore:
 
 @contextlib.contextmanager
 def _locked(path: Path):
-    """An exclusive lock for the rows file ``path`` (a lock file in the temporary directory, so nothing
-    stray lands beside a committed file); without ``fcntl`` (Windows), no lock."""
+    """An exclusive lock for the rows file ``path``: a lock on the folder it is in (no lock file left beside a
+    committed file or anywhere else); without ``fcntl`` (Windows), no lock."""
     try:
         import fcntl
     except ImportError:
         yield
         return
-    name = hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:16]
-    with open(Path(tempfile.gettempdir()) / f"edgejudge-rows-{name}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(lock, fcntl.LOCK_UN)
+    folder = path.resolve().parent
+    folder.mkdir(parents=True, exist_ok=True)
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing the descriptor releases the lock
 
 
 def merge(store: RowStore, other: RowStore) -> int:
