@@ -39,6 +39,7 @@ returns the valid action with the same template and objects.
 
 from __future__ import annotations
 
+import functools
 import random
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -52,7 +53,7 @@ SEPARATORS = (" to ", " into ", " in ", " on ")
 FOCUS = "focus on "
 CORE = (FOCUS, "pick up ")
 """The answer and carrying verbs: every object keeps them under the cap (tier 4)."""
-VERB_PREFIXES = ("focus on ", "pick up ", "look at ", "look in ", "put down ")
+VERB_PREFIXES = (*CORE, "look at ", "look in ", "put down ")
 _NOT_NAMES = frozenset(
     "a an the of in on to into called substance containing your you see inventory task first then".split()
 )
@@ -72,14 +73,16 @@ def tier(action: str) -> int:
     return 3
 
 
+@functools.lru_cache(maxsize=4096)
 def _words(text: str) -> frozenset[str]:
+    """The naming words of ``text`` (cached: a room's object names recur in hundreds of actions)."""
     return frozenset(re.findall(r"[a-z0-9]+", text.lower())) - _NOT_NAMES
 
 
-def object_names(action: str) -> list[str]:
+def object_names(action: str, kind: int | None = None) -> list[str]:
     """The object names of an action: ``move baby wolf to yellow box`` -> ``baby wolf``, ``yellow box``;
-    ``pick up axe`` -> ``axe``; none for actions without an object."""
-    kind = tier(action)
+    ``pick up axe`` -> ``axe``; none for actions without an object. ``kind``: its :func:`tier`, if known."""
+    kind = tier(action) if kind is None else kind
     if kind in (1, 2):
         return []
     body = action.split(" ", 1)[1] if " " in action else ""
@@ -91,9 +94,9 @@ def object_names(action: str) -> list[str]:
     return [action[len(prefix) :] if prefix else body]
 
 
-def relevance(action: str, known: frozenset[str]) -> int:
+def relevance(action: str, known: frozenset[str], kind: int | None = None) -> int:
     """How many of ``action``'s objects are named by ``known`` words (every word of the name among them)."""
-    return sum(1 for name in object_names(action) if (w := _words(name)) and w <= known)
+    return sum(1 for name in object_names(action, kind) if (w := _words(name)) and w <= known)
 
 
 def cap_candidates(
@@ -113,14 +116,15 @@ def cap_candidates(
     if cap <= 0 or len(pool) + len(kept) <= cap:
         return sorted(set(pool) | set(kept))
     known = _words(held) | _words(task)
-    rel = {a: relevance(a, known) for a in pool}
+    kind = {a: tier(a) for a in pool}
+    rel = {a: relevance(a, known, kind[a]) for a in pool}
     groups = [
-        [a for a in pool if tier(a) == 1],
-        [a for a in pool if tier(a) == 2],
+        [a for a in pool if kind[a] == 1],
+        [a for a in pool if kind[a] == 2],
         [a for a in pool if rel[a] >= 2],
-        [a for a in pool if tier(a) == 3 and a.startswith(CORE)],
+        [a for a in pool if kind[a] == 3 and a.startswith(CORE)],
         [a for a in pool if rel[a] == 1],
-        [a for a in pool if tier(a) == 3],
+        [a for a in pool if kind[a] == 3],
         pool,
     ]
     out = set(kept)
