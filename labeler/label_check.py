@@ -19,22 +19,25 @@ Only the success flag of each trajectory is used (a robot log has it; ``info`` i
   to the step limit while successes stop early, and a channel can separate whole episodes by their length
   while ranking their steps badly (measured: the potential on a TWC easy log ranked progress steps at 0.42,
   its mean reward separated at 0.79, its first 8 steps at 0.64 [0.42, 0.84]).
-* **final vs idle steps** — the one per-step fact a log without ground truth holds: each successful
-  episode's last step made the difference (it ended the task), and a step that changed nothing (the same
-  world state after it, or on partial states a response the episode had drawn before:
-  :attr:`labeler.view.TrajectoryView.changed`) made none. The AUROC of the channel's rewards on those two
-  kinds of steps, with a 90 % bootstrap interval over trajectories. A channel can separate episodes by
-  crediting steps that tell successful episodes apart without being the ones that matter (measured: the
-  potential on a response-only TWC easy log of a mixed behaviour separated episodes at 0.81, over their
-  first steps at 0.72, and ranked progress steps at 0.37; this AUROC was 0.14).
+* **moves vs idle steps** — the per-step facts a log without ground truth holds: a successful episode's
+  steps that changed the world (the same world state after them, or on partial states a response the
+  episode had drawn before, counts as no change: :attr:`labeler.view.TrajectoryView.changed`) hold the steps
+  that made the success, and a failed episode's steps that changed nothing made no progress. The AUROC of
+  the channel's rewards on those two kinds of step, with a 90 % bootstrap interval over trajectories. A
+  channel can separate episodes by crediting steps that tell successful episodes apart without being the
+  ones that matter (measured: the potential on a response-only TWC easy log of a mixed behaviour separated
+  episodes at 0.81, over their first steps at 0.72, ranked progress steps at 0.37; this AUROC was 0.45).
+  The successes' last steps alone against every idle step was the earlier test: it called 15 of 44
+  benchmark logs ``misplaced`` whose step credit was good, where the potential credits the steps before a
+  last step that the failed episodes also take often (``move X to the box``).
 * **verdict** — ``separates`` (AUROC >= 0.6 and the interval's low end above 0.5, over whole trajectories,
-  without the last step, over the first steps and on final vs idle steps), ``last step`` (it separates only
+  without the last step, over the first steps and on moves vs idle steps), ``last step`` (it separates only
   with the last step), ``length`` (only over whole trajectories of different lengths), ``misplaced`` (it
-  separates episodes, but does not rank the successes' final steps above idle ones), ``in-sample`` (it would
-  separate, but the labeler fit it on these flags: measured, built-rubric TRCA labels of two ScienceWorld
-  logs separated in-sample at 0.81 while they ranked steps at 0.625; that the labels fail even in-sample is
-  still told as ``weak`` or ``inverted``), ``weak`` (neither clearly
-  better nor worse than chance), ``inverted`` (the interval's high end below 0.5: the labels rank failures
+  separates episodes, but does not rank the successes' moves above the failures' idle steps), ``in-sample``
+  (it would separate, but the labeler fit it on these flags: measured, built-rubric TRCA labels of two
+  ScienceWorld logs separated in-sample at 0.81 while they ranked steps at 0.625; that the labels fail even
+  in-sample is still told as ``weak`` or ``inverted``), ``weak`` (neither clearly better nor worse than
+  chance), ``inverted`` (the interval's high end below 0.5: the labels rank failures
   above successes and are likely to hurt), ``too few`` (fewer than :data:`MIN_PER_CLASS` successes or
   failures: measured, a permutation of a log's rewards over its steps, labels that rank nothing, was
   called ``separates`` in 9 of 20 permutations of a log with one success, against 0-3 of 20 with 5-10), or
@@ -84,7 +87,8 @@ class ChannelCheck:
     prefix_low: float | None = None
     prefix_steps: int | None = None
     anchor_auroc: float | None = None
-    """The AUROC of the successes' last steps against the steps that changed nothing."""
+    """The AUROC of the successes' steps that changed the world against the failures' steps that changed
+    nothing."""
     anchor_low: float | None = None
 
     def to_dict(self) -> dict:
@@ -128,9 +132,9 @@ def cut_auroc(
 def anchor_auroc(
     trajectories: Sequence[Trajectory], channel: str, boots: int = 400, seed: int = 0, level: float = 0.9
 ) -> tuple[float | None, float | None]:
-    """(AUROC, the 90 % interval's low end) of the channel's rewards on each successful trajectory's last
-    step (positive) against every step that changed nothing (negative), bootstrapped over trajectories;
-    (None, None) without both kinds of step."""
+    """(AUROC, the 90 % interval's low end) of the channel's rewards on the successful trajectories' steps
+    that changed the world (positive) against the failed trajectories' steps that changed nothing
+    (negative), bootstrapped over trajectories; (None, None) without both kinds of step."""
     method, _, name = channel.partition(".")
     per: list[tuple[list[float], list[bool]]] = []
     for t in trajectories:
@@ -138,10 +142,9 @@ def anchor_auroc(
         scores, kinds = [], []
         for i, s in enumerate(t.steps):
             v = s.labels.get(method, {}).get(name)
-            final = bool(t.success) and i == len(t.steps) - 1
-            if isinstance(v, int | float) and (final or not changed[i]):
+            if isinstance(v, int | float) and bool(changed[i]) == bool(t.success):
                 scores.append(float(v))
-                kinds.append(final)
+                kinds.append(bool(t.success))
         per.append((scores, kinds))
 
     def pooled(idx: Sequence[int] | range) -> float | None:
@@ -221,9 +224,10 @@ MESSAGES = {
     "last step": "its mean reward separates successes from failures only with each episode's last step: the "
     "steps before it are not ranked by the outcome, so the labels say nothing about which steps helped "
     "(a learner would read a sparse reward from them)",
-    "misplaced": "its mean reward separates successes from failures, but it does not rank the step each "
-    "success ended on above the steps that changed nothing: the credit may sit on steps that tell the "
-    "episodes apart without being the ones that made the difference (a learner reads the step credit)",
+    "misplaced": "its mean reward separates successes from failures, but it does not rank the successful "
+    "episodes' steps that changed the world above the failed episodes' steps that changed nothing: the "
+    "credit may sit on steps that tell the episodes apart without being the ones that made the difference "
+    "(a learner reads the step credit)",
     "in-sample": "its mean reward separates successes from failures, but the labeler fit it on these success "
     "flags, so this cannot tell whether the labels generalise: check them on episodes the labeler did not "
     "see (the rubric builder's --check-folds, or a rubric built from another log)",
@@ -311,7 +315,7 @@ def format_checks(checks: Sequence[ChannelCheck], path: str = "") -> str:
         f"{os.path.basename(path) or 'labels'}: label check from the success flags alone"
         + (f" ({head.trajectories} trajectories, {head.successes} successful)" if head else ""),
         f"{'channel':<28} {'AUROC mean reward vs success':>29} {'90% interval':>15} {'w/o last step':>14}"
-        f" {'first steps':>12} {'final vs idle':>14} {'fitted here':>12}  verdict",
+        f" {'first steps':>12} {'moves vs idle':>14} {'fitted here':>12}  verdict",
     ]
     for c in checks:
         ci = "" if c.low is None else f"[{c.low:.2f}, {c.high:.2f}]"

@@ -272,7 +272,7 @@ def agreement(store: RowStore, rows: Sequence[dict[str, Any]]) -> list[str]:
     lines += [
         f"- `separates` on step credit below {CREDIT_FLOOR}: {r['world']} {r['shape']} {r['method']} "
         f"{v['auroc_progress']:.3f} (check {_f(v['check_auroc'])}, without the last step "
-        f"{_f(v.get('check_body_auroc'))}, over the first steps {_f(v.get('check_prefix_auroc'))}, final vs "
+        f"{_f(v.get('check_body_auroc'))}, over the first steps {_f(v.get('check_prefix_auroc'))}, moves vs "
         f"idle steps {_f(v.get('check_anchor_auroc'))})"
         for r, v in wrong
     ] or [f"- `separates` never went to step credit below {CREDIT_FLOOR}."]

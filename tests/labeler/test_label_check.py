@@ -171,15 +171,16 @@ def _acted(tid: str, success: bool, actions: list[str], rewards: list[float]) ->
     return Trajectory(id=tid, instruction="i", task_type="t", success=success, steps=steps)
 
 
-def test_a_separation_that_credits_idle_steps_over_the_final_one_is_misplaced():
+def test_a_separation_that_credits_idle_steps_over_the_moves_is_misplaced():
     """Successes look around (a step that changes nothing) more than failures do, and the channel rewards
     looking: it separates the episodes, over their first steps and without their last one, but ranks every
-    success's final step (reward 0) below the idle steps (reward 1): final vs idle AUROC 0."""
+    success's moves (take, put: reward 0) below the failures' idle steps (look: reward 1): moves vs idle
+    AUROC 0."""
     ds = []
     for i in range(6):
         ds.append(_acted(f"s{i}", True, ["look", "take", "look", "put"], [1.0, 0.0, 1.0, 0.0]))
         ds.append(_acted(f"f{i}", False, ["take", "look", "drop", "take"], [0.0, 1.0, 0.0, 0.0]))
-    # idle steps: the looks (reward 1, 18 of them); finals: each success's put (reward 0)
+    # positives: the successes' take and put (reward 0, 12 of them); negatives: the failures' looks (1, 6)
     assert anchor_auroc(ds, "x.r", boots=50) == (0.0, 0.0)
     (c,) = check_channels(ds, ["x.r"], boots=100)
     assert (c.auroc, c.body_auroc, c.prefix_auroc) == (1.0, 1.0, 1.0)
@@ -187,16 +188,25 @@ def test_a_separation_that_credits_idle_steps_over_the_final_one_is_misplaced():
     assert "warning: x.r: its mean reward separates successes from failures, but it does not rank" in (
         format_checks([c])
     )
-    # the same episodes with the put rewarded above the looks: separates
+    # the last step alone rewarded above the looks is not enough: the take is still below (AUROC 0.5)
     for t in ds:
         if t.success:
             t.steps[-1].labels["x"]["r"] = 2.0
     (c,) = check_channels(ds, ["x.r"], boots=100)
+    assert c.verdict == "misplaced" and c.anchor_auroc == 0.5
+    # the take rewarded too: separates
+    for t in ds:
+        if t.success:
+            t.steps[1].labels["x"]["r"] = 2.0
+    (c,) = check_channels(ds, ["x.r"], boots=100)
     assert c.verdict == "separates" and c.anchor_auroc == 1.0
 
 
-def test_final_vs_idle_needs_both_kinds_of_step():
+def test_moves_vs_idle_needs_both_kinds_of_step():
     busy = [_acted("s", True, ["take", "put"], [1.0, 1.0]), _acted("f", False, ["take", "look"], [0.0, 0.0])]
-    assert anchor_auroc(busy, "x.r", boots=20)[0] == 1.0  # one final (1.0) above one idle step (0.0)
+    assert anchor_auroc(busy, "x.r", boots=20)[0] == 1.0  # the success's two moves (1.0) above one idle (0.0)
+    # a success's idle step and a failure's move are neither kind
+    mixed = [_acted("s", True, ["look", "put"], [5.0, 1.0]), _acted("f", False, ["take", "look"], [9.0, 0.0])]
+    assert anchor_auroc(mixed, "x.r", boots=20)[0] == 1.0
     no_idle = [_acted("s", True, ["take", "put"], [1.0, 1.0]), _acted("f", False, ["take", "drop"], [0, 0])]
     assert anchor_auroc(no_idle, "x.r", boots=20) == (None, None)

@@ -88,5 +88,5 @@ def test_the_report_sets_the_check_against_per_step_auroc_and_names_every_separa
     assert "inverted" not in md.split("### The label check against per-step AUROC")[1]
     assert (
         "- `separates` on step credit below 0.65: b full potential 0.600 "
-        "(check 0.800, without the last step 0.700, over the first steps n/a, final vs idle steps n/a)" in md
+        "(check 0.800, without the last step 0.700, over the first steps n/a, moves vs idle steps n/a)" in md
     )
