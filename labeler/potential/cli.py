@@ -44,7 +44,9 @@ def potential(file, out, folds, l2, seed, check) -> None:
 
     A logistic model over episode prefixes, fit on FILE's own success flags, gives each prefix a potential
     Φ (the log-odds that the episode succeeds); a step's reward labels["potential"]["delta"] is ΔΦ, what
-    the step's new evidence moved it, and labels["potential"]["phi"] is Φ after the step. Each trajectory is
+    the step's new evidence moved it, and labels["potential"]["phi"] is Φ after the step;
+    labels["potential"]["support"] scores the step by how much more often the successful trajectories than
+    the failed ones also did what it does (--reward potential.support). Each trajectory is
     labeled by a model fit without it (cross-fitted over --folds folds). A step is read from its text and
     the episode so far (the action, the response, where the action's argument was named), so a log whose
     states show only the last response is read as well as a full-state one. Train on it with
@@ -60,7 +62,11 @@ def potential(file, out, folds, l2, seed, check) -> None:
         raise click.ClickException(str(e)) from None
     for t, steps in zip(trajs, labels, strict=True):
         for s, p in zip(t.steps, steps, strict=True):
-            s.labels[METHOD] = {"delta": round(p.delta, 6), "phi": round(p.phi, 6)}
+            s.labels[METHOD] = {
+                "delta": round(p.delta, 6),
+                "phi": round(p.phi, 6),
+                "support": round(p.support, 6),
+            }
         t.provenance[METHOD] = {
             "folds": cfg.folds,
             "l2": cfg.l2,

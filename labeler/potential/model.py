@@ -14,7 +14,15 @@ by the model fit on the others, so no trajectory's labels come from a model that
 than two successes or two failures there is nothing to fit: :class:`PotentialError`.
 
 Potential-based shaping (Ng, Harada and Russell, 1999) keeps the optimal policy of the success reward; the
-model's quality decides how much it helps. numpy only; fitting a few thousand steps takes about a second.
+model's quality decides how much it helps.
+
+**Support**, a second step score from the same features and folds: the best, among the features a step shows
+for the first time in its episode, of the share of the fit's successful trajectories that show the feature
+minus half the share of its failed ones. It credits what the successes also did even where failed episodes
+did it too (picking up the right thing before failing later), which ΔΦ weighs near zero; it is not
+potential-based (a learner is paid for doing a supported step, not for the change it makes).
+
+numpy only; fitting a few thousand steps takes about a second.
 """
 
 from __future__ import annotations
@@ -43,6 +51,11 @@ class PotentialConfig:
     0.81 at 10, 0.83 at 30-100, 0.78 at 1,000)."""
     iterations: int = 400
     seed: int = 0
+    support_failure_weight: float = 0.5
+    """:func:`support_table`: what the failed trajectories' showing a feature takes off (the successful
+    ones' adds). Chosen, with counting a feature once per episode, on find-living-thing, find-plant and
+    find-non-living-thing logs of the label-check benchmark (per-step AUROC 0.73-0.87 at 0.5 counting every
+    occurrence, 0.74-0.88 at 1.0, 0.61-0.71 at 0; 0.76-0.90 at 0.5 counted once)."""
 
     def validate(self) -> None:
         if self.folds < 2:
@@ -136,6 +149,28 @@ def fit(
 class StepPotential:
     phi: float  # log-odds of success after the step
     delta: float  # phi minus the log-odds before the step
+    support: float = 0.0  # :func:`support`
+
+
+def support_table(
+    episodes: Sequence[Sequence[dict[str, float]]], success: Sequence[bool], failure_weight: float
+) -> dict[str, float]:
+    """Per shared feature (``*|``), the share of the successful trajectories that show it minus
+    ``failure_weight`` times the share of the failed ones that show it."""
+    n_pos = max(sum(1 for s in success if s), 1)
+    n_neg = max(len(success) - n_pos, 1)
+    table: dict[str, float] = {}
+    for ep, ok in zip(episodes, success, strict=True):
+        for name in {n for inc in ep for n in inc if n.startswith("*|")}:
+            table[name] = table.get(name, 0.0) + (1.0 / n_pos if ok else -failure_weight / n_neg)
+    return table
+
+
+def support(table: dict[str, float], new: frozenset[str] | set[str]) -> float:
+    """A step's **support**: the best :func:`support_table` value among the features it shows for the first
+    time in its episode (what the successful trajectories, more than the failed ones, also did); 0 if it
+    shows none. Each feature is paid once per episode, so repeating a step earns nothing again."""
+    return max((table.get(n, 0.0) for n in new if n.startswith("*|")), default=0.0)
 
 
 def crossfit(
@@ -156,12 +191,15 @@ def crossfit(
     out: list[list[StepPotential]] = [[] for _ in trajectories]
     for fold in folds_of(y, min(cfg.folds, wins, losses), cfg.seed):
         held = set(fold)
-        model = fit([f for i, f in enumerate(features) if i not in held],
-                    [s for i, s in enumerate(y) if i not in held], cfg)  # fmt: skip
+        train = [f for i, f in enumerate(features) if i not in held]
+        train_y = [s for i, s in enumerate(y) if i not in held]
+        model = fit(train, train_y, cfg)
+        table = support_table(train, train_y, cfg.support_failure_weight)
         for i in fold:
-            phi = model.bias
+            phi, seen = model.bias, set()
             for inc in features[i]:
                 d = model.delta(inc)
                 phi += d
-                out[i].append(StepPotential(phi, d))
+                out[i].append(StepPotential(phi, d, support(table, inc.keys() - seen)))
+                seen |= inc.keys()
     return out

@@ -7,7 +7,7 @@ from policy.rewards import parse_reward
 from tests.labeler.potential.test_model import _log, _traj
 
 
-def test_label_potential_writes_delta_and_phi_on_every_step(tmp_path, cli):
+def test_label_potential_writes_delta_phi_and_support_on_every_step(tmp_path, cli):
     src, out = tmp_path / "log.jsonl", tmp_path / "log.potential.jsonl.gz"
     write_trajectories(src, _log())
     r = cli("label", "potential", str(src), "--out", str(out), "--folds", "3")
@@ -16,7 +16,7 @@ def test_label_potential_writes_delta_and_phi_on_every_step(tmp_path, cli):
     # the label check of the new channel follows, so the user sees it before training
     assert "label check from the success flags alone" in r.stdout and "potential.delta" in r.stdout
     trajs = read_trajectories(out)
-    assert all(set(s.labels["potential"]) == {"delta", "phi"} for t in trajs for s in t.steps)
+    assert all(set(s.labels["potential"]) == {"delta", "phi", "support"} for t in trajs for s in t.steps)
     assert trajs[0].provenance["potential"]["fitted_on"] == "success flags"
     spec = parse_reward("potential")
     assert (spec.method, spec.channel) == ("potential", "delta")

@@ -5,7 +5,15 @@ from __future__ import annotations
 import pytest
 
 from labeler.dataset import Step, Trajectory
-from labeler.potential.model import PotentialConfig, PotentialError, crossfit, fit, increments
+from labeler.potential.model import (
+    PotentialConfig,
+    PotentialError,
+    crossfit,
+    fit,
+    increments,
+    support,
+    support_table,
+)
 
 
 def _traj(i: int, success: bool, actions: list[str]) -> Trajectory:
@@ -70,3 +78,31 @@ def test_too_few_successes_is_an_error_that_says_what_is_needed():
         PotentialError, match="at least 2 successful and 2 failed trajectories, this log has 1 and 4"
     ):
         crossfit(trajs)
+
+
+def test_support_is_the_successes_share_minus_half_the_failures_share_of_the_best_new_feature():
+    # 2 successes, 4 failures; x: both successes and 2 failures show it, y: one success, z: 3 failures
+    eps = [
+        [{"*|x": 1.0, "toy|x": 1.0}, {"*|y": 1.0}],
+        [{"*|x": 1.0}],
+        [{"*|x": 1.0}, {"*|z": 1.0}],
+        [{"*|x": 1.0, "*|z": 1.0}],
+        [{"*|z": 1.0}],
+        [],
+    ]
+    table = support_table(eps, [True, True, False, False, False, False], failure_weight=0.5)
+    assert table == pytest.approx({"*|x": 2 / 2 - 0.5 * 2 / 4, "*|y": 1 / 2, "*|z": -0.5 * 3 / 4})
+    assert support(table, {"*|x", "*|y", "toy|x"}) == pytest.approx(0.75)  # the best; task scope not read
+    assert support(table, {"*|z"}) == pytest.approx(-0.375)
+    assert support(table, set()) == 0.0 and support(table, {"*|unseen"}) == 0.0
+
+
+def test_support_pays_a_repeated_step_once():
+    labels = crossfit(_log(), PotentialConfig(folds=3))
+    win, loss = labels[0], labels[-1]
+    assert win[1].support > 0.5  # pressing the button: every success, no failure
+    assert loss[1].support < 0  # kicking the wall: failures only
+    assert loss[3].support < 0  # kicking again: new only in that the response is a repeat (failures only)
+    assert loss[5].support == 0.0  # the third kick shows nothing new: paid nothing
+    # looking, and looking again (a repeated response): every trajectory does both, 1 - 0.5 x 1
+    assert win[0].support == pytest.approx(0.5) and win[2].support == pytest.approx(0.5)
