@@ -85,6 +85,12 @@ def increments(features: Sequence[frozenset[str]]) -> list[dict[str, float]]:
     return out
 
 
+def class_sizes(success: Sequence[bool]) -> tuple[int, int]:
+    """(successful, failed) trajectories, each at least 1 (a share over an empty class is 0, not an error)."""
+    wins = sum(1 for s in success if s)
+    return max(wins, 1), max(len(success) - wins, 1)
+
+
 def fit(
     episodes: Sequence[Sequence[dict[str, float]]], success: Sequence[bool], cfg: PotentialConfig
 ) -> Fitted:
@@ -97,8 +103,7 @@ def fit(
     # Samples are the prefixes (the empty one, then after each step); a prefix's log-odds is the bias plus
     # the running sum of its steps' contributions, so only the steps' increments are stored (sparse) and
     # the gradient of a step's weights is its increment times the summed errors of the prefixes holding it.
-    n_pos = max(sum(1 for s in success if s), 1)
-    n_neg = max(len(success) - n_pos, 1)
+    n_pos, n_neg = class_sizes(success)
     cols, vals, labels, weights = [], [], [], []
     for ep, ok in zip(episodes, success, strict=True):
         if not ep:
@@ -157,8 +162,7 @@ def support_table(
 ) -> dict[str, float]:
     """Per shared feature (``*|``), the share of the successful trajectories that show it minus
     ``failure_weight`` times the share of the failed ones that show it."""
-    n_pos = max(sum(1 for s in success if s), 1)
-    n_neg = max(len(success) - n_pos, 1)
+    n_pos, n_neg = class_sizes(success)
     table: dict[str, float] = {}
     for ep, ok in zip(episodes, success, strict=True):
         for name in {n for inc in ep for n in inc if n.startswith("*|")}:
