@@ -17,16 +17,17 @@ Every policy of the package subclasses :class:`ScoringPolicy` and defines ``scor
 argmax, and a policy that holds something (an onnxruntime session, a judge) releases it in the
 :meth:`ScoringPolicy.on_close` hook. They are the bundle (:class:`edge.bundle_policy.BundlePolicy`), the
 daemon through the client (:class:`edge.edge_policy.EdgePolicy`), a training checkpoint
-(``policy.torch_policy.TorchPolicy``), the LLM-as-agent baseline (``policy.llm_policy.LLMPolicy``) and the
-uniform random baseline (``policy.evaluate.RandomPolicy``). The wrappers (:class:`PolicyWrapper`) are
-policies over another one, and compose:
+(``policy.evaluation.torch_policy.TorchPolicy``), the LLM-as-agent baseline
+(``policy.evaluation.llm_policy.LLMPolicy``) and the uniform random baseline
+(``policy.evaluation.evaluate.RandomPolicy``). The wrappers (:class:`PolicyWrapper`) are policies over another
+one, and compose:
 
 - :class:`Guarded`: the generic loop guard (:class:`edge.loop_guard.LoopGuard`), keyed by the world key the
   client gets from its environment adapter, called with the episode's actions so far;
 - :class:`Sampled`: a draw from softmax(scores / T) instead of the argmax (an evaluation option);
 - :class:`Timed`: the wall time of every call, e.g. the client round trip of every request to the daemon;
 - task strategies of an adapter, opt-in (e.g. the TextWorld put-away placement search,
-  ``policy.twx_placement``; ``policy.episode_policy`` composes them).
+  ``policy.worlds.twx_placement``; ``policy.worlds.episode_policy`` composes them).
 
 Evaluation (``edgejudge eval``, in process or through edge-serve) and a robot's own client compose them the
 same way, e.g. ``Guarded(EdgePolicy(client), world_key)``. Stdlib only.

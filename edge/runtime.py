@@ -143,7 +143,7 @@ class Runtime:
         expected = set(self.manifest.policy_inputs)
         if expected - pin:
             raise BundleError(f"{self.bundle_dir}: policy.onnx lacks inputs {sorted(expected - pin)}")
-        # An int8 encoder (policy.encoder_opt) quantises activations per tensor: padding rows would shift
+        # An int8 encoder (policy.encoders.int8) quantises activations per tensor: padding rows would shift
         # the scales of the real tokens, so its texts are only batched with texts of the same length. A
         # static encoder's runs cost microseconds: equal lengths only keep its sums independent of batching.
         self.encoder_kind = self.manifest.encoder_kind

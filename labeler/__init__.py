@@ -1,5 +1,5 @@
-"""Labeling: the trajectory format, the local judge, and the dense reward labelers TRCA, COREN and the
-success-model potential.
+"""Labeling: the local judge and the dense reward labelers TRCA, COREN and the success-model potential, over
+the trajectory format of :mod:`models.trajectory`.
 
 Imports ``models`` and ``edge``, never ``policy``.
 
@@ -15,8 +15,6 @@ Packages:
 
 Modules:
 
-* ``dataset`` — the JSON Lines trajectory format, validated reads (inferring a missing layout), atomic writes
-* ``log_layout`` — which trajectories need an inferred state layout, and the one notice that says so
 * ``dataset_summary`` — a dataset file's numbers and the layout it is read with, for ``edgejudge data``
 * ``subset`` — the success-scarce subset of a log (``edgejudge data subset``)
 * ``response_only`` — a log rewritten as a response-only log (``edgejudge data response-only``) or flattened
@@ -25,8 +23,10 @@ Modules:
 * ``auroc`` — AUROC by ranks, which the label checks share
 * ``quality`` — label quality against ground truth (``edgejudge label quality``)
 * ``label_check`` — label quality from the success flags alone
-* ``view`` — what a trajectory's texts say, read once: layout, responses, partial states, world keys, path
-* ``progress`` — progress bars
+* ``label_writer`` — the one way the labelers put a method's channels and provenance on a log and write it,
+  with the closing label check
+* ``folds`` — the cross-fit folds (stratified by the success flag) that the potential, TRCA's held-out rubric
+  check and COREN's orchestrator check share
 * ``llama_log`` — llama.cpp's log lines to a file
 * ``cli`` — ``edgejudge data``
 * ``judge_cli`` — ``edgejudge judge``

@@ -7,16 +7,16 @@ import json
 
 import click
 
-from labeler.dataset import (
+from labeler.dataset_summary import dataset_stats, layout_summary
+from models.log_layout import INFERRED_KEY
+from models.state_layout import PLAIN_LAYOUT, StateLayout
+from models.trajectory import (
     DatasetError,
     ReadReport,
     TrajectoryWriter,
     file_layout,
     iter_trajectories,
 )
-from labeler.dataset_summary import dataset_stats, layout_summary
-from labeler.log_layout import INFERRED_KEY
-from models.state_layout import PLAIN_LAYOUT, StateLayout
 
 
 @click.group()
@@ -184,8 +184,8 @@ def subset(file: str, episodes: int | None, max_success_rate: float, out: str) -
     \b
       edgejudge data subset pool.jsonl.gz --episodes 120 --max-success-rate 0.3 --out train120.jsonl.gz
     """
-    from labeler.dataset import read_trajectories, write_trajectories
     from labeler.subset import SubsetError, most_episodes, scarce_subset
+    from models.trajectory import read_trajectories, write_trajectories
 
     try:
         trajs = read_trajectories(file)
@@ -209,8 +209,8 @@ def response_only_cmd(files: tuple[str, ...], out: str) -> None:
     the ground truth (score, progress, gold) are dropped, so labelers read the log as plain text. Episodes
     are written in the order of FILES.
     """
-    from labeler.dataset import read_trajectories, write_trajectories
     from labeler.response_only import response_only
+    from models.trajectory import read_trajectories, write_trajectories
 
     kept = []
     for f in files:

@@ -1,14 +1,14 @@
 """What a dataset file holds, for ``edgejudge data``: its summary numbers, and which state layout its
-trajectories are read with and why (:mod:`labeler.dataset` reads them)."""
+trajectories are read with and why (:mod:`models.trajectory` reads them)."""
 
 from __future__ import annotations
 
 import os
 from typing import Any
 
-from labeler.dataset import ReadReport, file_layout, iter_trajectories
-from labeler.log_layout import INFERRED_KEY
+from models.log_layout import INFERRED_KEY
 from models.state_layout import LEGACY_LAYOUT, LEGACY_STATE_FORMAT, StateLayout
+from models.trajectory import ReadReport, file_layout, iter_trajectories
 
 
 def layout_summary(path: str | os.PathLike[str]) -> str:

@@ -21,9 +21,10 @@ Only the success flag of each trajectory is used (a robot log has it; ``info`` i
   its mean reward separated at 0.79, its first 8 steps at 0.64 [0.42, 0.84]).
 * **moves vs idle steps** — the per-step facts a log without ground truth holds: a successful episode's
   steps that changed the world (the same world state after them, or on partial states a response the
-  episode had drawn before, counts as no change: :attr:`labeler.view.TrajectoryView.changed`) hold the steps
-  that made the success, and a failed episode's steps that changed nothing made no progress. The AUROC of
-  the channel's rewards on those two kinds of step, with a 90 % bootstrap interval over trajectories. A
+  episode had drawn before, counts as no change: :attr:`models.trajectory_view.TrajectoryView.changed`)
+  hold the steps that made the success, and a failed episode's steps that changed nothing made no progress.
+  The AUROC of the channel's rewards on those two kinds of step, with a 90 % bootstrap interval over
+  trajectories (:func:`moves_vs_idle`). A
   channel can separate episodes by crediting steps that tell successful episodes apart without being the
   ones that matter (measured: the potential on a response-only TWC easy log of a mixed behaviour separated
   episodes at 0.81, over their first steps at 0.72, ranked progress steps at 0.37; this AUROC was 0.45).
@@ -51,13 +52,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from labeler.auroc import auroc
-from labeler.dataset import Trajectory
+from models.trajectory import Trajectory
 
 SEPARATES_AUROC = 0.6
 MIN_PER_CLASS = 3
@@ -68,31 +69,68 @@ READS_FLAGS = ("return", "adv_episode", "adv_step", "advantage")
 checked, they would separate successes trivially."""
 
 
+@dataclass(frozen=True)
+class Figure:
+    """An AUROC and its 90 % bootstrap interval over trajectories (all None where it cannot be computed)."""
+
+    value: float | None = None
+    low: float | None = None
+    high: float | None = None
+
+    @property
+    def separates(self) -> bool:
+        """An AUROC of at least :data:`SEPARATES_AUROC` whose interval's low end is above chance."""
+        return separates(self.value, self.low)
+
+
+NO_FIGURE = Figure()
+
+
 @dataclass
 class ChannelCheck:
+    """One channel's check: its figures (see the module docstring), whether the labeler fit it on these
+    flags, and the verdict with its message."""
+
     channel: str
     trajectories: int
     successes: int
-    auroc: float | None
-    low: float | None
-    high: float | None
+    mean_reward: Figure
+    """The AUROC of each trajectory's mean reward per step against its success flag."""
     fitted: bool
     verdict: str
     message: str
-    body_auroc: float | None = None
-    """The AUROC without each trajectory's last step."""
-    body_low: float | None = None
-    prefix_auroc: float | None = None
-    """The AUROC over each trajectory's first ``prefix_steps`` steps."""
-    prefix_low: float | None = None
-    prefix_steps: int | None = None
-    anchor_auroc: float | None = None
+    without_last_step: Figure = NO_FIGURE
+    """The same without each trajectory's last step."""
+    first_steps: Figure = NO_FIGURE
+    """The same over each trajectory's first ``first_steps_k`` steps."""
+    first_steps_k: int | None = None
+    moves_vs_idle: Figure = NO_FIGURE
     """The AUROC of the successes' steps that changed the world against the failures' steps that changed
     nothing."""
-    anchor_low: float | None = None
 
     def to_dict(self) -> dict:
-        return {k: (round(v, 4) if isinstance(v, float) else v) for k, v in asdict(self).items()}
+        """The flat JSON record ``label quality --json`` prints and benchmark files store, in its keys since
+        before the figures were named (``body_*``: without the last step; ``prefix_*``: the first steps;
+        ``anchor_*``: moves vs idle)."""
+        flat = {
+            "channel": self.channel,
+            "trajectories": self.trajectories,
+            "successes": self.successes,
+            "auroc": self.mean_reward.value,
+            "low": self.mean_reward.low,
+            "high": self.mean_reward.high,
+            "fitted": self.fitted,
+            "verdict": self.verdict,
+            "message": self.message,
+            "body_auroc": self.without_last_step.value,
+            "body_low": self.without_last_step.low,
+            "prefix_auroc": self.first_steps.value,
+            "prefix_low": self.first_steps.low,
+            "prefix_steps": self.first_steps_k,
+            "anchor_auroc": self.moves_vs_idle.value,
+            "anchor_low": self.moves_vs_idle.low,
+        }
+        return {k: (round(v, 4) if isinstance(v, float) else v) for k, v in flat.items()}
 
 
 def mean_rewards(
@@ -121,20 +159,20 @@ def prefix_steps(trajectories: Sequence[Trajectory]) -> int:
 
 def cut_auroc(
     trajectories: Sequence[Trajectory], channel: str, boots: int = 400, seed: int = 0, **cut: Any
-) -> tuple[float | None, float | None, float | None]:
+) -> Figure:
     """:func:`bootstrap_auroc` of the mean rewards over part of each trajectory (``cut``:
     :func:`mean_rewards`'s ``drop_last`` or ``first``); trajectories with no step left drop out."""
     m = mean_rewards(trajectories, channel, **cut) or []
     kept = [(v, bool(t.success)) for v, t in zip(m, trajectories, strict=False) if v is not None]
-    return bootstrap_auroc([v for v, _ in kept], [y for _, y in kept], boots, seed)
+    return Figure(*bootstrap_auroc([v for v, _ in kept], [y for _, y in kept], boots, seed))
 
 
-def anchor_auroc(
+def moves_vs_idle(
     trajectories: Sequence[Trajectory], channel: str, boots: int = 400, seed: int = 0, level: float = 0.9
-) -> tuple[float | None, float | None]:
-    """(AUROC, the 90 % interval's low end) of the channel's rewards on the successful trajectories' steps
-    that changed the world (positive) against the failed trajectories' steps that changed nothing
-    (negative), bootstrapped over trajectories; (None, None) without both kinds of step."""
+) -> Figure:
+    """The AUROC of the channel's rewards on the successful trajectories' steps that changed the world
+    (positive) against the failed trajectories' steps that changed nothing (negative), with its interval
+    bootstrapped over trajectories; no figure without both kinds of step."""
     method, _, name = channel.partition(".")
     per: list[tuple[list[float], list[bool]]] = []
     for t in trajectories:
@@ -152,10 +190,11 @@ def anchor_auroc(
 
     point = pooled(range(len(per)))
     if point is None:
-        return None, None
+        return NO_FIGURE
     rng = np.random.default_rng(seed)
     stats = [a for _ in range(boots) if (a := pooled(rng.integers(0, len(per), len(per)))) is not None]
-    return point, float(np.quantile(stats, (1 - level) / 2))
+    q = (1 - level) / 2
+    return Figure(point, float(np.quantile(stats, q)), float(np.quantile(stats, 1 - q)))
 
 
 def bootstrap_auroc(
@@ -249,61 +288,62 @@ def check_channels(
     trajectories: Sequence[Trajectory], channels: Sequence[str], boots: int = 400, seed: int = 0
 ) -> list[ChannelCheck]:
     """The check for every channel that every step carries (see the module docstring)."""
-    y = [bool(t.success) for t in trajectories]
-    k = prefix_steps(trajectories)
     out = []
     for ch in channels:
         if ch.partition(".")[2] in READS_FLAGS:
             continue
         m = mean_rewards(trajectories, ch)
-        if m is None:
-            continue
-        a, lo, hi = bootstrap_auroc(m, y, boots, seed)
-        fitted = fitted_on_flags(trajectories, ch)
-        v = verdict(a, lo, hi, min(sum(y), len(y) - sum(y)), fitted)
-        body, body_lo, _ = cut_auroc(trajectories, ch, boots, seed, drop_last=True)
-        pre, pre_lo, _ = cut_auroc(trajectories, ch, boots, seed, first=k)
-        anchor, anchor_lo = anchor_auroc(trajectories, ch, boots, seed)
-        if v in ("separates", "in-sample") and not separates(body, body_lo):
-            v = "last step"
-        elif v in ("separates", "in-sample") and not separates(pre, pre_lo):
-            v = "length"
-        elif v in ("separates", "in-sample") and anchor is not None and not separates(anchor, anchor_lo):
-            v = "misplaced"
-        msg = MESSAGES[v]
-        if fitted and v in CAUTIONS:
-            msg += " (even in-sample, fit on these success flags)"
-        out.append(
-            ChannelCheck(
-                ch, len(y), sum(y), a, lo, hi, fitted, v, msg,
-                body_auroc=body, body_low=body_lo, prefix_auroc=pre, prefix_low=pre_lo, prefix_steps=k,
-                anchor_auroc=anchor, anchor_low=anchor_lo,
-            )
-        )  # fmt: skip
+        if m is not None:
+            out.append(_check_channel(trajectories, ch, m, boots, seed))
     return out
 
 
-def folds_of(success: Sequence[bool], k: int, seed: int = 0) -> list[list[int]]:
-    """k folds of trajectory indices, stratified by the success flag (each class dealt out in turn after a
-    seeded shuffle). Fewer than k members of a class leave some folds without it."""
-    rng = np.random.default_rng(seed)
-    folds: list[list[int]] = [[] for _ in range(k)]
-    for cls in (True, False):
-        idx = [i for i, s in enumerate(success) if bool(s) == cls]
-        rng.shuffle(idx)
-        for j, i in enumerate(idx):
-            folds[j % k].append(int(i))
-    return [sorted(f) for f in folds]
+def _check_channel(
+    trajectories: Sequence[Trajectory], channel: str, means: list[float | None], boots: int, seed: int
+) -> ChannelCheck:
+    y = [bool(t.success) for t in trajectories]
+    check = _episode_check(channel, means, y, boots, seed, fitted_on_flags(trajectories, channel))
+    check.first_steps_k = prefix_steps(trajectories)
+    check.without_last_step = cut_auroc(trajectories, channel, boots, seed, drop_last=True)
+    check.first_steps = cut_auroc(trajectories, channel, boots, seed, first=check.first_steps_k)
+    check.moves_vs_idle = moves_vs_idle(trajectories, channel, boots, seed)
+    if check.verdict in ("separates", "in-sample"):
+        if not check.without_last_step.separates:
+            check.verdict = "last step"
+        elif not check.first_steps.separates:
+            check.verdict = "length"
+        elif check.moves_vs_idle.value is not None and not check.moves_vs_idle.separates:
+            check.verdict = "misplaced"
+    check.message = MESSAGES[check.verdict]
+    if check.fitted and check.verdict in CAUTIONS:
+        check.message += " (even in-sample, fit on these success flags)"
+    return check
+
+
+def _episode_check(
+    channel: str, means: Sequence[float | None], y: list[bool], boots: int, seed: int, fitted: bool
+) -> ChannelCheck:
+    """The check of whole episodes' mean rewards alone (the other figures are left empty)."""
+    whole = Figure(*bootstrap_auroc(list(means), y, boots, seed))
+    v = verdict(whole.value, whole.low, whole.high, min(sum(y), len(y) - sum(y)), fitted)
+    return ChannelCheck(
+        channel=channel,
+        trajectories=len(y),
+        successes=sum(y),
+        mean_reward=whole,
+        fitted=fitted,
+        verdict=v,
+        message=MESSAGES[v],
+    )
 
 
 def heldout_check(
     channel: str, mean_reward: Sequence[float], success: Sequence[bool], boots: int = 400, seed: int = 0
 ) -> ChannelCheck:
     """The check of held-out mean rewards (each trajectory labeled by a labeler fit without it)."""
-    y = [bool(x) for x in success]
-    a, lo, hi = bootstrap_auroc(list(mean_reward), y, boots, seed)
-    v = verdict(a, lo, hi, min(sum(y), len(y) - sum(y)))
-    return ChannelCheck(channel, len(y), sum(y), a, lo, hi, False, v, MESSAGES[v] + " (held-out episodes)")
+    check = _episode_check(channel, mean_reward, [bool(x) for x in success], boots, seed, fitted=False)
+    check.message += " (held-out episodes)"
+    return check
 
 
 def format_checks(checks: Sequence[ChannelCheck], path: str = "") -> str:
@@ -318,19 +358,14 @@ def format_checks(checks: Sequence[ChannelCheck], path: str = "") -> str:
         f" {'first steps':>12} {'moves vs idle':>14} {'fitted here':>12}  verdict",
     ]
     for c in checks:
-        ci = "" if c.low is None else f"[{c.low:.2f}, {c.high:.2f}]"
-        first = "" if c.prefix_steps is None else f"{f(c.prefix_auroc)} ({c.prefix_steps})"
+        whole = c.mean_reward
+        ci = "" if whole.low is None else f"[{whole.low:.2f}, {whole.high:.2f}]"
+        first = "" if c.first_steps_k is None else f"{f(c.first_steps.value)} ({c.first_steps_k})"
         lines.append(
-            f"{c.channel:<28} {f(c.auroc):>29} {ci:>15} {f(c.body_auroc):>14} {first:>12}"
-            f" {f(c.anchor_auroc):>14} {('yes' if c.fitted else 'no'):>12}  {c.verdict}"
+            f"{c.channel:<28} {f(whole.value):>29} {ci:>15} {f(c.without_last_step.value):>14} {first:>12}"
+            f" {f(c.moves_vs_idle.value):>14} {('yes' if c.fitted else 'no'):>12}  {c.verdict}"
         )
     for c in checks:
         if c.verdict in WARNED:
             lines.append(f"warning: {c.channel}: {c.message}")
     return "\n".join(lines)
-
-
-def check_after_labeling(trajectories: Sequence[Trajectory], channel: str, path: str) -> str:
-    """What a labeling command prints after writing ``path``: the check of the ``channel`` it added."""
-    checks = check_channels(trajectories, [channel])
-    return format_checks(checks, path) if checks else ""

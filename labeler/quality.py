@@ -28,9 +28,9 @@ from typing import Any
 import click
 
 from labeler.auroc import auroc
-from labeler.dataset import DatasetError, Trajectory, read_trajectories
 from labeler.label_check import check_channels, format_checks
 from models.settings import AtomicFile
+from models.trajectory import DatasetError, Trajectory, read_trajectories
 
 BASELINE = "env.reward"
 

@@ -24,8 +24,8 @@ from __future__ import annotations
 
 import copy
 
-from labeler.dataset import Trajectory
 from models.state_layout import StateLayout
+from models.trajectory import Trajectory
 
 GROUND_TRUTH = ("score", "progress", "gold", "gold_index")
 """The ``info`` keys kept: what :func:`labeler.quality.measure` reads, never a labeler."""

@@ -12,9 +12,9 @@ from pathlib import Path
 import click
 
 from labeler.cluster.options import ClusterError, cluster_config, cluster_options
-from labeler.dataset import DatasetError, iter_trajectories
 from labeler.trca.rubric import CATEGORIES, RubricError, load_rubric, write_rubric
 from models.cli_options import cache_option, judge_option, progress_option, threads_option
+from models.trajectory import DatasetError, iter_trajectories
 
 
 @click.group()
@@ -273,11 +273,12 @@ def _build_one(trajs, scorer, cfg, dataset, out, base, base_rubric, check_folds)
         if check is None:
             click.echo(f"held-out check: too few successes or failures for {check_folds} folds", err=True)
         else:
-            report.rubric.build["heldout_auroc"] = round(check.auroc or 0.0, 4)
+            whole = check.mean_reward
+            report.rubric.build["heldout_auroc"] = round(whole.value or 0.0, 4)
             report.rubric.build["heldout_folds"] = check_folds
             click.echo(
                 f"held-out check ({check_folds} folds): mean reward per step vs success AUROC "
-                f"{check.auroc:.3f} [{check.low:.2f}, {check.high:.2f}]: {check.verdict}",
+                f"{whole.value:.3f} [{whole.low:.2f}, {whole.high:.2f}]: {check.verdict}",
                 err=True,
             )
             if check.verdict in ("weak", "inverted", "too few"):

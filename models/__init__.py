@@ -15,6 +15,12 @@ Modules:
 * ``state_layout`` — state texts as labelled parts, as recorded with datasets and bundles; the one world key
 * ``layout_inference`` — a layout for a log that records none, inferred from its texts
 * ``world_paths`` — loop erasure over world states
+* ``trajectory`` — the JSON Lines trajectory format: records, validated reads (inferring a missing layout),
+  atomic writes; what a robot's log writer and every labeler and trainer read
+* ``trajectory_view`` — what a trajectory's texts say, read once: layout, responses, partial states, world
+  keys, path
+* ``log_layout`` — which trajectories need an inferred state layout, and the one notice that says so
+* ``progress`` — progress bars
 * ``actions`` — the one parser of text actions (verb, object, target, argument words) and its word lists
 * ``cli_options`` — the command-line options every layer shares
 * ``lazy_group`` — the click group whose subcommands load only when run

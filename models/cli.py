@@ -17,17 +17,17 @@ from models.settings import SettingError
 
 # name -> "module:attribute"
 SUBCOMMANDS: dict[str, str] = {
-    "collect": "policy.cli:collect",
-    "envs": "policy.envs_cli:envs",
+    "collect": "policy.worlds.collect_cli:collect",
+    "envs": "policy.worlds.envs_cli:envs",
     "judge": "labeler.judge_cli:judge",
     "data": "labeler.cli:data",
     "label": "labeler.label_cli:label",
     "rubrics": "labeler.rubrics_cli:rubrics",
     "query": "edge.query_cli:query",
-    "export": "policy.export_cli:export",
-    "train": "policy.train_cli:train",
-    "eval": "policy.eval_cli:eval_cmd",
-    "decisions": "policy.decisions_cli:decisions",
+    "export": "policy.export.export_cli:export",
+    "train": "policy.training.train_cli:train",
+    "eval": "policy.evaluation.eval_cli:eval_cmd",
+    "decisions": "policy.evaluation.decisions_cli:decisions",
     "matrix": "policy.matrix.cli:matrix",
 }
 

@@ -145,7 +145,7 @@ def progress_option(dest: str = "progress") -> Decorator:
 
 
 def env_option(dest: str = "env_name", *, default: str | None = "twx:twc") -> Decorator:
-    """``--env``: the environment adapter and task (the names are checked by ``policy.envs``).
+    """``--env``: the environment adapter and task (the names are checked by ``policy.worlds.adapters``).
 
     ``default=None`` where the policy knows its world: the one it was trained in is used.
     """

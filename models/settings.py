@@ -5,11 +5,11 @@
 - ``EDGEJUDGE_CACHE`` (:func:`cache_dir`): the cache folder, default ``~/.cache/edgejudge``; ``~`` is
   expanded.
 - ``EDGEJUDGE_ENVS`` (:func:`env_adapters`): extra environment adapters, ``name=module:Class`` entries
-  separated by commas (parsed by ``policy.envs.registry``).
+  separated by commas (parsed by ``policy.worlds.adapters.registry``).
 - ``EDGEJUDGE_SCIENCEWORLD_HEAP`` (:func:`scienceworld_heap`): the ScienceWorld JVM's heap, default ``1g``.
 - ``EDGEJUDGE_TRAIN_REFERENCE`` (:func:`train_reference`): ``1`` makes training take the reference
-  computation instead of its fast paths (``policy.train_paths``); unset or ``0``: the fast paths; anything
-  else is a :class:`SettingError`.
+  computation instead of its fast paths (``CandidateScorer.fast``, read when a scorer is built); unset or
+  ``0``: the fast paths; anything else is a :class:`SettingError`.
 
 Every function reads the environment when called (tests and child processes may change it). Command-line
 options that take a setting bind its variable with click's ``envvar=`` (``models.cli_options``).

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from models.state_layout import Part, StateLayout
-from policy.envs import EnvAdapter, EnvError, EnvSpec, EnvState, Param
+from policy.worlds.adapters import EnvAdapter, EnvError, EnvSpec, EnvState, Param
 
 LAYOUT = StateLayout(
     (

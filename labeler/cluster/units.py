@@ -13,7 +13,7 @@ import os
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from labeler.progress import progress as progress_bar
+from models.progress import progress as progress_bar
 
 Runner = Callable[[str, str, list[tuple]], list[Any]]
 """``runner(anchor, method, calls)`` -> ``[worker.method(*args) for args in calls]``, each from the anchor."""

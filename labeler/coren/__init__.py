@@ -3,12 +3,13 @@
 Modules:
 
 * :mod:`~labeler.coren.cli` — ``edgejudge label coren``.
+* :mod:`~labeler.coren.run` — what the command runs: the judging, the orchestrator, the labels and the report.
 * :mod:`~labeler.coren.judge_session` — the judge a run asks: the local GGUF judge or the Ray judge pool.
 * :mod:`~labeler.coren.dry_run` — ``--dry-run``: queries, tokens and the estimated time, without judging.
 * :mod:`~labeler.coren.pipeline` — :class:`~labeler.coren.pipeline.CorenLabeler`: QA set, judge work, labels.
 * :mod:`~labeler.coren.queries` — step texts within their token budgets and every query's text; the dry run.
 * :mod:`~labeler.coren.judging` — the judge calls (rating and candidate queries, backward checks, QA answers).
-* :mod:`~labeler.coren.assembly` — the three channels from the answers, and the labels on the steps.
+* :mod:`~labeler.coren.assembly` — the three channels from the answers, and each step's labels.
 * :mod:`~labeler.coren.config` — labeling options and the input check.
 * :mod:`~labeler.coren.report` — the labeling report.
 * :mod:`~labeler.coren.prompts` — the versioned prompt variants and query templates.

@@ -1,4 +1,4 @@
-"""COREN's label assembly: from the judge's answers to the three channels per step, and onto the steps.
+"""COREN's label assembly: from the judge's answers to the three channels per step and each step's labels.
 
 * contextual — the vote of the prompts' calibrated ratings (:mod:`labeler.coren.voting`: by default the mean
   of their calibrated scores, ``--vote majority`` the majority of their quintile votes);
@@ -15,7 +15,7 @@ recomputed without the judge; ``--no-dists`` drops them). Per trajectory: ``prov
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,7 +24,7 @@ import numpy as np
 from labeler.coren import structural, temporal, voting
 from labeler.coren.queries import StepText, ranked_candidates
 from labeler.coren.report import Report
-from labeler.dataset import Trajectory
+from models.trajectory import Trajectory
 
 METHOD = "coren"
 
@@ -176,15 +176,16 @@ def split_by_trajectory(arr: np.ndarray, trajs: Sequence[Trajectory]) -> list[np
     return out
 
 
-def write_labels(
+def labeled(
     result: LabelResult, weights: np.ndarray, provenance: dict[str, Any], keep_dists: bool
-) -> None:
-    """Put the channels, the ensemble and the weights on every step, and the provenance on every
-    trajectory."""
+) -> Iterator[tuple[Trajectory, list[dict[str, Any]], dict[str, Any]]]:
+    """Every trajectory with its steps' ``labels["coren"]`` (the channels, the ensemble and the weights) and
+    its provenance, for :func:`labeler.label_writer.write_labeled`."""
     ens = (weights * result.channels).sum(axis=1)
     k = 0
     for t in result.trajectories:
-        for s in t.steps:
+        steps = []
+        for _ in t.steps:
             c = result.channels[k]
             lab: dict[str, Any] = {
                 "contextual": float(c[0]),
@@ -199,6 +200,6 @@ def write_labels(
             if keep_dists:
                 for n in range(result.rate.shape[0]):
                     lab[f"dist_p{n}"] = [round(float(x), 5) for x in result.rate[n, k]]
-            s.labels[METHOD] = lab
+            steps.append(lab)
             k += 1
-        t.provenance[METHOD] = dict(provenance)
+        yield t, steps, provenance

@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-import json
 import os
-import time
 from pathlib import Path
-from typing import Any
 
 import click
 
 from labeler.cluster.options import ClusterError, cluster_config, cluster_options
+from labeler.coren.config import CorenConfig
 from labeler.coren.dry_run import dry_run as print_dry_run
-from labeler.coren.judge_session import coren_judge
+from labeler.coren.run import Files, run
 from models import settings
 from models.cli_options import (
     cache_option,
@@ -26,15 +24,6 @@ from models.cli_options import (
 
 def _default_cache() -> str:
     return str(settings.cache_dir() / "labels.sqlite")
-
-
-def _default_ckpt(out: str) -> str:
-    name = Path(out).name
-    for suffix in (".jsonl.gz", ".jsonl", ".gz"):
-        if name.endswith(suffix):
-            name = name[: -len(suffix)]
-            break
-    return str(Path(out).with_name(name + ".orchestrator.safetensors"))
 
 
 @click.command()
@@ -71,7 +60,7 @@ def _default_ckpt(out: str) -> str:
 )
 @click.option(
     "--vote",
-    default="mean",
+    default=CorenConfig.vote,
     show_default=True,
     type=click.Choice(["mean", "majority"]),
     help="How the prompts' ratings make a channel: 'mean' of their calibrated scores on the -2..2 scale, or "
@@ -100,21 +89,21 @@ def _default_ckpt(out: str) -> str:
 )
 @click.option(
     "--qa-size",
-    default=48,
+    default=CorenConfig.qa_size,
     show_default=True,
     type=click.IntRange(1, 10000),
     help="Most entries of the QA set built from IN.",
 )
 @click.option(
     "--obs-tokens",
-    default=48,
+    default=CorenConfig.obs_tokens,
     show_default=True,
     type=click.IntRange(8, 100000),
     help="Most tokens of the observation (its head) in rating and candidate queries.",
 )
 @click.option(
     "--result-tokens",
-    default=40,
+    default=CorenConfig.result_tokens,
     show_default=True,
     type=click.IntRange(0, 1024),
     help="Most tokens of the action's result (transition) shown to the judge.",
@@ -184,7 +173,7 @@ def coren(
     """
     from labeler.coren.prompts import PROMPT_DIR, PromptError, load_prompts, load_templates
     from labeler.coren.structural import QAError, load_qa
-    from labeler.dataset import DatasetError, read_trajectories
+    from models.trajectory import DatasetError, read_trajectories
 
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     try:
@@ -199,7 +188,7 @@ def coren(
         trajs = trajs[:limit]
     if examples_source == "data":
         templates = _data_examples(templates, trajs)
-    from labeler.coren.pipeline import CorenConfig, CorenInputError, check_candidates
+    from labeler.coren.pipeline import CorenInputError, check_candidates
 
     try:
         check_candidates(trajs, in_path)
@@ -221,26 +210,9 @@ def coren(
     if dry_run:
         print_dry_run(trajs, prompts, templates, cfg, judge_ref, n_ctx, threads)
         return
-    _run(
-        trajs,
-        prompts,
-        templates,
-        cfg,
-        qa,
-        in_path,
-        out,
-        judge_ref,
-        n_ctx,
-        threads,
-        ckpt,
-        save_orchestrator,
-        epochs,
-        cache or _default_cache(),
-        report_path,
-        progress,
-        gpu_layers,
-        cluster,
-    )
+    files = Files(in_path, out, ckpt, save_orchestrator, report_path)
+    judge_args = (judge_ref, n_ctx, threads, cache or _default_cache(), gpu_layers, cluster)
+    run(trajs, prompts, templates, cfg, qa, files, judge_args, epochs, progress)
 
 
 def _data_examples(templates, trajs):
@@ -261,166 +233,4 @@ def _data_examples(templates, trajs):
     click.echo(f"examples: {len(ex)} built from the data (sha256 {prov['sha256'][:12]})", err=True)
     return dataclasses.replace(
         templates, preamble=pre, sha256=sha, examples_source="data", examples=tuple(prov["examples"])
-    )
-
-
-def _run(
-    trajs,
-    prompts,
-    templates,
-    cfg,
-    qa,
-    in_path,
-    out,
-    judge_ref,
-    n_ctx,
-    threads,
-    ckpt,
-    save_ckpt,
-    epochs,
-    cache,
-    report_path,
-    progress,
-    gpu_layers=0,
-    cluster=None,
-) -> None:
-    import numpy as np
-
-    from labeler.coren import orchestrator as orch
-    from labeler.coren.pipeline import (
-        CorenInputError,
-        CorenLabeler,
-        split_by_trajectory,
-        step_features,
-        write_labels,
-    )
-    from labeler.coren.structural import qa_hash
-    from labeler.dataset import TrajectoryWriter
-    from labeler.progress import progress as progress_bar
-    from models.encoder import EncoderError, load_sentence_encoder, resolve_encoder
-
-    t0 = time.perf_counter()
-    try:
-        enc_ref = resolve_encoder()
-        encoder = load_sentence_encoder(enc_ref)
-    except EncoderError as e:
-        raise click.ClickException(str(e)) from None
-    model = None
-    if ckpt:
-        try:
-            model, _, _ = orch.load(ckpt, input_dim=3 * enc_ref.embedding_dim)
-        except orch.OrchestratorError as e:
-            raise click.ClickException(str(e)) from None
-
-    with coren_judge(judge_ref, n_ctx, threads, cache, gpu_layers, cluster, prompts, templates, cfg) as judge:
-        pool = getattr(judge, "pool", None)
-        steps_total = sum(len(t.steps) for t in trajs)
-        per_step = sum(2 + p.cot for p in prompts)  # candidate query + rating (+ reasoning) per prompt
-        total = steps_total * per_step + len(prompts) * len(trajs)  # + backward checks (QA answers extra)
-        with progress_bar(total, enabled=progress, unit="q", desc="coren") as bar:
-            t_start = time.perf_counter()
-            done = [0]
-
-            def tick(n: int, info: dict[str, Any]) -> None:
-                done[0] += n
-                bar.update(n)
-                el = time.perf_counter() - t_start
-                extra = {"actors": f"{pool.alive}/{len(pool.actors)}"} if pool is not None else {}
-                bar.set_postfix(
-                    steps_s=f"{done[0] / per_step / max(el, 1e-9):.2f}",
-                    hits=info["cache_hits"],
-                    refresh=False,
-                    **extra,
-                )
-
-            runner = None
-            if pool is not None:
-                from labeler.cluster.workers import PoolRunner
-
-                runner = PoolRunner(pool, lambda c: labeler.merge_counts(**c))
-            labeler = CorenLabeler(judge, encoder, prompts, templates, cfg, progress=tick, runner=runner)
-            try:
-                result = labeler.label(trajs, qa=qa)
-            except CorenInputError as e:
-                raise click.ClickException(str(e)) from None
-        judge_stats = dict(judge.stats)
-        cluster_report = pool.report() if pool is not None else None
-        judge_sha = judge.model_sha256
-        judge_prov = judge.provenance() if hasattr(judge, "provenance") else {}
-
-    feats = step_features(labeler, result)
-    trained = None
-    if model is None:
-        batch = orch.make_batch(
-            split_by_trajectory(feats, trajs),
-            split_by_trajectory(result.channels, trajs),
-            [t.success for t in trajs],
-        )
-        ocfg = orch.OrchestratorConfig(input_dim=feats.shape[1], epochs=epochs)
-        trained = orch.fit(batch, ocfg)
-        model = trained.model
-        labeler.report.orchestrator_losses = (trained.losses[0], trained.losses[-1])
-        labeler.report.orchestrator_check = trained.check.to_dict()
-    weights = orch.weights_for(model, feats)
-    labeler.report.mean_weights = [float(x) for x in weights.mean(axis=0)]
-
-    provenance: dict[str, Any] = {
-        "judge_sha256": judge_sha,
-        "judge": judge_prov,
-        "prompts": [{"name": p.name, "version": p.version, "sha256": p.sha256} for p in prompts],
-        "templates": {"version": templates.version, "sha256": templates.sha256},
-        "examples": {"source": templates.examples_source, "examples": list(templates.examples)},
-        "encoder_sha256": enc_ref.sha256,
-        "qa_sha256": qa_hash(result.qa),
-        "qa_source": "file" if qa is not None else "built",
-        "qa_entries": len(result.qa),
-        "n_ctx": n_ctx,
-        "obs_tokens": cfg.obs_tokens,
-        "result_tokens": cfg.result_tokens,
-        "vote": cfg.vote,
-        "scale": list(templates.values),
-    }
-    if trained is not None:
-        path = save_ckpt or _default_ckpt(out)
-        sha = orch.save(
-            model, path, {**provenance, "dataset": os.path.abspath(in_path), "trajectories": len(trajs)}
-        )
-        provenance["orchestrator_sha256"] = sha
-        provenance["orchestrator"] = "trained on this dataset's success flags"
-        provenance["orchestrator_check"] = trained.check.to_dict()
-        click.echo(
-            f"orchestrator: trained ({epochs} steps, loss {trained.losses[0]:.4f} -> "
-            f"{trained.losses[-1]:.4f}), saved {path}; {trained.check.reason}",
-            err=True,
-        )
-        if trained.check.gate == 0.0:
-            click.echo(f"warning: {trained.check.reason}", err=True)
-    else:
-        provenance["orchestrator_sha256"] = orch.file_sha256(ckpt)
-        provenance["orchestrator"] = f"applied {os.path.basename(ckpt)}"
-    write_labels(result, weights, provenance, cfg.keep_dists)
-    with TrajectoryWriter(out) as w:
-        for t in trajs:
-            w.write(t)
-
-    rep = labeler.report
-    rep.seconds = time.perf_counter() - t0
-    rep.cache_hits = int(judge_stats.get("cache_hits", 0))
-    rep.judge_seconds = float(judge_stats.get("seconds", 0.0))
-    rep.truncations = dict(labeler.trunc.counts)
-    d = rep.to_dict()
-    d["judge_stats"] = judge_stats
-    if cluster_report is not None:
-        d["cluster"] = cluster_report
-    if report_path:
-        settings.atomic_write(report_path, json.dumps(d, indent=2, default=float))  # never a half report
-    ens = np.array([s.labels["coren"]["ensemble"] for t in trajs for s in t.steps])
-    cut = sum(v for k, v in labeler.trunc.counts.items() if k != "observation_head")
-    click.echo(
-        f"wrote {out}: {len(trajs)} trajectories, {rep.steps} steps, {rep.total_queries} queries "
-        f"({d['queries_per_step']:.1f}/step, {rep.cache_hits} cache hits), "
-        f"{d['steps_per_second']:.2f} steps/s "
-        f"({rep.seconds:.1f} s); ensemble mean {ens.mean():.2f}; weights C/S/T "
-        + "/".join(f"{x:.2f}" for x in rep.mean_weights)
-        + (f"; truncated {cut} texts to fit the context" if cut else "")
     )

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from labeler.dataset import Trajectory
+from models.trajectory import Trajectory
 
 
 class CorenInputError(ValueError):

@@ -8,15 +8,15 @@ household examples; on another world they show the wrong task. :func:`data_examp
 * **"No"** — transitions that change nothing: repeats of a recent action, the world's refusals ("nothing
   happens", "no known action"), looking around.
 
-Both read one rule from the trajectory's view (:class:`labeler.view.TrajectoryView`): its loop-erased
-``path`` and whether each step ``changed`` the world, each partial-state aware, so a response-only log (whose
-states are the last response) is read as the episode so far on both sides: a step changed the world when it
-drew a response the same action had not drawn before.
+Both read one rule from the trajectory's view (:class:`models.trajectory_view.TrajectoryView`): its
+loop-erased ``path`` and whether each step ``changed`` the world, each partial-state aware, so a response-only
+log (whose states are the last response) is read as the episode so far on both sides: a step changed the
+world when it drew a response the same action had not drawn before.
 
 Verbs are taken in turn so the examples are varied, and the choice is seeded. :func:`data_preamble` writes
 them in the shipped layout (``Task:``, ``Action:``, ``Result:``, then the rating question and the answer),
 after the shipped preamble's first line. The result is the same transition text the queries show
-(:meth:`labeler.dataset.Trajectory.responses`). The examples go into the provenance (``examples``), and a
+(:meth:`models.trajectory.Trajectory.responses`). The examples go into the provenance (``examples``), and a
 hand-written file stays the default.
 """
 
@@ -29,8 +29,8 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
 from labeler.coren.texts import NOTHING_NEW
-from labeler.dataset import Trajectory
 from models.actions import verb_of
+from models.trajectory import Trajectory
 
 
 @dataclass(frozen=True)

@@ -43,7 +43,7 @@ import torch
 from torch import nn
 
 from labeler.auroc import auroc
-from labeler.label_check import folds_of
+from labeler.folds import crossfit_splits
 from models.settings import AtomicFile
 
 CHANNELS = ("contextual", "structural", "temporal")
@@ -269,8 +269,7 @@ def heldout_check(batch: Batch, cfg: OrchestratorConfig) -> HeldoutCheck:
     pred = np.zeros(n)
     base = np.zeros(n)
     target = cfg.alpha * np.asarray(success, dtype=np.float64)
-    for fold in folds_of(success, cfg.folds, cfg.seed):
-        train_idx = [i for i in range(n) if i not in set(fold)]
+    for train_idx, fold in crossfit_splits(success, cfg.folds, cfg.seed):
         m = train(batch.subset(train_idx), cfg).model
         pred[fold] = predict(m, batch.subset(fold))
         base[fold] = float(target[train_idx].mean())

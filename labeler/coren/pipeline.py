@@ -4,8 +4,8 @@
 :mod:`labeler.coren.judging` sends them to the judge (all prompts' step queries of a trajectory in one
 call, so with the shipped layout a step's text is evaluated once for every prompt), and
 :mod:`labeler.coren.assembly` turns the answers into the contextual, structural and temporal channels and
-writes the labels. The names the CLI and the tests import (``CorenConfig``, ``StepText``, ``write_labels``
-...) are re-exported here.
+each step's labels (written by :mod:`labeler.label_writer`). The names the CLI and the tests import
+(``CorenConfig``, ``StepText``, ``labeled`` ...) are re-exported here.
 """
 
 from __future__ import annotations
@@ -22,12 +22,12 @@ from labeler.coren.assembly import (
     LabelResult,
     contextual_votes,
     high_value_plans,
+    labeled,
     qa_passes,
     split_by_trajectory,
     step_features,
     structural_channel,
     temporal_channel,
-    write_labels,
 )
 from labeler.coren.config import CorenConfig, CorenInputError, check_candidates
 from labeler.coren.judging import COT_GRAMMAR, JudgeCalls, JudgeLike
@@ -42,7 +42,7 @@ from labeler.coren.queries import (
     ranked_candidates,
 )
 from labeler.coren.report import Report
-from labeler.dataset import Trajectory
+from models.trajectory import Trajectory
 
 __all__ = [
     "ACTION_TOKENS",
@@ -60,10 +60,10 @@ __all__ = [
     "Report",
     "StepText",
     "check_candidates",
+    "labeled",
     "ranked_candidates",
     "split_by_trajectory",
     "step_features",
-    "write_labels",
 ]
 
 

@@ -23,7 +23,7 @@ from labeler.coren import structural
 from labeler.coren.config import CorenConfig, CorenInputError, check_candidates
 from labeler.coren.prompts import CorenPrompt, Templates
 from labeler.coren.texts import NOTHING_NEW, TruncationStats, fit_head, fit_plan
-from labeler.dataset import Trajectory
+from models.trajectory import Trajectory
 
 ACTION_TOKENS = 32
 PLAN_TOKENS = 384

@@ -27,8 +27,8 @@ from pathlib import Path
 
 import numpy as np
 
-from labeler.dataset import Trajectory
 from models.actions import parse_action
+from models.trajectory import Trajectory
 
 PASS_SIMILARITY = 0.5
 

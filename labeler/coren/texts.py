@@ -1,7 +1,7 @@
 """Text fitting for the judge's context window.
 
 The transition ("result") text shown to the judge is the world's response to the action
-(:meth:`labeler.dataset.Trajectory.responses`, read through the trajectory's layout), or :data:`NOTHING_NEW`
+(:meth:`models.trajectory.Trajectory.responses`, read through the trajectory's layout), or :data:`NOTHING_NEW`
 when the action drew none.
 
 **Truncation rule** (documented in the README): every field has a token budget; a field over its budget keeps

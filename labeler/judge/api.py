@@ -191,7 +191,7 @@ class Judge:
                 todo[k] = q
         order = sorted(todo, key=lambda k: (todo[k][0], todo[k][1]))
         pending: list[tuple[str, dict[str, Any], str, str, str, int]] = []
-        from labeler.progress import progress as bar
+        from models.progress import progress as bar
 
         try:
             with bar(total=len(order), enabled=progress, desc="judge", unit="q") as pb:

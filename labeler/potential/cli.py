@@ -6,9 +6,9 @@ import time
 
 import click
 
-from labeler.dataset import DatasetError, read_trajectories, write_trajectories
-from labeler.label_check import check_after_labeling
-from labeler.potential.model import PotentialConfig, PotentialError, crossfit
+from labeler.label_writer import closing_check, write_labeled
+from labeler.potential.model import PotentialConfig, PotentialError, StepPotential, crossfit
+from models.trajectory import DatasetError, read_trajectories
 
 METHOD = "potential"
 
@@ -20,19 +20,19 @@ METHOD = "potential"
 )
 @click.option(
     "--folds",
-    default=5,
+    default=PotentialConfig.folds,
     show_default=True,
     type=click.IntRange(2),
     help="Cross-fitting folds (fewer when the log has fewer successes or failures).",
 )
 @click.option(
     "--l2",
-    default=30.0,
+    default=PotentialConfig.l2,
     show_default=True,
     type=click.FloatRange(0.0, min_open=True),
     help="L2 penalty on the model's weights (larger: smoother, closer to zero).",
 )
-@click.option("--seed", default=0, show_default=True, help="Seed of the fold split.")
+@click.option("--seed", default=PotentialConfig.seed, show_default=True, help="Seed of the fold split.")
 @click.option(
     "--check/--no-check",
     default=True,
@@ -60,21 +60,16 @@ def potential(file, out, folds, l2, seed, check) -> None:
         labels = crossfit(trajs, cfg)
     except (DatasetError, PotentialError) as e:
         raise click.ClickException(str(e)) from None
-    for t, steps in zip(trajs, labels, strict=True):
-        for s, p in zip(t.steps, steps, strict=True):
-            s.labels[METHOD] = {
-                "delta": round(p.delta, 6),
-                "phi": round(p.phi, 6),
-                "support": round(p.support, 6),
-            }
-        t.provenance[METHOD] = {
-            "folds": cfg.folds,
-            "l2": cfg.l2,
-            "seed": cfg.seed,
-            "fitted_on": "success flags",
-        }
-    write_trajectories(out, trajs)
+    provenance = {"folds": cfg.folds, "l2": cfg.l2, "seed": cfg.seed, "fitted_on": "success flags"}
+    write_labeled(out, METHOD, ((t, _channels(p), provenance) for t, p in zip(trajs, labels, strict=True)))
     steps = sum(len(t.steps) for t in trajs)
     click.echo(f"wrote {out}: {len(trajs)} trajectories, {steps} steps ({time.perf_counter() - t0:.1f} s)")
     if check:
-        click.echo(check_after_labeling(trajs, f"{METHOD}.delta", out))
+        click.echo(closing_check(out, f"{METHOD}.delta", trajs))
+
+
+def _channels(steps: list[StepPotential]) -> list[dict[str, float]]:
+    """``labels["potential"]`` of a trajectory's steps."""
+    return [
+        {"delta": round(p.delta, 6), "phi": round(p.phi, 6), "support": round(p.support, 6)} for p in steps
+    ]

@@ -25,8 +25,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from labeler.dataset import Trajectory
 from models.actions import normalise, parse_action, text_words
+from models.trajectory import Trajectory
 
 _DIGITS = re.compile(r"\d+(?:\.\d+)?")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s")

@@ -32,9 +32,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from labeler.dataset import Trajectory
-from labeler.label_check import folds_of
+from labeler.folds import crossfit_splits
 from labeler.potential.features import counted_once, step_features
+from models.trajectory import Trajectory
 
 
 class PotentialError(ValueError):
@@ -193,10 +193,9 @@ def crossfit(
         )
     features = [increments(list(step_features(t))) for t in trajectories]
     out: list[list[StepPotential]] = [[] for _ in trajectories]
-    for fold in folds_of(y, min(cfg.folds, wins, losses), cfg.seed):
-        held = set(fold)
-        train = [f for i, f in enumerate(features) if i not in held]
-        train_y = [s for i, s in enumerate(y) if i not in held]
+    for fit_on, fold in crossfit_splits(y, min(cfg.folds, wins, losses), cfg.seed):
+        train = [features[i] for i in fit_on]
+        train_y = [y[i] for i in fit_on]
         model = fit(train, train_y, cfg)
         table = support_table(train, train_y, cfg.support_failure_weight)
         for i in fold:

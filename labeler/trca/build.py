@@ -38,7 +38,6 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from labeler.dataset import Trajectory
 from labeler.trca import grounding
 from labeler.trca.found import generic_refusals, layout_notes, named_arguments, slug
 from labeler.trca.grounding import TAG_CATEGORY, ground, kept_bindings, verdict
@@ -56,11 +55,12 @@ from labeler.trca.tagging import (
     TAG_SHOTS,
     TAGS,
     Scorer,
-    calibrated,
+    TagVotes,
     judge_places,
     tag_prompt,
-    tag_queries,
+    tag_votes,
 )
+from models.trajectory import Trajectory
 
 __all__ = ["TAG_HEAD", "TAG_PROMPT", "TAG_SHOTS", "TAGS", "BuildConfig", "build_rubric", "tag_prompt"]
 
@@ -113,14 +113,43 @@ def build_rubric(
     dataset_name: str = "",
     log: Callable[[str], None] | None = None,
 ) -> BuildReport:
+    """The rubric for ``cfg.task_type`` built from its trajectories (see the module docstring), with what
+    the judge did not keep and how the states were read."""
     log = log or (lambda _m: None)
-    trajs = [t for t in trajectories if t.task_type == cfg.task_type]
+    trajs = _of_task_type(trajectories, cfg.task_type)
+    mined = mine(trajs, min_count=cfg.min_count)
+    templates = mined.templates[: cfg.max_templates]
+    log(
+        f"mined {len(mined.templates)} transition templates from {mined.steps} steps; "
+        + (f"judging {len(templates)}" if cfg.tag_templates else "not tagging them (places only)")
+    )
+    report = BuildReport(rubric=Rubric(cfg.task_type, 1, []), mined=mined, notes=_state_notes(trajs))
+    # --- 2. tag templates and invalidity candidates: one calibrated batch per example order, then a vote
+    if not 1 <= cfg.prompt_orders <= len(SHOT_ORDERS):
+        raise ValueError(f"prompt_orders must be in 1..{len(SHOT_ORDERS)}, got {cfg.prompt_orders}")
+    orders = cfg.prompt_orders if cfg.tag_templates else 0
+    tags = tag_votes(judge, mined, templates, orders, cfg.examples_per_template, cfg.progress)
+    report.queries += tags.queries
+    episodes = grounding.prepare(trajs) if cfg.grounded else []
+    items = _Items(cfg, mined, templates, tags, episodes, report)
+    items.placement_tables(judge, log)  # 3.
+    items.tagged_templates()
+    items.failure_candidates()
+    items.judge_free()  # 4.
+    report.rubric = _rubric(cfg, items.items, trajs, mined, judge, dataset_name, report.queries)
+    return report
+
+
+def _of_task_type(trajectories: Sequence[Trajectory], task_type: str) -> list[Trajectory]:
+    trajs = [t for t in trajectories if t.task_type == task_type]
     if not trajs:
         types = sorted({t.task_type for t in trajectories})
-        raise ValueError(
-            f"no trajectory of task type {cfg.task_type!r} (the dataset has: {', '.join(types)})"
-        )
-    mined = mine(trajs, min_count=cfg.min_count)
+        raise ValueError(f"no trajectory of task type {task_type!r} (the dataset has: {', '.join(types)})")
+    return trajs
+
+
+def _state_notes(trajs: list[Trajectory]) -> list[str]:
+    """The header's lines on how the log's states were read: its layout, and the partial states."""
     notes = layout_notes(trajs[0].view.layout)
     partial = sum(1 for t in trajs if t.view.partial)
     if partial:
@@ -129,74 +158,63 @@ def build_rubric(
             "read the episode so far (evidence is new when the episode had not shown it; an action changed "
             "nothing when it drew an empty response or one it had drawn before)"
         )
-    templates = mined.templates[: cfg.max_templates]
-    log(
-        f"mined {len(mined.templates)} transition templates from {mined.steps} steps; "
-        + (f"judging {len(templates)}" if cfg.tag_templates else "not tagging them (places only)")
-    )
-    report = BuildReport(rubric=Rubric(cfg.task_type, 1, []), mined=mined, notes=notes)
+    return notes
 
-    # --- 2. tag templates and invalidity candidates: one calibrated batch per example order, then a vote
-    if not 1 <= cfg.prompt_orders <= len(SHOT_ORDERS):
-        raise ValueError(f"prompt_orders must be in 1..{len(SHOT_ORDERS)}, got {cfg.prompt_orders}")
-    votes: dict[tuple[str, str], list[str]] = {}
-    means: dict[tuple[str, str], list[list[float]]] = {}
-    for order in range(cfg.prompt_orders if cfg.tag_templates else 0):
-        queries = tag_queries(mined, templates, order, cfg.examples_per_template)
-        scores = judge.score_many(
-            [(q[2], [f" {t}" for t in TAGS]) for q in queries],
-            template=BUILD_TEMPLATE,
-            version=BUILD_VERSION,
-            progress=cfg.progress,
-        )
-        report.queries += len(queries)
-        per_key: dict[tuple[str, str], list[list[float]]] = {}
-        for (kind, key, _p), c in zip(queries, calibrated([list(x.logprobs) for x in scores]), strict=True):
-            per_key.setdefault((kind, key), []).append(c)
-        for k, rows in per_key.items():
-            mean = [sum(r[j] for r in rows) / len(rows) for j in range(len(TAGS))]
-            votes.setdefault(k, []).append(TAGS[max(range(len(TAGS)), key=lambda j: mean[j])])
-            means.setdefault(k, []).append(mean)
 
-    def tag_of(kind: str, key: str) -> tuple[str, str]:
-        """The majority tag over prompt orders (a tie goes to the higher mean calibrated score) and a note."""
-        vs = votes[(kind, key)]
-        ms = means[(kind, key)]
-        avg = [sum(m[j] for m in ms) / len(ms) for j in range(len(TAGS))]
-        counts = {t: vs.count(t) for t in TAGS}
-        tag = max(TAGS, key=lambda t: (counts[t], avg[TAGS.index(t)]))
-        detail = ", ".join(f"{t}={v:+.2f}" for t, v in zip(TAGS, avg, strict=True))
-        return tag, f"votes {'/'.join(vs)}; mean calibrated log-probs {detail}"
+@dataclass
+class _Items:
+    """The rubric's items as the build adds them, in the file's order: placement tables, tagged templates,
+    the world's generic refusals, failure candidates, actions on named arguments, judge-free items."""
 
-    episodes = grounding.prepare(trajs) if cfg.grounded else []
+    cfg: BuildConfig
+    mined: Mined
+    templates: list
+    tags: TagVotes
+    episodes: list
+    report: BuildReport
+    items: list[Item] = field(default_factory=list)
+    placed_verbs: list[str] = field(default_factory=list)
+    used_ids: set[str] = field(default_factory=set)
 
-    def judged(tag: str, why: str, item: Item) -> tuple[str | None, str]:
+    def judged(self, tag: str, why: str, item: Item) -> tuple[str | None, str]:
         """The category ``item`` gets (None: no item) and the note's reason: the judge's tag, grounded."""
-        if not cfg.grounded:
+        if not self.cfg.grounded:
             return TAG_CATEGORY.get(tag), f"judge tag {tag} ({why})"
-        g = ground(item, episodes)
+        g = ground(item, self.episodes)
         v = verdict(tag, g)
         return v.category, f"{v.reason}; judge tag {tag} ({why}); {g.summary()}"
 
-    # --- 3. placement tables
-    items: list[Item] = []
-    placed_verbs = placement_verbs(cfg, mined)
-    for verb in placed_verbs:
-        table = mined.places_for.get(verb, {})
-        objects = sorted(table)
-        if not objects:
-            continue
+    def new_id(self, base: str) -> str:
+        iid, n = base, 2
+        while iid in self.used_ids:
+            iid, n = f"{base}-{n}", n + 1
+        self.used_ids.add(iid)
+        return iid
+
+    def placement_tables(self, judge: Scorer, log: Callable[[str], None]) -> None:
+        """For each placement verb, an object -> place table (and, grounded, placing elsewhere)."""
+        self.placed_verbs = placement_verbs(self.cfg, self.mined)
+        for verb in self.placed_verbs:
+            table = self.mined.places_for.get(verb, {})
+            if table:
+                self._placement_table(judge, verb, table, log)
+        self.used_ids = {it.id for it in self.items}
+
+    def _placement_table(
+        self, judge: Scorer, verb: str, table: dict[str, set[str]], log: Callable[[str], None]
+    ) -> None:
+        cfg, objects = self.cfg, sorted(table)
         judge_pairs, n = judge_places(judge, table, cfg.progress)
-        report.queries += n
+        self.report.queries += n
         preps = sorted(
-            {tp_prep for tp in templates if tp.verb == verb for tp_prep in tp.preps} or {"in", "on"}
+            {tp_prep for tp in self.templates if tp.verb == verb for tp_prep in tp.preps} or {"in", "on"}
         )
         action = rf"^{re.escape(verb)} (?P<object>.+?) (?:{'|'.join(preps)}) (?P<place>.+)$"
         feedback = r"^You (put|place|insert|hang|store)\b" if verb in PLACEMENT_VERBS else None
         grounded: dict[str, list[str]] = {}
         if cfg.grounded:
             probe = Item(id="probe", category="execution", text="", action=action, feedback=feedback)
-            grounded = {o: sorted(ps) for o, ps in kept_bindings(ground(probe, episodes)).items()}
+            grounded = {o: sorted(ps) for o, ps in kept_bindings(ground(probe, self.episodes)).items()}
         pairs = {o: grounded.get(o) or judge_pairs[o] for o in objects}
         pairs.update(grounded)
         by_judge = sorted(o for o in pairs if o not in grounded)
@@ -207,116 +225,108 @@ def build_rubric(
             if cfg.grounded
             else f"judge chose among the places seen with each object, calibrated over {len(objects)} objects"
         )
-        items.append(
-            Item(
-                id=f"{slug(verb)}-where-it-belongs",
-                category="execution",
-                text=f"An object was {verb} where it usually belongs",
-                action=action,
-                feedback=feedback,
-                pairs=pairs,
-                note=note + (f"; judge-placed: {', '.join(by_judge)}" if cfg.grounded and by_judge else ""),
-            )
-        )
+        judged = f"; judge-placed: {', '.join(by_judge)}" if cfg.grounded and by_judge else ""
+
+        def placing(suffix: str, category: str, text: str, pairs: dict, note: str, **more) -> Item:
+            """An item on this verb's placements (its action and response patterns)."""
+            iid = f"{slug(verb)}-{suffix}"
+            return Item(iid, category, text, action=action, feedback=feedback, pairs=pairs, note=note, **more)
+
+        text = f"An object was {verb} where it usually belongs"
+        self.items.append(placing("where-it-belongs", "execution", text, pairs, note + judged))
         if grounded:
-            items.append(
-                Item(
-                    id=f"{slug(verb)}-elsewhere",
-                    category="invalidity",
-                    text=f"An object was {verb} somewhere successful trajectories never left it",
-                    action=action,
-                    feedback=feedback,
-                    pairs=grounded,
-                    pairs_mismatch=True,
-                    note=f"the {len(grounded)} objects that successful trajectories placed, any other place",
-                )
-            )
+            text = f"An object was {verb} somewhere successful trajectories never left it"
+            note = f"the {len(grounded)} objects that successful trajectories placed, any other place"
+            self.items.append(placing("elsewhere", "invalidity", text, grounded, note, pairs_mismatch=True))
         log(f"placement table for '{verb}': {len(pairs)} objects ({len(grounded)} from successes)")
 
-    # --- templates -> items
-    used_ids: set[str] = {it.id for it in items}
-
-    def new_id(base: str) -> str:
-        iid, n = base, 2
-        while iid in used_ids:
-            iid, n = f"{base}-{n}", n + 1
-        used_ids.add(iid)
-        return iid
-
-    for i, tp in enumerate(templates if cfg.tag_templates else []):
-        tag, why = tag_of("template", str(i))
-        example = f"e.g. '{tp.examples[0][0]}' -> '{tp.examples[0][1][:80]}'"
-        head = f"'{tp.verb} ...' -> \"{tp.display}\" ({tp.count}x)"
-        if tp.verb in placed_verbs and tag != "failed":
-            report.rejected.append(f"{head}: {tag}, replaced by the placement table ({why})")
-            continue
-        item = Item(
-            id="candidate",
-            category="execution",
-            text=f"'{tp.verb} ...' gets the response \"{tp.display}\"",
-            action=tp.action_regex(),
-            feedback=tp.response_regex(),
-        )
-        category, reason = judged(tag, why, item)
-        if category is None:
-            report.rejected.append(f"{head}: {reason}")
-            continue
-        base = f"{slug(tp.verb)}-{slug(tp.display.replace('{object}', '').replace('{place}', ''))}"
-        item.id, item.category = new_id(base), category
-        item.note = f"{reason}; {tp.count} transitions; {example}"
-        items.append(item)
-    if cfg.grounded and cfg.tag_templates:  # the world's generic refusals, found in the data alone
-        items += generic_refusals(mined, episodes, report.rejected, new_id)
-    for cid, rx, _action, response in INVALIDITY_CANDIDATES if cfg.tag_templates else ():
-        tag, why = tag_of("candidate", cid)
-        item = Item(
-            id=f"failed-{cid}",
-            category="invalidity",
-            text=f"The environment answers that the action failed (like {response!r})",
-            feedback=rx,
-        )
-        if cfg.grounded:
-            g = ground(item, episodes)
-            if g.hits == 0:
-                report.rejected.append(f"failure candidate '{cid}' ({response!r}): never seen in the data")
+    def tagged_templates(self) -> None:
+        """An item for every template the tags and the grounding keep (the rest go to the rejected list)."""
+        for i, tp in enumerate(self.templates if self.cfg.tag_templates else []):
+            tag, why = self.tags.tag_of("template", str(i))
+            example = f"e.g. '{tp.examples[0][0]}' -> '{tp.examples[0][1][:80]}'"
+            head = f"'{tp.verb} ...' -> \"{tp.display}\" ({tp.count}x)"
+            if tp.verb in self.placed_verbs and tag != "failed":
+                self.report.rejected.append(f"{head}: {tag}, replaced by the placement table ({why})")
                 continue
-            category, reason = judged(tag, why, item)
-        else:
-            category, reason = TAG_CATEGORY.get(tag), f"judge tag {tag} ({why})"
-        if category != "invalidity":
-            report.rejected.append(f"failure candidate '{cid}' ({response!r}): {reason}")
-            continue
-        item.note = f"fixed candidate: {reason}"
-        items.append(item)
+            item = Item(
+                id="candidate",
+                category="execution",
+                text=f"'{tp.verb} ...' gets the response \"{tp.display}\"",
+                action=tp.action_regex(),
+                feedback=tp.response_regex(),
+            )
+            category, reason = self.judged(tag, why, item)
+            if category is None:
+                self.report.rejected.append(f"{head}: {reason}")
+                continue
+            base = f"{slug(tp.verb)}-{slug(tp.display.replace('{object}', '').replace('{place}', ''))}"
+            item.id, item.category = self.new_id(base), category
+            item.note = f"{reason}; {tp.count} transitions; {example}"
+            self.items.append(item)
 
-    if cfg.grounded and cfg.tag_templates:  # actions on what the instruction or an earlier response names
-        items += named_arguments(templates, episodes, report.rejected, new_id)
+    def failure_candidates(self) -> None:
+        """The world's generic refusals found in the data, the fixed failure responses the judge tags as
+        failures, and actions on what the instruction or an earlier response names."""
+        cfg, rejected = self.cfg, self.report.rejected
+        found_here = cfg.grounded and cfg.tag_templates
+        if found_here:
+            self.items += generic_refusals(self.mined, self.episodes, rejected, self.new_id)
+        for cid, rx, _action, response in INVALIDITY_CANDIDATES if cfg.tag_templates else ():
+            tag, why = self.tags.tag_of("candidate", cid)
+            item = Item(
+                id=f"failed-{cid}",
+                category="invalidity",
+                text=f"The environment answers that the action failed (like {response!r})",
+                feedback=rx,
+            )
+            if cfg.grounded and ground(item, self.episodes).hits == 0:
+                rejected.append(f"failure candidate '{cid}' ({response!r}): never seen in the data")
+                continue
+            category, reason = self.judged(tag, why, item)
+            if category != "invalidity":
+                rejected.append(f"failure candidate '{cid}' ({response!r}): {reason}")
+                continue
+            item.note = f"fixed candidate: {reason}"
+            self.items.append(item)
+        if found_here:
+            self.items += named_arguments(self.templates, self.episodes, rejected, self.new_id)
 
-    # --- 4. items without the judge
-    carryable = sorted({o for v in mined.places_for.values() for o in v})
-    if carryable:
-        items.append(
+    def judge_free(self) -> None:
+        """A carryable object appears (over the mined objects); a repeat that changes nothing."""
+        carryable = sorted({o for v in self.mined.places_for.values() for o in v})
+        if carryable:
+            self.items.append(
+                Item(
+                    id="object-revealed",
+                    category="evidence",
+                    text="A carryable object that was not visible before appears",
+                    appears=carryable,
+                    note=f"{len(carryable)} objects mined from the actions' arguments",
+                )
+            )
+        self.items.append(
             Item(
-                id="object-revealed",
-                category="evidence",
-                text="A carryable object that was not visible before appears",
-                appears=carryable,
-                note=f"{len(carryable)} objects mined from the actions' arguments",
+                id="no-effect-repeat",
+                category="invalidity",
+                text="The action repeats a recent action and changes nothing",
+                repeat=True,
+                unchanged=True,
+                note="fixed item (no judge)",
             )
         )
-    items.append(
-        Item(
-            id="no-effect-repeat",
-            category="invalidity",
-            text="The action repeats a recent action and changes nothing",
-            repeat=True,
-            unchanged=True,
-            note="fixed item (no judge)",
-        )
-    )
 
-    judge_sha = getattr(judge, "model_sha256", "")
-    report.rubric = Rubric(
+
+def _rubric(
+    cfg: BuildConfig,
+    items: list[Item],
+    trajs: list[Trajectory],
+    mined: Mined,
+    judge: Scorer,
+    dataset_name: str,
+    queries: int,
+) -> Rubric:
+    return Rubric(
         task_type=cfg.task_type,
         version=1,
         items=items,
@@ -325,17 +335,16 @@ def build_rubric(
             "builder": "edgejudge rubrics build",
             "prompt_template": BUILD_TEMPLATE,
             "prompt_version": BUILD_VERSION,
-            "judge_sha256": judge_sha,
+            "judge_sha256": getattr(judge, "model_sha256", ""),
             "dataset": dataset_name,
             "trajectories": len(trajs),
             "steps": mined.steps,
             "instruction": mined.instruction,
-            "judge_queries": report.queries,
+            "judge_queries": queries,
             "grounded": cfg.grounded,
             "date": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         },
     )
-    return report
 
 
 def build_header(report: BuildReport) -> str:

@@ -22,11 +22,11 @@ import re
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 
-from labeler.dataset import Trajectory
 from labeler.trca.rubric import Item, Rubric
-from labeler.view import answered_anew
 from models.actions import ARTICLES, parse_action, text_words
 from models.state_layout import PLAIN_LAYOUT, StateLayout
+from models.trajectory import Trajectory
+from models.trajectory_view import answered_anew
 
 _ARTICLE = re.compile(r"\b(?:" + "|".join(sorted(ARTICLES)) + r")\s+", re.IGNORECASE)
 
@@ -103,8 +103,9 @@ class Transition:
     earlier: tuple[str, ...] = ()
     """The responses to the episode's actions before this one (oldest first)."""
     seen: tuple[str, ...] | None = None
-    """On a trajectory whose states show only part of the scene (:attr:`labeler.view.TrajectoryView.partial`):
-    every state text the episode showed up to this step's, oldest first. The checks then read the episode so
+    """On a trajectory whose states show only part of the scene
+    (:attr:`models.trajectory_view.TrajectoryView.partial`): every state text the episode showed up to this
+    step's, oldest first. The checks then read the episode so
     far instead of the state alone: evidence is new when the episode had not shown it, and an action changed
     nothing when it drew an empty response or one it had drawn before. None: the states show the whole
     scene."""
@@ -132,7 +133,8 @@ class Transition:
         """Whether the action changed the world state (the layout's world key, echoes of the episode's
         actions left out); on partial states, whether it drew a response the same action had not drawn
         before in the episode."""
-        if self.seen is not None:  # labeler.view.answered_anew: the rule the trainers' detours read too
+        # models.trajectory_view.answered_anew: the rule the trainers' detours read too
+        if self.seen is not None:
             return answered_anew(self.action, self.response, zip(self.previous, self.earlier, strict=False))
         key = self.layout.world_key
         return key(self.observation, self.actions) != key(self.next_observation, self.actions)
@@ -169,7 +171,7 @@ def _phrase(arg: str) -> re.Pattern[str]:
 
 def transitions_of(traj: Trajectory) -> list[Transition]:
     """A trajectory's steps as transitions, read through the layout it records (with the episode so far
-    when its states are partial), as its view reads them (:attr:`labeler.dataset.Trajectory.view`)."""
+    when its states are partial), as its view reads them (:attr:`models.trajectory.Trajectory.view`)."""
     view = traj.view
     layout, actions, partial = view.layout, view.actions, view.partial
     out: list[Transition] = []

@@ -5,15 +5,23 @@ from __future__ import annotations
 import contextlib
 import json
 from collections import Counter
+from collections.abc import Callable, Iterator
 
 import click
 
 from labeler.cluster.options import ClusterError, cluster_config, cluster_options
-from labeler.dataset import DatasetError, iter_trajectories, read_trajectories
-from labeler.label_check import check_after_labeling
-from labeler.trca.pipeline import EPISODE_GROUPS, RubricSet, TRCAConfig, default_cache, label_file
+from labeler.label_writer import closing_check
+from labeler.trca.pipeline import (
+    EPISODE_GROUPS,
+    LabelSummary,
+    RubricSet,
+    TRCAConfig,
+    default_cache,
+    label_file,
+)
 from labeler.trca.rubric import RubricError
 from models.cli_options import cache_option, judge_option, progress_option
+from models.trajectory import DatasetError, iter_trajectories
 
 
 @click.command()
@@ -109,6 +117,28 @@ def trca(
     """
     if not dry_run and not out:
         raise click.UsageError("--out is required (or use --dry-run)")
+    rubrics, cfg, cluster = _configure(
+        rubric_files, lam, gamma, success_reward, episode_group, item_judge, ray,
+        (judge_actors, cpus_per_actor, gpus_per_actor, actor_restarts),
+    )  # fmt: skip
+    if dry_run:
+        click.echo(_dry_run(file, rubrics, item_judge))
+        return
+    summary = _label(file, out, rubrics, cfg, cluster, judge_ref, cache, progress, rubric_files)
+    click.echo(
+        f"wrote {out}: {summary.trajectories} trajectories, {summary.steps} steps, "
+        f"{summary.steps_per_s:,.0f} steps/s ({summary.seconds:.2f} s), {summary.judge_queries} judge queries"
+    )
+    for name, counter in summary.item_hits.items():
+        top = ", ".join(f"{k}: {v}" for k, v in counter.most_common())
+        click.echo(f"  {name}: {json.dumps(top) if not top else top}")
+    if check:
+        click.echo(closing_check(out, "trca.total"))
+
+
+def _configure(rubric_files, lam, gamma, success_reward, episode_group, item_judge, ray, actors):
+    """The rubrics, the labeling config and the Ray cluster (None: label in this process) the options ask
+    for; a bad one is a usage error."""
     try:
         rubrics = RubricSet(rubric_files)
         cfg = TRCAConfig(
@@ -119,87 +149,91 @@ def trca(
             item_judge=item_judge,
         )
         cfg.validate()
-        cluster = cluster_config(ray, judge_actors, cpus_per_actor, gpus_per_actor, actor_restarts)
+        cluster = cluster_config(ray, *actors)
     except (RubricError, ValueError, ClusterError) as e:
         raise click.ClickException(str(e)) from None
     if cluster is not None and item_judge != "llm":
         click.echo("--ray: no judge call without --item-judge llm; labeling in this process", err=True)
         cluster = None
+    return rubrics, cfg, cluster
 
-    if dry_run:
-        try:
-            types: Counter = Counter()
-            steps = judge_q = 0
-            for t in iter_trajectories(file):
-                cr = rubrics.get(t.task_type)
-                types[t.task_type] += 1
-                steps += len(t.steps)
-                if item_judge == "llm":
-                    judge_q += len(t.steps) * sum(
-                        1 for i in cr.active(t.instruction) if cr.items[i].item.judge
-                    )
-        except (DatasetError, RubricError) as e:
-            raise click.ClickException(str(e)) from None
-        click.echo(
-            f"dry run: {sum(types.values())} trajectories, {steps} steps "
-            f"({', '.join(f'{k}: {v}' for k, v in sorted(types.items()))}); "
-            + "; ".join(f"rubric {r.path} v{r.version} ({len(r.items)} items)" for r in rubrics.used())
-            + f"; {judge_q} judge queries (~{judge_q * 0.25:.0f} s at 0.25 s/query uncached)"
-        )
-        return
 
-    from labeler.progress import progress as progress_bar
-
-    judge = None
-    stack = contextlib.ExitStack()
-    runner = None
+def _dry_run(file, rubrics: RubricSet, item_judge: str) -> str:
+    """The line --dry-run prints: the trajectories and steps per task type, the rubrics, the judge work."""
     try:
-        if item_judge == "llm" and cluster is not None:
-            from labeler.cluster.workers import DriverJudge, PoolRunner, judge_pool, trca_item_worker
+        types: Counter = Counter()
+        steps = judge_q = 0
+        for t in iter_trajectories(file):
+            cr = rubrics.get(t.task_type)
+            types[t.task_type] += 1
+            steps += len(t.steps)
+            if item_judge == "llm":
+                judge_q += len(t.steps) * sum(1 for i in cr.active(t.instruction) if cr.items[i].item.judge)
+    except (DatasetError, RubricError) as e:
+        raise click.ClickException(str(e)) from None
+    return (
+        f"dry run: {sum(types.values())} trajectories, {steps} steps "
+        f"({', '.join(f'{k}: {v}' for k, v in sorted(types.items()))}); "
+        + "; ".join(f"rubric {r.path} v{r.version} ({len(r.items)} items)" for r in rubrics.used())
+        + f"; {judge_q} judge queries (~{judge_q * 0.25:.0f} s at 0.25 s/query uncached)"
+    )
 
-            pool = stack.enter_context(
-                judge_pool(
-                    cluster,
-                    {"model": judge_ref},
-                    trca_item_worker(rubric_files, cfg),
-                    cache or default_cache(),
-                )
-            )
-            judge = DriverJudge(judge_ref, pool)
-            runner = PoolRunner(pool)
-        elif item_judge == "llm":
-            from labeler.judge import open_judge
 
-            judge = open_judge(judge_ref, cache=cache or default_cache())
-        bars: dict = {}
-        counted: dict[str, int] = {}
-
-        def on_progress(phase: str, steps: int) -> None:
-            if phase not in bars:  # pass 2 knows the total from pass 1
-                for b in bars.values():
-                    b.close()
-                total = counted.get("rewards") if phase == "write" else None
-                bars[phase] = progress_bar(total, enabled=progress, unit="step", desc=f"trca {phase}")
-            bars[phase].update(steps)
-            counted[phase] = counted.get(phase, 0) + steps
-
-        try:
-            summary = label_file(file, out, rubrics, cfg, judge=judge, on_progress=on_progress, runner=runner)
-        finally:
-            for b in bars.values():
-                b.close()
+def _label(file, out, rubrics, cfg, cluster, judge_ref, cache, progress, rubric_files) -> LabelSummary:
+    """Label FILE into OUT, with the judge (here or on the cluster's actors) where judge-only items are
+    asked; a failure is a usage error and leaves no OUT."""
+    stack = contextlib.ExitStack()
+    judge = None
+    try:
+        judge, runner = _judge(stack, cfg, cluster, judge_ref, cache, rubric_files)
+        with _progress_bars(progress) as on_progress:
+            return label_file(file, out, rubrics, cfg, judge=judge, on_progress=on_progress, runner=runner)
     except (DatasetError, RubricError, ValueError, RuntimeError) as e:
         raise click.ClickException(str(e)) from None
     finally:
         if judge is not None:
             judge.close()
         stack.close()
-    click.echo(
-        f"wrote {out}: {summary.trajectories} trajectories, {summary.steps} steps, "
-        f"{summary.steps_per_s:,.0f} steps/s ({summary.seconds:.2f} s), {summary.judge_queries} judge queries"
-    )
-    for name, counter in summary.item_hits.items():
-        top = ", ".join(f"{k}: {v}" for k, v in counter.most_common())
-        click.echo(f"  {name}: {json.dumps(top) if not top else top}")
-    if check:
-        click.echo(check_after_labeling(read_trajectories(out), "trca.total", out))
+
+
+def _judge(stack: contextlib.ExitStack, cfg: TRCAConfig, cluster, judge_ref, cache, rubric_files):
+    """``(judge, runner)``: none without judge-only items; a judge pool on the cluster (entered on
+    ``stack``) and its runner; or a local judge."""
+    if cfg.item_judge != "llm":
+        return None, None
+    if cluster is not None:
+        from labeler.cluster.workers import DriverJudge, PoolRunner, judge_pool, trca_item_worker
+
+        worker = trca_item_worker(rubric_files, cfg)
+        pool = stack.enter_context(
+            judge_pool(cluster, {"model": judge_ref}, worker, cache or default_cache())
+        )
+        return DriverJudge(judge_ref, pool), PoolRunner(pool)
+    from labeler.judge import open_judge
+
+    return open_judge(judge_ref, cache=cache or default_cache()), None
+
+
+@contextlib.contextmanager
+def _progress_bars(enabled: bool | None) -> Iterator[Callable[[str, int], None]]:
+    """``on_progress(phase, steps)`` for :func:`label_file`: one bar per phase (pass 2's total is pass 1's
+    count), all closed on exit."""
+    from models.progress import progress as progress_bar
+
+    bars: dict = {}
+    counted: dict[str, int] = {}
+
+    def on_progress(phase: str, steps: int) -> None:
+        if phase not in bars:  # pass 2 knows the total from pass 1
+            for b in bars.values():
+                b.close()
+            total = counted.get("rewards") if phase == "write" else None
+            bars[phase] = progress_bar(total, enabled=enabled, unit="step", desc=f"trca {phase}")
+        bars[phase].update(steps)
+        counted[phase] = counted.get(phase, 0) + steps
+
+    try:
+        yield on_progress
+    finally:
+        for b in bars.values():
+            b.close()

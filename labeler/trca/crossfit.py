@@ -1,7 +1,7 @@
 """A held-out check of a success-grounded rubric: build it without some episodes, label those, compare.
 
 The builder reads the success flags, so a rubric's rewards on the episodes it was built from are in-sample.
-:func:`crossfit_check` splits the trajectories into k folds (stratified by the success flag), builds a rubric
+:func:`crossfit_check` splits the trajectories into k folds (:mod:`labeler.folds`), builds a rubric
 from every other fold with the same judge (its answers are cached, so repeated tags cost nothing), labels the
 held-out fold with it, and checks the held-out mean rewards per step against the success flags
 (:func:`labeler.label_check.heldout_check`). ``info`` is never read.
@@ -12,11 +12,12 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 
-from labeler.dataset import Trajectory
-from labeler.label_check import ChannelCheck, folds_of, heldout_check
+from labeler.folds import crossfit_splits
+from labeler.label_check import ChannelCheck, heldout_check
 from labeler.trca.build import BuildConfig, Scorer, build_rubric
 from labeler.trca.checks import CompiledRubric
 from labeler.trca.pipeline import TRCAConfig, label_trajectory_rewards
+from models.trajectory import Trajectory
 
 
 def crossfit_check(
@@ -35,9 +36,8 @@ def crossfit_check(
     trca = trca or TRCAConfig()
     quiet = dataclasses.replace(cfg, progress=False)
     mean = [0.0] * len(trajs)
-    for fold in folds_of(y, folds, seed):
-        held = set(fold)
-        rubric = build_rubric([t for i, t in enumerate(trajs) if i not in held], judge, quiet).rubric
+    for fit_on, fold in crossfit_splits(y, folds, seed):
+        rubric = build_rubric([trajs[i] for i in fit_on], judge, quiet).rubric
         cr = CompiledRubric(rubric)
         for i in fold:
             rewards, _, _ = label_trajectory_rewards(trajs[i], cr, trca)

@@ -6,8 +6,8 @@ For a candidate item (a mined transition template as :class:`labeler.trca.rubric
   ``(hits_s + 1) / (steps_s + 2)`` over ``(hits_f + 1) / (steps_f + 2)`` (add-one smoothing, so an empty side
   gives a finite ratio). With no failed (or no successful) trajectory, lift is ``None``.
 * **kept** — of its hits inside successful trajectories, the fraction on the loop-erased path
-  (:attr:`labeler.view.TrajectoryView.path`): transitions whose effect lasted to the end of an episode that
-  succeeded, rather than being undone later (``None`` without hits in successes).
+  (:attr:`models.trajectory_view.TrajectoryView.path`): transitions whose effect lasted to the end of an
+  episode that succeeded, rather than being undone later (``None`` without hits in successes).
 * **effect** — the fraction of its hits that change the world state.
 * **novelty** — the fraction of its hits whose response contains a word the observation before did not.
 * **verbs** — the distinct first words of the actions it holds for (a world's generic answer such as
@@ -26,10 +26,10 @@ from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from labeler.dataset import Trajectory
 from labeler.trca.checks import CompiledItem, Transition, transitions_of
 from labeler.trca.rubric import Item
 from models.actions import parse_action, verb_of
+from models.trajectory import Trajectory
 
 _WORD = re.compile(r"[a-z][a-z'-]+")
 

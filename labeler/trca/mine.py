@@ -19,9 +19,9 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from labeler.dataset import Trajectory
 from labeler.trca.checks import transitions_of
 from models.actions import parse_action
+from models.trajectory import Trajectory
 
 _OBJ, _PLACE, _THING, _REST = "\x01O\x01", "\x01P\x01", "\x01T\x01", "\x01R\x01"
 _NP = r"(?:(?:(?:a|an|some|the) )(?:[a-z]+ ){0,2})?" + re.escape(_THING)  # "a fried diced {thing}"

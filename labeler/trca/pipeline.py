@@ -20,11 +20,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from labeler.dataset import TrajectoryWriter, iter_trajectories
+from labeler.label_writer import LabelWriter
 from labeler.trca.advantages import check_gamma, completion_aware_returns, group_standardise
 from labeler.trca.checks import CompiledRubric, Transition, context_key, transitions_of
 from labeler.trca.rewards import check_lambda, trajectory_rewards
 from labeler.trca.rubric import Rubric, RubricError, embedded_rubric_path, load_rubric
+from models.trajectory import iter_trajectories
 
 METHOD = "trca"
 EPISODE_GROUPS = ("instruction", "task-type")
@@ -264,43 +265,66 @@ def label_file(
     summary.rubrics = [rubric_provenance(r) for r in rubrics.used()]
 
     if out_path is not None:
-        k = 0
-        with TrajectoryWriter(out_path) as writer:
-            for n, traj in enumerate(iter_trajectories(in_path)):
-                if n >= len(p1.ids) or traj.id != p1.ids[n]:
-                    raise RuntimeError(f"{in_path} changed while it was being labeled (trajectory {n})")
-                cr = rubrics.get(traj.task_type)
-                for t, s in enumerate(traj.steps):
-                    r_f, r_b, r = p1.rewards[n][t]
-                    a_s = adv_step[k]
-                    k += 1
-                    s.labels[METHOD] = {
+        _write(in_path, out_path, rubrics, cfg, p1, (adv_episode, adv_step), judge, on_progress)
+    summary.seconds = time.perf_counter() - t0
+    return summary
+
+
+def _write(
+    in_path: str | os.PathLike[str],
+    out_path: str | os.PathLike[str],
+    rubrics: RubricSet,
+    cfg: TRCAConfig,
+    p1: _Pass1,
+    advantages: tuple[list[float], list[float]],
+    judge: Judge | None,
+    on_progress: Callable[[str, int], None] | None,
+) -> None:
+    """Pass 2: read IN again and write every trajectory with its labels and provenance."""
+    adv_episode, adv_step = advantages
+    k = 0
+    with LabelWriter(out_path, METHOD) as writer:
+        for n, traj in enumerate(iter_trajectories(in_path)):
+            if n >= len(p1.ids) or traj.id != p1.ids[n]:
+                raise RuntimeError(f"{in_path} changed while it was being labeled (trajectory {n})")
+            channels = []
+            for (r_f, r_b, r), ret in zip(p1.rewards[n], p1.returns[n], strict=True):
+                channels.append(
+                    {
                         "foundational": r_f,
                         "breakthrough": r_b,
                         "total": r,
-                        "return": p1.returns[n][t],
+                        "return": ret,
                         "adv_episode": adv_episode[n],
-                        "adv_step": a_s,
-                        "advantage": adv_episode[n] + a_s,
+                        "adv_step": adv_step[k],
+                        "advantage": adv_episode[n] + adv_step[k],
                     }
-                prov: dict[str, Any] = {
-                    **rubric_provenance(cr.rubric),
-                    "lambda": cfg.lam,
-                    "gamma": cfg.gamma,
-                    "success_reward": cfg.success_reward,
-                    "episode_group": cfg.episode_group,
-                    "item_judge": cfg.item_judge,
-                    "rubric_dataset": cr.rubric.build.get("dataset", ""),
-                    "rubric_grounded": bool(cr.rubric.build.get("grounded", False)),
-                    "labeled_from": os.path.basename(str(in_path)),
-                }
-                if judge is not None and cfg.item_judge == "llm":
-                    prov["judge_sha256"] = judge.model_sha256
-                traj.provenance[METHOD] = prov
-                writer.write(traj)
-                if on_progress:
-                    on_progress("write", len(traj.steps))
-            if n + 1 != len(p1.ids):
-                raise RuntimeError(f"{in_path} changed while it was being labeled ({n + 1} vs {len(p1.ids)})")
-    summary.seconds = time.perf_counter() - t0
-    return summary
+                )
+                k += 1
+            writer.write(
+                traj, channels, label_provenance(rubrics.get(traj.task_type).rubric, cfg, in_path, judge)
+            )
+            if on_progress:
+                on_progress("write", len(traj.steps))
+        if n + 1 != len(p1.ids):
+            raise RuntimeError(f"{in_path} changed while it was being labeled ({n + 1} vs {len(p1.ids)})")
+
+
+def label_provenance(
+    rubric: Rubric, cfg: TRCAConfig, in_path: str | os.PathLike[str], judge: Judge | None
+) -> dict[str, Any]:
+    """``provenance["trca"]`` of a trajectory labeled with ``rubric``."""
+    prov: dict[str, Any] = {
+        **rubric_provenance(rubric),
+        "lambda": cfg.lam,
+        "gamma": cfg.gamma,
+        "success_reward": cfg.success_reward,
+        "episode_group": cfg.episode_group,
+        "item_judge": cfg.item_judge,
+        "rubric_dataset": rubric.build.get("dataset", ""),
+        "rubric_grounded": bool(rubric.build.get("grounded", False)),
+        "labeled_from": os.path.basename(str(in_path)),
+    }
+    if judge is not None and cfg.item_judge == "llm":
+        prov["judge_sha256"] = judge.model_sha256
+    return prov

@@ -1,5 +1,6 @@
 """The judge's prompts for the rubric builder (:mod:`labeler.trca.build`): tagging candidate checks, placing
-objects, and the fixed failure-response candidates; with the contextual calibration of their scores.
+objects, and the fixed failure-response candidates; with the contextual calibration of their scores and the
+vote over example orders (:func:`tag_votes`).
 
 Nothing here reads a dataset's ground truth; the examples in the prompts come from tasks unrelated to the
 benchmarks.
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from labeler.trca.mine import Mined, Template
@@ -152,3 +154,53 @@ def judge_places(
         cal_scores = [lp - mean_of[p] for p, lp in zip(places, s.logprobs, strict=False)]
         pairs[o] = [places[max(range(len(places)), key=lambda j: cal_scores[j])]]
     return pairs, len(qs)
+
+
+@dataclass
+class TagVotes:
+    """Each candidate's tag under every example order (``(kind, key)``: ``("template", index)`` or
+    ``("candidate", id)``) and its mean calibrated scores per order."""
+
+    votes: dict[tuple[str, str], list[str]] = field(default_factory=dict)
+    means: dict[tuple[str, str], list[list[float]]] = field(default_factory=dict)
+    queries: int = 0
+
+    def tag_of(self, kind: str, key: str) -> tuple[str, str]:
+        """The majority tag over prompt orders (a tie goes to the higher mean calibrated score) and a note."""
+        vs = self.votes[(kind, key)]
+        ms = self.means[(kind, key)]
+        avg = [sum(m[j] for m in ms) / len(ms) for j in range(len(TAGS))]
+        counts = {t: vs.count(t) for t in TAGS}
+        tag = max(TAGS, key=lambda t: (counts[t], avg[TAGS.index(t)]))
+        detail = ", ".join(f"{t}={v:+.2f}" for t, v in zip(TAGS, avg, strict=True))
+        return tag, f"votes {'/'.join(vs)}; mean calibrated log-probs {detail}"
+
+
+def tag_votes(
+    judge: Scorer,
+    mined: Mined,
+    templates: list[Template],
+    orders: int,
+    examples: int,
+    progress: bool | None = False,
+) -> TagVotes:
+    """Tag the templates and the invalidity candidates: one calibrated batch per example order (``orders``
+    of them, 0: none), each candidate's examples averaged, one vote per order."""
+    out = TagVotes()
+    for order in range(orders):
+        queries = tag_queries(mined, templates, order, examples)
+        scores = judge.score_many(
+            [(q[2], [f" {t}" for t in TAGS]) for q in queries],
+            template=BUILD_TEMPLATE,
+            version=BUILD_VERSION,
+            progress=progress,
+        )
+        out.queries += len(queries)
+        per_key: dict[tuple[str, str], list[list[float]]] = {}
+        for (kind, key, _p), c in zip(queries, calibrated([list(x.logprobs) for x in scores]), strict=True):
+            per_key.setdefault((kind, key), []).append(c)
+        for k, rows in per_key.items():
+            mean = [sum(r[j] for r in rows) / len(rows) for j in range(len(TAGS))]
+            out.votes.setdefault(k, []).append(TAGS[max(range(len(TAGS)), key=lambda j: mean[j])])
+            out.means.setdefault(k, []).append(mean)
+    return out

@@ -1,12 +1,12 @@
 """A bundle format's inputs, built from texts: one builder per format, read by every runner.
 
 The runtime (``edge.runtime``, behind edge-serve and ``edgejudge eval BUNDLE``) and the checkpoint policy
-(``policy.torch_policy``) both turn a state text, its episode memory and the candidate texts into the policy's
-named inputs (:mod:`models.inputs.schema`) through the builder of their format, so a checkpoint and its
-bundle read a state alike. :func:`input_format` picks the builder. A builder works in three steps so that a
-runner can batch and cache the encoder's work: :meth:`prepare` a request's texts, embed the ``texts`` it
-lists (the first list through a cache, the second not), :meth:`build` the state's arrays from those vectors;
-then :meth:`feeds` of a batch of states and :meth:`candidate_feeds` of their candidates' texts.
+(``policy.evaluation.torch_policy``) both turn a state text, its episode memory and the candidate texts into
+the policy's named inputs (:mod:`models.inputs.schema`) through the builder of their format, so a checkpoint
+and its bundle read a state alike. :func:`input_format` picks the builder. A builder works in three steps so
+that a runner can batch and cache the encoder's work: :meth:`prepare` a request's texts, embed the ``texts``
+it lists (the first list through a cache, the second not), :meth:`build` the state's arrays from those
+vectors; then :meth:`feeds` of a batch of states and :meth:`candidate_feeds` of their candidates' texts.
 
 - format 1 (:class:`FlatInputs`): one vector of the whole state text, new every step; no memory;
 - format 2 (:class:`StructuredInputs`): the state's items and the memory window (:mod:`models.inputs.arrays`);

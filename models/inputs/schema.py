@@ -1,7 +1,7 @@
 """The policy graph's inputs per bundle format: one row per input (name, dtype, dimensions), read by everyone.
 
 The manifest's ``policy_io`` (:mod:`models.bundle`), the export's example inputs and dynamic axes and its
-parity inputs (``policy.policy_graph``), the runtime's feeds (``edge.runtime``, through
+parity inputs (``policy.export.policy_graph``), the runtime's feeds (``edge.runtime``, through
 :func:`models.inputs.arrays.pad_batch`) and the trainers' batches all read this table, and every input is
 passed by name: adding an input is an edit to its producer, the model and its row here.
 
@@ -20,7 +20,8 @@ Format 2 (the structured scorer)::
     mask             [batch, candidates]      bool     False on padding
     -> scores        [batch, candidates]      float32  padded candidates get MASKED_SCORE
 
-Format 3 (the structured scorer that also reads tokens, ``policy.token_reader``): format 2's inputs and::
+Format 3 (the structured scorer that also reads tokens, ``policy.scorer.token_reader``): format 2's inputs
+and::
 
     item_tokens      [batch, items, item_tokens]             int64  each item's token ids (0: padding)
     candidate_tokens [batch, candidates, candidate_tokens]   int64  each candidate's token ids

@@ -2,8 +2,8 @@
 
 The ids are the encoder's tokenizer's (``tokenizer.json``, shipped in every bundle and with every encoder),
 without special tokens (no ``[CLS]``/``[SEP]``), the first ``length`` of them; 0 is padding. Training
-(``policy.buffer``) and the runtime (``edge.runtime``) both tokenize here, with the same tokenizer file, so a
-policy is served the ids it was trained on. Numpy and ``tokenizers`` only.
+(``policy.training.buffer``) and the runtime (``edge.runtime``) both tokenize here, with the same tokenizer
+file, so a policy is served the ids it was trained on. Numpy and ``tokenizers`` only.
 """
 
 from __future__ import annotations

@@ -6,6 +6,7 @@ their files, and nothing below imports it.
 
 Modules:
 
+* ``recipes`` — the reward sources and the recipes (a learner with its settings), one line each
 * ``plan`` — worlds (presets or any adapter), sizes, and the configuration of every row
 * ``store`` — rows keyed by their configuration in one JSON file, rewritten atomically; merging runs
 * ``data`` — a world's collected pool, its success-scarce cuts in each log shape, their rubrics and labels

@@ -45,9 +45,27 @@ from policy.matrix.cli_args import (
     words,
 )
 from policy.matrix.labels_cli import labels
+from policy.matrix.recipes import RECIPES, SOURCES, trainable_sources
 
-SOURCES = ("sparse", "trca", "trca-built", "coren", "potential")
 CLIENTS = ("argmax", "guard")
+ON = {"any": "every source", "sparse": "the success flag", "trca": "TRCA sources"}
+
+
+def _check_plan(s) -> None:
+    """Every source, recipe and client of the plan is known; sizes and seeds are given."""
+    sources_known = trainable_sources()
+    bad = (
+        [x for x in s.sources if x not in sources_known]
+        + [x for x in s.algos if x not in RECIPES]
+        + [x for x in s.clients if x not in CLIENTS]
+    )
+    if bad:
+        raise click.UsageError(
+            f"unknown source, algorithm or client: {', '.join(bad)} (sources: {', '.join(sources_known)}; "
+            f"algorithms: {', '.join(RECIPES)}; clients: {', '.join(CLIENTS)})"
+        )
+    if not s.sizes or not s.seeds or any(n < 1 for n in s.sizes):
+        raise click.UsageError("--sizes and --seeds need at least one value each; sizes are at least 1")
 
 
 def _check_serving() -> None:
@@ -84,15 +102,15 @@ def _check_serving() -> None:
 @click.option("--seeds", help="Training seeds, comma-separated.")
 @click.option(
     "--sources",
-    help="Reward sources for IQL (comma-separated): sparse, trca (the shipped rubric of the task type), "
-    "trca-built (a rubric the judge builds from each training file, unreviewed), coren, potential (the "
-    "success-model potential fit on each training file, cross-fitted; no judge).",
+    help="Reward sources (comma-separated): "
+    + ", ".join(f"{s.name} ({s.about})" for s in SOURCES.values() if s.trainable)
+    + ".",
 )
 @click.option(
     "--algos",
-    help="Learners: iql, bc (BC on the successful episodes: source sparse), bc-labeled (BC on the successful "
-    "episodes' steps the labels do not call harmful: TRCA sources), awr (TRCA's advantages), credit (the "
-    "label-kept steps, and every episode's harmful steps pushed away: TRCA sources).",
+    help="Recipes (comma-separated): "
+    + ", ".join(f"{r.name} ({r.title}; {ON[r.runs_on]})" for r in RECIPES.values())
+    + ".",
 )
 @click.option("--clients", help="argmax and/or guard (the generic loop guard), comma-separated.")
 @click.option(
@@ -195,7 +213,6 @@ def matrix(
     os.environ.setdefault("EDGEJUDGE_THREADS", "1")
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     from policy.matrix.plan import (
-        LEARNERS,
         SIZES,
         baseline_rows,
         describe,
@@ -204,7 +221,7 @@ def matrix(
         with_overrides,
     )
     from policy.matrix.report import write_report
-    from policy.matrix.run import Matrix, children_cpu_seconds
+    from policy.matrix.run import Matrix
     from policy.matrix.store import RowStore, merge, row_key
 
     preset = "quick" if quick else "full"
@@ -231,18 +248,7 @@ def matrix(
         ws = [parse_world(w) for w in s.worlds]
     except ValueError as e:
         raise click.BadParameter(str(e), param_hint="--world") from None
-    bad = (
-        [x for x in s.sources if x not in SOURCES]
-        + [x for x in s.algos if x not in LEARNERS]
-        + [x for x in s.clients if x not in CLIENTS]
-    )
-    if bad:
-        raise click.UsageError(
-            f"unknown source, algorithm or client: {', '.join(bad)} (sources: {', '.join(SOURCES)}; "
-            f"algorithms: {', '.join(LEARNERS)}; clients: {', '.join(CLIENTS)})"
-        )
-    if not s.sizes or not s.seeds or any(n < 1 for n in s.sizes):
-        raise click.UsageError("--sizes and --seeds need at least one value each; sizes are at least 1")
+    _check_plan(s)
     if not (report_only or dry_run):
         check_adapters(ws)
         _check_serving()
@@ -270,14 +276,27 @@ def matrix(
         click.echo(f"{sum(m.done(r) for r in plan)} of {len(plan)} rows done; wrote {out}.json, .md, .png")
         return
     if dry_run:
-        for r in plan:
-            mark = "done" if m.done(r) else "todo"
-            click.echo(
-                f"{mark}  {r['world']} {r['algo']}/{r['source']} n={r['train_episodes']} "
-                f"seed={r['seed']} {r['client']} ({r['runner']}) x{r['test_episodes']}"
-            )
-        click.echo(f"{sum(m.done(r) for r in plan)} of {len(plan)} rows done")
+        _print_plan(m, plan)
         return
+    _run_and_report(m, store, meta, plan, out, ceiling, " ".join(ctx.meta.get("argv", [])))
+
+
+def _print_plan(m, plan: list[dict[str, Any]]) -> None:
+    """``--dry-run``: every row of the plan, done or to do."""
+    for r in plan:
+        mark = "done" if m.done(r) else "todo"
+        click.echo(
+            f"{mark}  {r['world']} {r['algo']}/{r['source']} n={r['train_episodes']} "
+            f"seed={r['seed']} {r['client']} ({r['runner']}) x{r['test_episodes']}"
+        )
+    click.echo(f"{sum(m.done(r) for r in plan)} of {len(plan)} rows done")
+
+
+def _run_and_report(m, store, meta: dict[str, Any], plan, out: str, ceiling, command: str) -> None:
+    """Compute the rows not done, record the run (time, CPU, load) in the store and write the report."""
+    from policy.matrix.report import write_report
+    from policy.matrix.run import children_cpu_seconds
+
     w0, c0, load0 = time.perf_counter(), children_cpu_seconds(), load_average()[0]
     plan = m.run()
     reused = sum(1 for r in plan if m.done(r)) - m.computed
@@ -288,7 +307,7 @@ def matrix(
             "seconds": round(wall, 1),
             "load_average": [load0, load_average()[0]],
             "cpu_seconds": round(cpu, 1),
-            "command": " ".join(ctx.meta.get("argv", [])),
+            "command": command,
         }
     ]
     store.meta = {**meta, "runs": runs[-20:]}

@@ -68,7 +68,7 @@ def words(text: str | None) -> tuple[str, ...] | None:
 
 def check_adapters(worlds) -> None:
     """Every world's adapter is registered (a typo fails here, not after an hour of other worlds)."""
-    from policy.envs.registry import HOW_TO_REGISTER, adapters
+    from policy.worlds.adapters.registry import HOW_TO_REGISTER, adapters
 
     try:
         known = adapters()

@@ -26,11 +26,9 @@ from labeler.response_only import flattened, response_only
 from labeler.rubrics_cli import per_task_type_path
 from labeler.subset import pool_is_enough, scarce_subset
 from models.cli_run import edgejudge
-from policy.matrix.plan import EXPERT, Sizes, World
+from policy.matrix.plan import Sizes, World
+from policy.matrix.recipes import EXPERT, SOURCES
 from policy.matrix.store import row_key
-
-BUILT_TRCA = "trca-built"
-"""The reward source of TRCA on rubrics the judge built from the training file itself (unreviewed)."""
 
 SHAPES: dict[str, Callable[[Any], Any] | None] = {
     "full": None,
@@ -40,10 +38,6 @@ SHAPES: dict[str, Callable[[Any], Any] | None] = {
 """Log shapes: the adapter's full states with their layout; ``plain``, the same states flattened into text
 with no layout (:func:`labeler.response_only.flattened`); ``response``, each state the last response and the
 inventory line (:func:`labeler.response_only.response_only`)."""
-
-CHANNELS = {"sparse": "env.reward", "success": "success", BUILT_TRCA: "trca.total"}
-"""The channel each source is measured on where it is not ``METHOD.CHANNEL`` of its reward (``success``: the
-episode's own flag on every step, what BC on the successes weighs by)."""
 
 
 def short_hash(cfg: dict[str, Any]) -> str:
@@ -71,7 +65,7 @@ class WorldData:
     def pool(self) -> list[Any]:
         """A collected pool with enough failed and successful episodes for the largest size (doubled until
         it has, up to 8x the largest size; with fewer successes the files hold fewer)."""
-        from labeler.dataset import read_trajectories
+        from models.trajectory import read_trajectories
 
         if self._pool is not None:
             return self._pool
@@ -97,7 +91,7 @@ class WorldData:
 
     def plain(self, n: int, shape: str = "full") -> Path:
         """The unlabeled ``n``-episode file in log shape ``shape``."""
-        from labeler.dataset import read_trajectories, write_trajectories
+        from models.trajectory import read_trajectories, write_trajectories
 
         path = self.dir / f"data-n{n}{_shape_tag(shape)}.jsonl.gz"
         if not path.exists():
@@ -129,16 +123,16 @@ class WorldData:
         return path
 
     def _label_tag(self, source: str) -> str:
-        if source == "coren":
-            return f"coren-{short_hash({'prompts': self.s.coren_prompts, 'judge': self.s.judge})}"
+        if SOURCES[source].per_step_judge:  # its labels depend on the prompts and the judge
+            return f"{source}-{short_hash({'prompts': self.s.coren_prompts, 'judge': self.s.judge})}"
         return source
 
     def _built_trca(self, n: int, shape: str = "full") -> Path:
         """TRCA labels of the ``n``-episode file from rubrics the judge builds from that file alone (one per
         task type found in it; success-grounded, no hand edit): what a user with ``n`` episodes gets."""
-        from labeler.dataset import read_trajectories
+        from models.trajectory import read_trajectories
 
-        path = self.label_path(BUILT_TRCA, n, shape)
+        path = self.label_path("trca-built", n, shape)
         if path.exists():
             return path
         plain = self.plain(n, shape)
@@ -158,9 +152,10 @@ class WorldData:
     def label_path(self, source: str, n: int, shape: str = "full") -> Path:
         """Where the ``n``-episode training file of log shape ``shape`` labeled for ``source`` is kept (made
         or not); the success flag and the sparse reward need no labels: the unlabeled file."""
-        if source == EXPERT:
+        labeling = SOURCES[source].labeling
+        if labeling == "expert":
             return self.dir / f"expert-n{n}.jsonl.gz"
-        if source in ("sparse", "success"):
+        if labeling == "none":
             return self.dir / f"data-n{n}{_shape_tag(shape)}.jsonl.gz"
         return self.dir / f"data-n{n}{_shape_tag(shape)}.{self._label_tag(source)}.jsonl.gz"
 
@@ -168,7 +163,7 @@ class WorldData:
         """The labels behind a row: per-step AUROC of the reward channel of ``source`` against score progress
         and the gold path (``label quality``), and its success separation (``label quality --check``); None
         for the success flag and expert episodes, or when the labeled file is not there. Cached beside it."""
-        from labeler.dataset import read_trajectories
+        from models.trajectory import read_trajectories
 
         path = self.label_path(source, n)
         if source in ("sparse", EXPERT) or not path.exists():
@@ -181,44 +176,49 @@ class WorldData:
         cache.write_text(json.dumps(out))
         return out
 
+    def _cut_from_largest(self, source: str, n: int, shape: str) -> Path:
+        """The ``n``-episode file's labels cut from those of the largest file ``source`` labels (labeled once:
+        the labels of an episode do not depend on the others)."""
+        from models.trajectory import read_trajectories, write_trajectories
+
+        src = SOURCES[source]
+        sizes = [m for m in self.s.sizes if not src.per_step_judge or m <= self.s.coren_max_episodes]
+        big_n = max(sizes)
+        big = self.label_path(source, big_n, shape)
+        if not big.exists():
+            self.log(f"{self.w.label}: label {source} on {big_n} episodes")
+            t0 = time.perf_counter()
+            extra = (
+                ["--prompts", str(self.s.coren_prompts), "--judge", self.s.judge]
+                if src.per_step_judge
+                else []
+            )
+            edgejudge("label", src.reward, str(self.plain(big_n, shape)), "--out", str(big), *extra)
+            self.log(f"{self.w.label}: labeled in {time.perf_counter() - t0:.0f} s")
+        path = self.label_path(source, n, shape)
+        if not path.exists():
+            ids = {t.id for t in read_trajectories(self.plain(n, shape))}
+            write_trajectories(path, [t for t in read_trajectories(big) if t.id in ids])
+        return path
+
     def training_file(self, source: str, n: int, shape: str = "full") -> tuple[Path, dict[str, Any]]:
         """The success-scarce training file of ``n`` episodes in log shape ``shape`` labeled for ``source``,
         and its statistics."""
-        from labeler.dataset import read_trajectories, write_trajectories
+        from models.trajectory import read_trajectories
 
-        if source == EXPERT:
+        labeling = SOURCES[source].labeling
+        if labeling == "expert":
             path = self.expert(n)
-        elif source == BUILT_TRCA:
+        elif labeling == "built":
             path = self._built_trca(n, shape)
-        elif source in ("sparse", "success"):
+        elif labeling == "none":
             path = self.plain(n, shape)
-        elif source == "potential":  # cross-fitted on the file itself: each size is labeled on its own
-            path = self.label_path("potential", n, shape)
-            if not path.exists():
-                edgejudge("label", "potential", str(self.plain(n, shape)), "--out", str(path))
-        else:
-            plain = self.plain(n, shape)
-            sizes = (
-                self.s.sizes
-                if source == "trca"
-                else [m for m in self.s.sizes if m <= self.s.coren_max_episodes]
-            )
-            big_n = max(sizes)
-            big = self.label_path(source, big_n, shape)
-            if not big.exists():
-                self.log(f"{self.w.label}: label {source} on {big_n} episodes")
-                t0 = time.perf_counter()
-                extra = (
-                    ["--prompts", str(self.s.coren_prompts), "--judge", self.s.judge]
-                    if source == "coren"
-                    else []
-                )
-                edgejudge("label", source, str(self.plain(big_n, shape)), "--out", str(big), *extra)
-                self.log(f"{self.w.label}: labeled in {time.perf_counter() - t0:.0f} s")
+        elif labeling == "per-file":  # e.g. cross-fitted on the file itself: each size is labeled on its own
             path = self.label_path(source, n, shape)
             if not path.exists():
-                ids = {t.id for t in read_trajectories(plain)}
-                write_trajectories(path, [t for t in read_trajectories(big) if t.id in ids])
+                edgejudge("label", SOURCES[source].reward, str(self.plain(n, shape)), "--out", str(path))
+        else:
+            path = self._cut_from_largest(source, n, shape)
         trajs = read_trajectories(path)
         succ = sum(t.success for t in trajs)
         return path, {
@@ -237,10 +237,10 @@ def _shape_tag(shape: str) -> str:
 
 def channel_of(source: str) -> str:
     """The label channel a reward source is measured on (``trca`` -> ``trca.total``)."""
-    from policy.rewards import parse_reward
+    from policy.training.rewards import parse_reward
 
-    if source in CHANNELS:
-        return CHANNELS[source]
+    if source in SOURCES:
+        return SOURCES[source].channel
     spec = parse_reward(source)
     return f"{spec.method}.{spec.channel}"
 
@@ -292,8 +292,8 @@ def label_summary(trajs: list[Any], channel: str) -> dict[str, Any]:
             if name.split(".")[0] == method
         },
         "check": checks[0].verdict if checks else None,
-        "check_auroc": checks[0].auroc if checks else None,
-        "check_body_auroc": checks[0].body_auroc if checks else None,
-        "check_prefix_auroc": checks[0].prefix_auroc if checks else None,
-        "check_anchor_auroc": checks[0].anchor_auroc if checks else None,
+        "check_auroc": checks[0].mean_reward.value if checks else None,
+        "check_body_auroc": checks[0].without_last_step.value if checks else None,
+        "check_prefix_auroc": checks[0].first_steps.value if checks else None,
+        "check_anchor_auroc": checks[0].moves_vs_idle.value if checks else None,
     }

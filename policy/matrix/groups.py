@@ -8,22 +8,11 @@ import statistics
 from collections.abc import Sequence
 from typing import Any
 
-from policy.evaluate import wilson_interval
+from policy.evaluation.evaluate import wilson_interval
+from policy.matrix.recipes import row_names
 
-ROW_NAMES = {
-    ("iql", "sparse"): "IQL, sparse",
-    ("iql", "trca"): "IQL, TRCA (shipped rubric)",
-    ("iql", "trca-built"): "IQL, TRCA (rubric built from the data, unreviewed)",
-    ("iql", "coren"): "IQL, COREN",
-    ("iql", "potential"): "IQL, success-model potential (no judge)",
-    ("bc-labeled", "trca-built"): "BC on successes, steps the labels keep (TRCA built)",
-    ("awr", "trca-built"): "AWR on TRCA advantages (built)",
-    ("credit", "trca-built"): "Credit: steps the labels keep, harmful steps pushed away (TRCA built)",
-    ("bc", "sparse"): "BC on successes (sparse)",
-    ("bc", "expert"): "BC on expert episodes (imitation ceiling)",
-    ("random", "-"): "random",
-    ("llm-agent", "-"): "LLM-as-agent",
-}
+ROW_NAMES = row_names()
+"""Every row kind's display name (:func:`policy.matrix.recipes.row_names`), in table order."""
 ORDER = list(ROW_NAMES)
 TRAINED = [(a, src) for a, src in ORDER if src not in ("expert", "-")]
 """The rows trained on the success-scarce files (the curves against data size)."""

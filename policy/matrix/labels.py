@@ -112,7 +112,7 @@ def run(
 ) -> int:
     """Compute the rows not finished in ``store``; how many were computed. A row whose step fails is stored
     as ``error`` with the reason (retried by the next run); a pooled row waits for its worlds' rows."""
-    from labeler.dataset import read_trajectories
+    from models.trajectory import read_trajectories
 
     data = {w.label: WorldData(work, w, s, log) for w in worlds}
     computed = 0

@@ -23,6 +23,8 @@ import re
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
+from policy.matrix.recipes import EXPERT, RECIPES, SOURCES
+
 
 @dataclass(frozen=True)
 class World:
@@ -42,7 +44,7 @@ class World:
         """The parameters as the adapter resolves them (its defaults filled in): what row keys and work
         directories record, so that a change of an adapter's defaults makes new rows instead of reusing the
         ones made under the old defaults."""
-        from policy.envs.registry import parse_env
+        from policy.worlds.adapters.registry import parse_env
 
         return self.params if self.params is not None else parse_env(self.env).params
 
@@ -180,24 +182,6 @@ def _world_config(w: World, s: Sizes, episodes: int) -> dict[str, Any]:
     }
 
 
-LEARNERS: dict[str, tuple[str, str | None]] = {
-    "iql": ("iql", None),
-    "awr": ("awr", None),
-    "bc": ("bc", "success"),
-    "bc-labeled": ("bc", "success-labeled"),
-    "credit": ("credit", None),
-}
-"""The matrix's learners: ``edgejudge train --algo`` and BC's filter. ``bc`` learns from the successful
-episodes (source sparse); ``iql`` from every source; ``awr`` (TRCA's stored advantages) and ``bc-labeled``
-(the successful episodes' steps the labels do not call harmful) and ``credit`` (those, and every episode's
-harmful steps pushed away) from every TRCA source."""
-SPARSE_ONLY = ("bc",)
-TRCA_ONLY = ("awr", "bc-labeled", "credit")
-
-EXPERT = "expert"
-"""The source of the imitation-ceiling rows: BC on pure expert episodes (gold paths, no noise)."""
-
-
 def train_config(w: World, s: Sizes, source: str, algo: str, n: int, seed: int) -> dict[str, Any]:
     if source == EXPERT:
         return {
@@ -224,14 +208,13 @@ def train_config(w: World, s: Sizes, source: str, algo: str, n: int, seed: int) 
         "collect_seed": s.collect_seed,
         "max_success_rate": s.max_success_rate,
     }
-    bc_filter = LEARNERS[algo][1]
-    if bc_filter:
-        cfg["bc_filter"] = bc_filter
+    recipe = RECIPES[algo]
+    if recipe.bc_filter:
+        cfg["bc_filter"] = recipe.bc_filter
     if s.encoder:  # only when set: the rows of the default encoder keep their keys
         cfg["encoder"] = s.encoder
-    if algo == "iql":
-        cfg["reward_scale"] = "return-span"  # IQL's default: returns scaled to a fixed spread
-    if source == "coren":
+    cfg.update(recipe.settings)
+    if SOURCES[source].per_step_judge:
         cfg["coren_prompts"] = s.coren_prompts
         cfg["judge"] = s.judge
     return cfg
@@ -240,21 +223,14 @@ def train_config(w: World, s: Sizes, source: str, algo: str, n: int, seed: int) 
 def units(w: World, s: Sizes) -> list[Unit]:
     """The trained policies of world ``w``, each with its edge-serve rows (and the in-process check row on
     the headline unit: the largest size, the first seed, IQL on the first dense source)."""
-    pairs = []
-    for algo in s.algos:
-        if algo in SPARSE_ONLY:
-            pairs.append((algo, "sparse"))
-        elif algo in TRCA_ONLY:
-            pairs += [(algo, src) for src in s.sources if src.startswith("trca")]
-        else:
-            pairs += [(algo, src) for src in s.sources]
+    pairs = [(algo, src) for algo in s.algos for src in RECIPES[algo].sources(s.sources)]
     pairs += [("bc", EXPERT)] if s.expert_sizes and "bc" in s.algos else []
-    dense = [src for src in s.sources if src != "sparse"]
+    dense = [src for src in s.sources if SOURCES[src].dense]
     head_src = dense[0] if dense else s.sources[0]
     out = []
     for algo, src in pairs:
         for n in s.expert_sizes if src == EXPERT else s.sizes:
-            if src == "coren" and n > s.coren_max_episodes:
+            if SOURCES[src].per_step_judge and n > s.coren_max_episodes:
                 continue
             for seed in s.seeds:
                 base = {**_world_config(w, s, s.test_episodes), **train_config(w, s, src, algo, n, seed)}

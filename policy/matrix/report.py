@@ -29,6 +29,7 @@ from policy.matrix.groups import (
     world_ceiling,
 )
 from policy.matrix.plot import plot
+from policy.matrix.recipes import SOURCES, dense_sources
 from policy.matrix.store import RowStore
 
 
@@ -115,9 +116,6 @@ def _decision_tables(rows: Sequence[dict[str, Any]], min_decisions: int = 20) ->
     return lines + table(["world", "verb", "decisions", "accuracy", "instead"], body)
 
 
-DENSE = {"trca", "trca-built", "coren", "potential"}
-
-
 def _verbs(group: dict[str, Any]) -> dict[str, list[int]] | None:
     """A group's gold-path decisions pooled over the seeds that recorded them: verb -> [right, decisions]
     (None when none did)."""
@@ -139,7 +137,7 @@ def _best(agg, world: str, n: int, dense: bool) -> tuple[tuple[str, str], dict[s
     found = []
     for algo, src in TRAINED:
         g = find(agg, world, algo, src, n, *HEADLINE)
-        if g is not None and (src in DENSE) == dense and _verbs(g) is not None:
+        if g is not None and SOURCES[src].dense == dense and _verbs(g) is not None:
             found.append(((algo, src), g))
     return max(found, key=lambda x: x[1]["mean"], default=None)
 
@@ -240,6 +238,39 @@ def _label_table(rows: Sequence[dict[str, Any]]) -> list[str]:
     ]
 
 
+def _size_tables(agg, plan: Sequence[dict[str, Any]], sizes: list[int]) -> list[str]:
+    """Per client, every trained row's success against the training episodes."""
+    lines: list[str] = []
+    for client in ("guard", "argmax"):
+        body = []
+        for w in plan_worlds(plan):
+            for algo, src in TRAINED:
+                cells = [cell(find(agg, w["world"], algo, src, n, client, "edge-serve")) for n in sizes]
+                if any(cells):
+                    body.append([w["world"], ROW_NAMES[(algo, src)], *cells])
+        if body:
+            lines += ["", f"### Success against training episodes (edge-serve, {client})", ""]
+            lines += table(["world", "row", *(f"{n} episodes" for n in sizes)], body)
+    return lines
+
+
+def _dense_minus_sparse(agg, plan: Sequence[dict[str, Any]], sizes: list[int]) -> list[str]:
+    """IQL on each dense source minus IQL on the success flag, same data, in points."""
+    body = []
+    for w in plan_worlds(plan):
+        for src in dense_sources():
+            cells = []
+            for n in sizes:
+                d, s = (find(agg, w["world"], "iql", x, n, *HEADLINE) for x in (src, "sparse"))
+                cells.append(f"{100 * (d['mean'] - s['mean']):+.0f}" if d and s else "")
+            if any(cells):
+                body.append([w["world"], src, *cells])
+    if not body:
+        return []
+    title = "### Dense labels minus sparse on the same data (IQL, edge-serve + loop guard), points"
+    return ["", title, "", *table(["world", "source", *(f"{n} episodes" for n in sizes)], body)]
+
+
 def markdown(
     store: RowStore,
     plan: Sequence[dict[str, Any]],
@@ -270,32 +301,8 @@ def markdown(
         ["world", "row", "+ loop guard", "argmax", "mean score", "episodes", "target (guard)"],
         _headline(agg, plan, top, targets),
     )
-    for client in ("guard", "argmax"):
-        body = []
-        for w in plan_worlds(plan):
-            for algo, src in TRAINED:
-                cells = [cell(find(agg, w["world"], algo, src, n, client, "edge-serve")) for n in sizes]
-                if any(cells):
-                    body.append([w["world"], ROW_NAMES[(algo, src)], *cells])
-        if body:
-            lines += ["", f"### Success against training episodes (edge-serve, {client})", ""]
-            lines += table(["world", "row", *(f"{n} episodes" for n in sizes)], body)
-    body = []
-    for w in plan_worlds(plan):
-        for src in ("trca", "trca-built", "coren", "potential"):
-            cells = []
-            for n in sizes:
-                d, s = (find(agg, w["world"], "iql", x, n, *HEADLINE) for x in (src, "sparse"))
-                cells.append(f"{100 * (d['mean'] - s['mean']):+.0f}" if d and s else "")
-            if any(cells):
-                body.append([w["world"], src, *cells])
-    if body:
-        lines += [
-            "",
-            "### Dense labels minus sparse on the same data (IQL, edge-serve + loop guard), points",
-            "",
-        ]
-        lines += table(["world", "source", *(f"{n} episodes" for n in sizes)], body)
+    lines += _size_tables(agg, plan, sizes)
+    lines += _dense_minus_sparse(agg, plan, sizes)
     lines += _verb_gap_tables(agg, plan, top)
     lines += _label_table(rows)
     lines += _decision_tables(rows)

@@ -22,8 +22,9 @@ from typing import Any
 import click
 
 from models.cli_run import edgejudge
-from policy.matrix.data import BUILT_TRCA, WorldData, short_hash
-from policy.matrix.plan import EXPERT, LEARNERS, Sizes, Unit, World, baseline_rows, units
+from policy.matrix.data import WorldData, short_hash
+from policy.matrix.plan import Sizes, Unit, World, baseline_rows, units
+from policy.matrix.recipes import RECIPES, SOURCES
 from policy.matrix.store import FINAL, RowStore, episodes_digest
 
 
@@ -147,7 +148,7 @@ class Matrix:
             for r in todo:
                 self.put(r, {"status": "error", "reason": f"data: {e.message.strip().splitlines()[-1]}"})
             return
-        algo, _filter = LEARNERS[u.algo]
+        algo = RECIPES[u.algo].algo
         if info["train_successes"] == 0 and algo == "bc":
             for r in todo:
                 self.put(r, {"status": "skipped", "reason": "no successful episode to clone", **info})
@@ -161,7 +162,7 @@ class Matrix:
                 "--algo",
                 algo,
                 "--reward",
-                {BUILT_TRCA: "trca", EXPERT: "sparse"}.get(u.source, u.source),
+                SOURCES[u.source].reward,
                 "--steps",
                 str(self.s.steps),
                 "--seed",

@@ -1,5 +1,5 @@
-"""One bundle runner: ``edgejudge eval BUNDLE`` (policy.evaluate.open_policy -> edge.bundle_policy) and
-edge-serve score real TextWorldExpress states identically, for an fp32 and an int8 MiniLM bundle."""
+"""One bundle runner: ``edgejudge eval BUNDLE`` (policy.evaluation.evaluate.open_policy -> edge.bundle_policy)
+and edge-serve score real TextWorldExpress states identically, for an fp32 and an int8 MiniLM bundle."""
 
 from __future__ import annotations
 
@@ -32,9 +32,9 @@ class Recorder:
 def test_eval_and_edge_serve_give_identical_scores(tmp_path, precision):
     from edge.client import EdgeClient
     from edge.edge_policy import EdgePolicy
-    from policy.envs import parse_env
-    from policy.evaluate import evaluate, open_policy
-    from policy.export import export_random_bundle
+    from policy.evaluation.evaluate import evaluate, open_policy
+    from policy.export.assemble import export_random_bundle
+    from policy.worlds.adapters import parse_env
     from tests.support.serving import Daemon
 
     bundle = tmp_path / precision

@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from labeler.dataset import read_trajectories, write_trajectories
+from models.trajectory import read_trajectories, write_trajectories
 from tests.support.paths import ROOT
 
 pytestmark = pytest.mark.real
@@ -56,8 +56,8 @@ def ray_local():
 
 @pytest.fixture(scope="module")
 def episodes(tmp_path_factory):
-    from policy.collect import CollectConfig, collect
-    from policy.envs import parse_env
+    from policy.worlds.adapters import parse_env
+    from policy.worlds.collect import CollectConfig, collect
 
     cfg = CollectConfig(
         env=parse_env("twx:twc"),

@@ -11,7 +11,7 @@ import re
 
 import pytest
 
-from labeler.dataset import read_trajectories
+from models.trajectory import read_trajectories
 
 pytestmark = pytest.mark.real
 

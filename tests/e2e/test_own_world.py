@@ -8,9 +8,9 @@ import shutil
 
 import pytest
 
-from labeler.dataset import read_trajectories
-from policy.envs import open_env, parse_env
-from policy.envs.base import recorded_path
+from models.trajectory import read_trajectories
+from policy.worlds.adapters import open_env, parse_env
+from policy.worlds.adapters.base import recorded_path
 from tests.support.paths import ROOT
 
 EXAMPLE = ROOT / "examples" / "own_world"

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from labeler.dataset import read_trajectories, write_trajectories
 from labeler.quality import measure
 from models.state_layout import PLAIN_LAYOUT, layout_of
+from models.trajectory import read_trajectories, write_trajectories
 from tests.support.paths import ROOT
 
 pytestmark = pytest.mark.real
@@ -45,8 +45,8 @@ def _auroc(path: Path, channel: str) -> float:
 
 
 def test_trca_on_a_flattened_textworld_log_beats_sparse(tmp_path, cli):
-    from policy.collect import CollectConfig, collect
-    from policy.envs import parse_env
+    from policy.worlds.adapters import parse_env
+    from policy.worlds.collect import CollectConfig, collect
 
     cfg = CollectConfig(parse_env("twx:twc"), split="train", episodes=12, behaviour="gold-noise", noise=0.4,
                         seed=3, max_steps=25)  # fmt: skip

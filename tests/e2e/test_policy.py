@@ -13,15 +13,15 @@ import textwrap
 import pytest
 import torch
 
-from labeler.dataset import write_trajectories
 from models.bundle import load_manifest
-from policy.collect import run_episode
-from policy.envs import open_env, parse_env
-from policy.evaluate import RandomPolicy, evaluate
-from policy.export import export_bundle
-from policy.torch_policy import TorchPolicy
-from policy.train import train_from_file
-from policy.twx_placement import PlacementSearchPolicy
+from models.trajectory import write_trajectories
+from policy.evaluation.evaluate import RandomPolicy, evaluate
+from policy.evaluation.torch_policy import TorchPolicy
+from policy.export.assemble import export_bundle
+from policy.training.train import train_from_file
+from policy.worlds.adapters import open_env, parse_env
+from policy.worlds.collect import run_episode
+from policy.worlds.twx_placement import PlacementSearchPolicy
 from tests.support.paths import ROOT
 
 torch.set_num_threads(1)

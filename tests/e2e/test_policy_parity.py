@@ -12,11 +12,11 @@ import numpy as np
 import pytest
 import torch
 
-from labeler.dataset import write_trajectories
 from models.bundle import load_manifest
-from policy.collect import run_episode
-from policy.envs import open_env, parse_env
-from policy.evaluate import evaluate
+from models.trajectory import write_trajectories
+from policy.evaluation.evaluate import evaluate
+from policy.worlds.adapters import open_env, parse_env
+from policy.worlds.collect import run_episode
 
 pytestmark = pytest.mark.real
 
@@ -55,9 +55,9 @@ def test_checkpoint_bundle_and_daemon_choose_the_same_actions(tmp_path, world, p
     from edge.bundle_policy import BundlePolicy
     from edge.client import EdgeClient
     from edge.edge_policy import EdgePolicy
-    from policy.export import export_bundle
-    from policy.torch_policy import TorchPolicy
-    from policy.train import train_from_file
+    from policy.evaluation.torch_policy import TorchPolicy
+    from policy.export.assemble import export_bundle
+    from policy.training.train import train_from_file
     from tests.support.serving import Daemon
 
     spec = parse_env(world, params)

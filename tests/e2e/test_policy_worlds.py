@@ -19,12 +19,12 @@ import statistics
 import pytest
 import torch
 
-from labeler.dataset import write_trajectories
-from policy.collect import run_episode
-from policy.envs import open_env, parse_env
-from policy.evaluate import RandomPolicy, evaluate
-from policy.torch_policy import TorchPolicy
-from policy.train import train_from_file
+from models.trajectory import write_trajectories
+from policy.evaluation.evaluate import RandomPolicy, evaluate
+from policy.evaluation.torch_policy import TorchPolicy
+from policy.training.train import train_from_file
+from policy.worlds.adapters import open_env, parse_env
+from policy.worlds.collect import run_episode
 
 torch.set_num_threads(1)
 

@@ -10,7 +10,7 @@ import json
 
 import pytest
 
-from labeler.dataset import read_trajectories
+from models.trajectory import read_trajectories
 from tests.support.paths import ROOT
 
 pytestmark = pytest.mark.real

@@ -11,7 +11,7 @@ import random
 import numpy as np
 import pytest
 
-from labeler.dataset import Step, Trajectory, write_trajectories
+from models.trajectory import Step, Trajectory, write_trajectories
 
 pytestmark = pytest.mark.real
 
@@ -64,9 +64,9 @@ def test_the_token_reader_picks_the_appliance_the_verb_asks_for_on_unseen_ingred
     is right at a rate whose 95 % interval lies above 0.85, and it is right where the vector reader is wrong
     far more often than the reverse (paired sign test, p < 0.001; measured 1.0 against 0.80-0.82)."""
     from edge.bundle_policy import BundlePolicy
-    from policy.evaluate import wilson_interval
-    from policy.export import export_bundle
-    from policy.train import train_from_file
+    from policy.evaluation.evaluate import wilson_interval
+    from policy.export.assemble import export_bundle
+    from policy.training.train import train_from_file
     from tests.support.stats import paired_sign_test_p
 
     rng = random.Random(0)

@@ -9,9 +9,9 @@ import math
 
 import pytest
 
-from labeler.dataset import read_trajectories, write_trajectories
 from labeler.trca.rubric import load_rubric, write_rubric
 from models.registry import resolve_judge
+from models.trajectory import read_trajectories, write_trajectories
 
 pytestmark = pytest.mark.real
 
@@ -19,8 +19,8 @@ pytestmark = pytest.mark.real
 @pytest.fixture(scope="module")
 def episodes(tmp_path_factory):
     """2 gold-path-with-noise episodes per game, collected for real."""
-    from policy.collect import CollectConfig, collect
-    from policy.envs import parse_env
+    from policy.worlds.adapters import parse_env
+    from policy.worlds.collect import CollectConfig, collect
 
     root = tmp_path_factory.mktemp("trca-real")
     out = {}

@@ -17,7 +17,7 @@ def test_bundle_policy_is_the_daemon_runtime(tmp_path):
     bundle = build_tiny_bundle(tmp_path / "b", skills=["look around", "open fridge"])
     code = (
         "import sys\n"
-        "from policy.evaluate import open_policy\n"
+        "from policy.evaluation.evaluate import open_policy\n"
         "from edge.runtime import Runtime\n"
         f"p = open_policy({str(bundle)!r})\n"
         "assert isinstance(p.runtime, Runtime), type(p.runtime)\n"

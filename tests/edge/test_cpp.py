@@ -133,7 +133,7 @@ def _guarded_step(lines: list[str], guard, key, rng, obs: str, cands: list[str])
 def _twx_episodes(lines: list[str], rng, episodes: int) -> int:
     """TextWorld-shaped states (a layout with world parts): small pools of rooms, inventories and actions so
     that world states (and, without history, whole observations) repeat, scores with ties, and key cases."""
-    from policy.envs.twx import TWXAdapter, compose_state
+    from policy.worlds.adapters.twx import TWXAdapter, compose_state
 
     layout = TWXAdapter.layout
     rooms = ["You are in the kitchen. A fridge.", "You are in the kitchen. A fridge that contains an apple."]
@@ -290,7 +290,7 @@ def test_cpp_tools_follow_the_bundle_format(cpp_build, tmp_path, bundle_format):
     """info reports the bundle format and how much memory the bundle reads; edge_bench sends embeddings to a
     format-1 bundle and text with the episode memory to a format-2 or 3 one; the C++ client's text requests
     with memory get the Python client's scores on all three."""
-    from policy.export import export_random_bundle
+    from policy.export.assemble import export_random_bundle
 
     bundle = tmp_path / "b"
     export_random_bundle(bundle, bundle_format=bundle_format, encoder="static")
@@ -318,8 +318,8 @@ def test_cpp_tools_follow_the_bundle_format(cpp_build, tmp_path, bundle_format):
 def test_cpp_embedding_input_with_argument_features(cpp_build, tmp_path):
     """A bundle on action+arguments features takes K x 3D candidate embeddings; the C++ client sends them
     (edge_bench sizes them from info's candidate_dim)."""
-    from policy.export import export_bundle
-    from policy.model import ScorerConfig, build_scorer
+    from policy.export.assemble import export_bundle
+    from policy.scorer.model import ScorerConfig, build_scorer
 
     model = build_scorer(ScorerConfig(embedding_dim=384, hidden=16, candidate_features="action+arguments"), 0)
     export_bundle(model, tmp_path / "b")
@@ -383,7 +383,7 @@ def test_each_encoder_kind_serves_through_edge_serve_and_the_cpp_client(cpp_buil
     """A bundle of each encoder kind: edge-serve answers the C++ client's text request with the Python
     client's scores, and reports the kind."""
     if kind == "static":
-        from policy.export import export_random_bundle
+        from policy.export.assemble import export_random_bundle
 
         bundle = tmp_path / "static"
         export_random_bundle(bundle, encoder="static", candidate_features="action+arguments")
@@ -407,9 +407,9 @@ def test_a_client_keeping_only_the_horizon_gets_the_same_scores_as_one_sending_e
     the whole episode, the Python client sending the last ``info['memory']`` pairs, the C++ client sending
     everything and the C++ client following the documented recipe (edge::EpisodeMemory kept at
     info().memory) get bit-identical scores at every step past the horizon."""
-    from policy.collect import CollectConfig, collect
-    from policy.envs import parse_env
-    from policy.export import export_random_bundle
+    from policy.export.assemble import export_random_bundle
+    from policy.worlds.adapters import parse_env
+    from policy.worlds.collect import CollectConfig, collect
 
     (episode,) = collect(
         CollectConfig(env=parse_env("twx:twc", "level=medium"), episodes=1, behaviour="random", max_steps=60)

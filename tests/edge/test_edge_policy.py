@@ -21,7 +21,7 @@ def test_edge_policy_guard_picks_from_the_reply_scores():
 def test_placement_strategy_over_the_daemon_ranks_places_with_one_more_request():
     from edge.edge_policy import EdgePolicy
     from edge.policies import Timed
-    from policy.twx_placement import PlacementSearchPolicy
+    from policy.worlds.twx_placement import PlacementSearchPolicy
 
     class StubClient:
         def __init__(self):

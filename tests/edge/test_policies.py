@@ -14,9 +14,9 @@ from edge.policies import Guarded, Policy, PolicyWrapper, Sampled, ScoringPolicy
 def _policy_classes() -> list[type]:
     from edge.bundle_policy import BundlePolicy
     from edge.edge_policy import EdgePolicy
-    from policy.evaluate import RandomPolicy
-    from policy.llm_policy import LLMPolicy
-    from policy.torch_policy import TorchPolicy
+    from policy.evaluation.evaluate import RandomPolicy
+    from policy.evaluation.llm_policy import LLMPolicy
+    from policy.evaluation.torch_policy import TorchPolicy
 
     return [BundlePolicy, EdgePolicy, TorchPolicy, LLMPolicy, RandomPolicy]
 

@@ -5,7 +5,7 @@ import json
 
 
 def test_data_validate_and_stats_cli(tmp_path, cli):
-    from labeler.dataset import write_trajectories
+    from models.trajectory import write_trajectories
     from tests.support.trajectories import make_traj
 
     good = tmp_path / "good.jsonl"
@@ -26,7 +26,7 @@ def test_data_validate_and_stats_cli(tmp_path, cli):
 
 
 def test_data_subset_writes_the_success_scarce_subset_and_explains_a_short_file(tmp_path, cli):
-    from labeler.dataset import read_trajectories, write_trajectories
+    from models.trajectory import read_trajectories, write_trajectories
     from tests.support.trajectories import make_traj
 
     src = tmp_path / "pool.jsonl.gz"
@@ -44,8 +44,8 @@ def test_data_subset_writes_the_success_scarce_subset_and_explains_a_short_file(
 
 
 def test_data_response_only_rewrites_layout_logs_and_refuses_plain_ones(tmp_path, cli):
-    from labeler.dataset import Step, Trajectory, read_trajectories, write_trajectories
     from models.state_layout import Part, StateLayout
+    from models.trajectory import Step, Trajectory, read_trajectories, write_trajectories
 
     layout = StateLayout(
         (Part("feedback", "Said"), Part("inventory", "Held", world=True), Part("room", "At", world=True))

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from labeler.dataset import write_trajectories
 from labeler.dataset_summary import dataset_stats
+from models.trajectory import write_trajectories
 from tests.support.trajectories import make_traj
 
 

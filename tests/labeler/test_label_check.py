@@ -5,17 +5,20 @@ from __future__ import annotations
 
 import pytest
 
-from labeler.dataset import Step, Trajectory, write_trajectories
 from labeler.label_check import (
-    anchor_auroc,
+    NO_FIGURE,
+    ChannelCheck,
+    Figure,
     bootstrap_auroc,
     check_channels,
     fitted_on_flags,
-    folds_of,
     format_checks,
+    heldout_check,
     mean_rewards,
+    moves_vs_idle,
     verdict,
 )
+from models.trajectory import Step, Trajectory, write_trajectories
 
 
 def _traj(tid: str, success: bool, values: dict[str, list[float]]) -> Trajectory:
@@ -69,7 +72,7 @@ def test_labels_fit_on_the_same_flags_are_never_called_separating():
         t.provenance = {"trca": {"rubric_grounded": True, "rubric_dataset": "d", "labeled_from": "d"}}
     checks = {c.channel: c for c in check_channels(ds, ["trca.good", "trca.bad"], boots=50)}
     good, bad = checks["trca.good"], checks["trca.bad"]
-    assert good.auroc == 1.0 and good.fitted and good.verdict == "in-sample"
+    assert good.mean_reward.value == 1.0 and good.fitted and good.verdict == "in-sample"
     assert bad.verdict == "inverted" and "even in-sample" in bad.message
     text = format_checks([good, bad])
     assert "warning: trca.good" in text and "cannot tell whether the labels generalise" in text
@@ -85,7 +88,7 @@ def test_two_successes_get_no_verdict():
 def test_check_channels_warns_and_skips_flag_channels():
     checks = {c.channel: c for c in check_channels(_dataset(), ["x.good", "x.bad", "x.return"], boots=50)}
     assert "x.return" not in checks  # computed from the success flag: not a label to check
-    assert checks["x.good"].auroc == 1.0 and checks["x.bad"].auroc == 0.0
+    assert checks["x.good"].mean_reward.value == 1.0 and checks["x.bad"].mean_reward.value == 0.0
     text = format_checks(list(checks.values()), "d.jsonl")
     assert "warning: x.bad" in text and "worse than the sparse reward" in text
     assert "warning: x.good" not in text
@@ -102,12 +105,6 @@ def test_fitted_on_flags_reads_provenance():
     assert fitted_on_flags([t], "trca.total")
     t.provenance["trca"]["labeled_from"] = "other.jsonl"  # a rubric built elsewhere: held-out
     assert not fitted_on_flags([t], "trca.total")
-
-
-def test_folds_are_stratified():
-    folds = folds_of([True] * 4 + [False] * 6, 2, seed=1)
-    assert sorted(folds[0] + folds[1]) == list(range(10))
-    assert [sum(i < 4 for i in f) for f in folds] == [2, 2]
 
 
 def test_label_quality_without_ground_truth_prints_the_check(tmp_path, cli):
@@ -131,9 +128,10 @@ def test_a_separation_that_lives_in_the_last_step_alone_is_told_so():
         ds.append(_traj(f"f{i}", False, {"end": [*body, 0.0], "steady": [0.2 + 0.01 * i] * 5}))
     assert mean_rewards(ds[:1], "x.end", drop_last=True) == pytest.approx([0.075])
     checks = {c.channel: c for c in check_channels(ds, ["x.end", "x.steady"], boots=100)}
-    assert checks["x.end"].auroc == 1.0 and checks["x.end"].body_auroc == 0.5
+    assert checks["x.end"].mean_reward.value == 1.0 and checks["x.end"].without_last_step.value == 0.5
     assert checks["x.end"].verdict == "last step"
-    assert checks["x.steady"].verdict == "separates" and checks["x.steady"].body_auroc == 1.0
+    steady = checks["x.steady"]
+    assert steady.verdict == "separates" and steady.without_last_step.value == 1.0
     text = format_checks(list(checks.values()))
     assert (
         "warning: x.end: its mean reward separates successes from failures only with each episode's last"
@@ -152,9 +150,8 @@ def test_a_separation_that_comes_from_failures_running_longer_is_told_so():
         ds.append(_traj(f"f{i}", False, {"long": [*first, *[-1.0] * 6], "steady": [0.2 + 0.01 * i] * 10}))
     checks = {c.channel: c for c in check_channels(ds, ["x.long", "x.steady"], boots=100)}
     long = checks["x.long"]
-    assert (
-        long.auroc == 1.0 and long.body_auroc == 1.0 and long.prefix_steps == 4 and long.prefix_auroc == 0.5
-    )
+    assert (long.mean_reward.value, long.without_last_step.value) == (1.0, 1.0)
+    assert long.first_steps_k == 4 and long.first_steps.value == 0.5
     assert long.verdict == "length" and checks["x.steady"].verdict == "separates"
     assert "warning: x.long: its mean reward separates whole successes from failures, but not over" in (
         format_checks(list(checks.values()))
@@ -181,10 +178,10 @@ def test_a_separation_that_credits_idle_steps_over_the_moves_is_misplaced():
         ds.append(_acted(f"s{i}", True, ["look", "take", "look", "put"], [1.0, 0.0, 1.0, 0.0]))
         ds.append(_acted(f"f{i}", False, ["take", "look", "drop", "take"], [0.0, 1.0, 0.0, 0.0]))
     # positives: the successes' take and put (reward 0, 12 of them); negatives: the failures' looks (1, 6)
-    assert anchor_auroc(ds, "x.r", boots=50) == (0.0, 0.0)
+    assert moves_vs_idle(ds, "x.r", boots=50) == Figure(0.0, 0.0, 0.0)
     (c,) = check_channels(ds, ["x.r"], boots=100)
-    assert (c.auroc, c.body_auroc, c.prefix_auroc) == (1.0, 1.0, 1.0)
-    assert c.verdict == "misplaced" and c.anchor_auroc == 0.0
+    assert (c.mean_reward.value, c.without_last_step.value, c.first_steps.value) == (1.0, 1.0, 1.0)
+    assert c.verdict == "misplaced" and c.moves_vs_idle.value == 0.0
     assert "warning: x.r: its mean reward separates successes from failures, but it does not rank" in (
         format_checks([c])
     )
@@ -193,20 +190,46 @@ def test_a_separation_that_credits_idle_steps_over_the_moves_is_misplaced():
         if t.success:
             t.steps[-1].labels["x"]["r"] = 2.0
     (c,) = check_channels(ds, ["x.r"], boots=100)
-    assert c.verdict == "misplaced" and c.anchor_auroc == 0.5
+    assert c.verdict == "misplaced" and c.moves_vs_idle.value == 0.5
     # the take rewarded too: separates
     for t in ds:
         if t.success:
             t.steps[1].labels["x"]["r"] = 2.0
     (c,) = check_channels(ds, ["x.r"], boots=100)
-    assert c.verdict == "separates" and c.anchor_auroc == 1.0
+    assert c.verdict == "separates" and c.moves_vs_idle.value == 1.0
 
 
 def test_moves_vs_idle_needs_both_kinds_of_step():
     busy = [_acted("s", True, ["take", "put"], [1.0, 1.0]), _acted("f", False, ["take", "look"], [0.0, 0.0])]
-    assert anchor_auroc(busy, "x.r", boots=20)[0] == 1.0  # the success's two moves (1.0) above one idle (0.0)
+    assert (
+        moves_vs_idle(busy, "x.r", boots=20).value == 1.0
+    )  # the success's two moves (1.0) above one idle (0.0)
     # a success's idle step and a failure's move are neither kind
     mixed = [_acted("s", True, ["look", "put"], [5.0, 1.0]), _acted("f", False, ["take", "look"], [9.0, 0.0])]
-    assert anchor_auroc(mixed, "x.r", boots=20)[0] == 1.0
+    assert moves_vs_idle(mixed, "x.r", boots=20).value == 1.0
     no_idle = [_acted("s", True, ["take", "put"], [1.0, 1.0]), _acted("f", False, ["take", "drop"], [0, 0])]
-    assert anchor_auroc(no_idle, "x.r", boots=20) == (None, None)
+    assert moves_vs_idle(no_idle, "x.r", boots=20) == NO_FIGURE
+
+
+def test_the_record_names_its_figures_and_keeps_its_json_keys():
+    """Each figure is a value with its interval; ``to_dict`` keeps the flat keys files already hold
+    (``body_*``: without the last step, ``prefix_*``: the first steps, ``anchor_*``: moves vs idle)."""
+    (c,) = check_channels(_dataset(), ["x.good"], boots=50)
+    assert (
+        isinstance(c.mean_reward, Figure) and c.mean_reward.low <= c.mean_reward.value <= c.mean_reward.high
+    )
+    assert c.first_steps_k == 2  # the successes' median length
+    d = c.to_dict()
+    assert list(d) == [
+        "channel", "trajectories", "successes", "auroc", "low", "high", "fitted", "verdict", "message",
+        "body_auroc", "body_low", "prefix_auroc", "prefix_low", "prefix_steps", "anchor_auroc", "anchor_low",
+    ]  # fmt: skip
+    assert d["auroc"] == round(c.mean_reward.value, 4) and d["prefix_steps"] == 2
+    assert d["anchor_auroc"] == (None if c.moves_vs_idle.value is None else round(c.moves_vs_idle.value, 4))
+
+
+def test_a_heldout_check_has_only_the_whole_episode_figure():
+    c = heldout_check("trca.total", [1.0, 0.9, 0.8, 0.1, 0.2, 0.0], [True] * 3 + [False] * 3, boots=50)
+    assert isinstance(c, ChannelCheck) and c.mean_reward.value == 1.0 and not c.fitted
+    assert c.without_last_step == c.first_steps == c.moves_vs_idle == NO_FIGURE and c.first_steps_k is None
+    assert c.message.endswith("(held-out episodes)")

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from labeler.dataset import Step, Trajectory, write_trajectories
 from labeler.quality import BASELINE, channel_names, measure
+from models.trajectory import Step, Trajectory, write_trajectories
 
 
 def _dataset() -> list[Trajectory]:

@@ -6,9 +6,9 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from labeler.dataset import Step, Trajectory
 from labeler.response_only import flatten, flattened, response_only
 from models.state_layout import Part, StateLayout
+from models.trajectory import Step, Trajectory
 
 LAYOUT = StateLayout(
     (

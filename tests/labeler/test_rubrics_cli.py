@@ -11,8 +11,8 @@ import dataclasses
 import pytest
 from click.testing import CliRunner
 
-from labeler.dataset import write_trajectories
 from labeler.trca.rubric import load_rubric
+from models.trajectory import write_trajectories
 from tests.support.trca_toy import FakeJudge, toy_dataset
 
 

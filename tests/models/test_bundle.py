@@ -9,7 +9,7 @@ import re
 import pytest
 
 from models.bundle import BUNDLE_FORMAT, BUNDLE_FORMAT_VERSION, MANIFEST, BundleError, load_manifest
-from policy.common import (
+from policy.training.common import (
     CHECKPOINT_FORMAT,
     CHECKPOINT_JSON,
     CHECKPOINT_VERSION,

@@ -8,9 +8,9 @@ import json
 from hypothesis import given
 from hypothesis import strategies as st
 
-from labeler.dataset import Step, Trajectory, read_trajectories, write_trajectories
 from models.layout_inference import infer_layout
 from models.state_layout import LEGACY_LAYOUT, PLAIN_LAYOUT, StateLayout, layout_of
+from models.trajectory import Step, Trajectory, read_trajectories, write_trajectories
 
 ROBOT_STATES = [
     "Result: grasp ok\nHolding: a cup, a pen\nRecent skills: grasp cup\nAt: dock\nDoors: hall, kitchen",

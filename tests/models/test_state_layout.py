@@ -8,7 +8,6 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from edge.loop_guard import LoopGuard
-from labeler.dataset import Step, Trajectory
 from labeler.trca.checks import Transition
 from models.state_layout import (
     LEGACY_LAYOUT,
@@ -19,7 +18,8 @@ from models.state_layout import (
     policy_world,
     state_format_of,
 )
-from policy.envs.registry import BUILTIN, adapter_class
+from models.trajectory import Step, Trajectory
+from policy.worlds.adapters.registry import BUILTIN, adapter_class
 from tests.support.plain_logs import ACTIONS, BREAKS, echo, plain_state
 
 ADAPTER_LAYOUTS = {name: adapter_class(name).layout for name in BUILTIN}

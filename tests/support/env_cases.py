@@ -1,7 +1,7 @@
 """The shipped adapters' contract cases: (environment name, parameters, step limit), small worlds and the
-harder levels, a few episodes each. The contract tests (tests/policy/envs/test_contract.py, the world's own
-checks; tests/policy/test_env_contract.py, the collection check) run on every case; a shipped adapter joins by
-adding its cases here, and every built-in adapter must have at least one."""
+harder levels, a few episodes each. The contract tests (tests/policy/worlds/adapters/test_contract.py, the
+world's own checks; tests/policy/worlds/test_collection_check.py, the collection check) run on every case; a
+shipped adapter joins by adding its cases here, and every built-in adapter must have at least one."""
 
 from __future__ import annotations
 

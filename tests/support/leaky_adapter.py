@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from policy.envs import EnvState
-from policy.envs.twx import TWXAdapter
+from policy.worlds.adapters import EnvState
+from policy.worlds.adapters.twx import TWXAdapter
 
 
 class LeakyAdapter(TWXAdapter):

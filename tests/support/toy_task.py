@@ -7,7 +7,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from labeler.dataset import Step, Trajectory
+from models.trajectory import Step, Trajectory
 
 D = 16
 

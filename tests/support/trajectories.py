@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from labeler.dataset import Step, Trajectory
+from models.trajectory import Step, Trajectory
 
 
 def make_traj(i: int = 0, n_steps: int = 2, success: bool = True) -> Trajectory:

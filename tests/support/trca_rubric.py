@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from policy.envs.twx import compose_state
+from policy.worlds.adapters.twx import compose_state
 
 GOOD = """\
 format = "edgejudge.rubrics"

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from labeler.dataset import Step, Trajectory
 from labeler.trca.build import TAGS
+from models.trajectory import Step, Trajectory
 
 TWX1 = {"state_format": "twx/1"}
 

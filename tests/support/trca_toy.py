@@ -5,9 +5,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from labeler.dataset import Step, Trajectory
 from labeler.trca.build import TAGS
-from policy.envs.twx import LAYOUT, STATE_FORMAT, compose_state
+from models.trajectory import Step, Trajectory
+from policy.worlds.adapters.twx import LAYOUT, STATE_FORMAT, compose_state
 
 INSTR = "Put the apple in the fridge."
 

@@ -93,6 +93,6 @@ def test_edge_imports_no_adapter_and_has_no_placement_search():
 
 def test_the_marks_would_be_found():
     """The check is not vacuous: the adapter's own code has these strings."""
-    tree = ast.parse((ROOT / "policy" / "envs" / "twx.py").read_text())
+    tree = ast.parse((ROOT / "policy" / "worlds" / "adapters" / "twx.py").read_text())
     assert any(_marks(s) for s in _code_strings(tree))
     assert _marks('line.rfind("Inventory:", 0)')

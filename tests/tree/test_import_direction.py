@@ -4,9 +4,11 @@
   sentence-transformers inside functions only);
 - ``edge`` imports only ``models`` among the project's packages, and never torch, llama_cpp,
   sentence-transformers, transformers or an environment package (a robot installs only ``edgejudge[edge]``);
-- ``labeler`` does not import ``policy``;
-- ``policy/envs/`` (the world package) imports only the core: ``models`` and its own modules, among the
-  project's packages (:data:`WORLD_CORE`);
+- ``labeler`` imports neither ``edge`` nor ``policy``;
+- ``policy/`` is built in floors, one room per job (:data:`ROOMS`): ``policy/worlds/adapters/`` (the world
+  package) imports only the core, ``models`` and its own modules (:data:`WORLD_CORE`); the scorer imports only
+  ``models``; training imports the scorer, the encoders and the adapters; export, the worlds' collection and
+  evaluation stand above them;
 - ``policy/matrix/`` (``edgejudge matrix``) is the top floor: no module outside it imports it;
 - no shipped package imports ``tools`` or ``tests`` (they are not in the wheel).
 
@@ -51,7 +53,7 @@ UNSHIPPED = {"tools", "tests"}
 FORBIDDEN = {
     "models": {"edge", "labeler", "policy", *UNSHIPPED},  # heavy packages only lazily (runtime check)
     "edge": {"labeler", "policy", *HEAVY, *UNSHIPPED},
-    "labeler": {"policy", *UNSHIPPED},
+    "labeler": {"edge", "policy", *UNSHIPPED},
     "policy": UNSHIPPED,
 }
 
@@ -60,13 +62,38 @@ PROJECT = (*LAYERS, "tools", "tests")
 """The project's own top-level packages."""
 
 
+ROOMS: dict[str, tuple[str, ...]] = {
+    "policy.worlds.adapters": (),
+    "policy.encoders": ("edge",),
+    "policy.scorer": (),
+    "policy.training": ("policy.encoders", "policy.scorer", "policy.worlds.adapters"),
+    "policy.export": ("edge", "policy.encoders", "policy.scorer", "policy.training"),
+    "policy.worlds": ("edge", "labeler", "policy.worlds.adapters"),
+    "policy.evaluation": (
+        "edge",
+        "labeler",
+        "policy.encoders",
+        "policy.scorer",
+        "policy.training",
+        "policy.worlds",
+        "policy.worlds.adapters",
+    ),
+    "policy.matrix": ("edge", "labeler", "policy"),
+    "policy.envs": ("policy.worlds.adapters",),
+}
+"""The floors of ``policy/``: each room (a folder) and what it may import among the project's packages besides
+``models`` and itself. A room's own subfolders are itself (``policy.training`` holds ``learners``), except a
+subfolder that is a room of its own (``policy.worlds.adapters``, the world package, which imports only
+``models``). Nothing below the matrix imports it; ``policy.envs`` is the adapter API's former home."""
+
+
 MATRIX = "policy/matrix"
 """The top floor: ``edgejudge matrix``, which nothing else imports."""
 
 
-WORLD = "policy/envs"
-# Not core: labeler.dataset (the trajectory format); a world makes states, policy/collect.py trajectories.
-WORLD_CORE = ("models", "policy.envs")
+WORLD = "policy/worlds/adapters"
+# A world makes states; collection (policy/worlds/collect.py) makes them trajectories.
+WORLD_CORE = ("models", "policy.worlds.adapters")
 """What the world package may import among the project's packages: the core (``models``) and itself."""
 
 
@@ -110,6 +137,62 @@ def matrix_importers(root: Path = ROOT) -> list[str]:
                 if any(n == "policy.matrix" or n.startswith("policy.matrix.") for n in names):
                     bad.append(f"{path.relative_to(root)}:{imp.line}: imports {imp.module}")
     return bad
+
+
+def room_of(module: str) -> str | None:
+    """The room of :data:`ROOMS` a ``policy`` module lives in: the longest room name that prefixes it."""
+    found = [r for r in ROOMS if module == r or module.startswith(r + ".")]
+    return max(found, key=len) if found else None
+
+
+def room_violations(root: Path = ROOT) -> list[str]:
+    """Imports of a ``policy`` module that its room's floor does not allow (also inside functions)."""
+    bad = []
+    for path in sorted((root / "policy").rglob("*.py")):
+        module = module_name(path, root)
+        room = room_of(module)
+        if room is None:
+            continue  # policy/__init__.py: the map
+        for imp in imports(path, module):
+            for name in [f"{imp.module}.{n}" for n in imp.names] or [imp.module]:
+                top = name.split(".")[0]
+                if top not in LAYERS or top == "models":
+                    continue  # tools and tests: the layer rule
+                target = room_of(name) if top == "policy" else top
+                allowed = ROOMS[room]
+                if target in (None, room) or target in allowed or (top == "policy" and "policy" in allowed):
+                    continue
+                bad.append(f"{path.relative_to(root)}:{imp.line}: {room} imports {name}")
+    return bad
+
+
+def test_every_policy_module_lives_in_a_room():
+    strays = [
+        p.relative_to(ROOT).as_posix()
+        for p in sorted((ROOT / "policy").rglob("*.py"))
+        if room_of(module_name(p)) is None and p != ROOT / "policy" / "__init__.py"
+    ]
+    assert strays == [], f"modules of policy/ outside every room of ROOMS: {strays}"
+
+
+def test_policy_rooms_import_only_their_floors():
+    assert room_violations() == []
+
+
+def test_the_room_rule_sees_an_import_up_a_floor(tmp_path):
+    for room in ("scorer", "training", "worlds/adapters", "evaluation"):
+        (tmp_path / "policy" / room).mkdir(parents=True)
+    (tmp_path / "policy" / "scorer" / "model.py").write_text("from policy.training import fast_paths\n")
+    (tmp_path / "policy" / "training" / "train.py").write_text(
+        "from policy.scorer.model import Scorer\ndef f():\n    from policy.evaluation import evaluate\n"
+    )
+    (tmp_path / "policy" / "worlds" / "adapters" / "twx.py").write_text("import labeler.quality\n")
+    (tmp_path / "policy" / "evaluation" / "evaluate.py").write_text("from policy.worlds import collect\n")
+    assert room_violations(tmp_path) == [
+        "policy/scorer/model.py:1: policy.scorer imports policy.training.fast_paths",
+        "policy/training/train.py:3: policy.training imports policy.evaluation.evaluate",
+        "policy/worlds/adapters/twx.py:1: policy.worlds.adapters imports labeler.quality",
+    ]
 
 
 def test_nothing_below_the_matrix_imports_it():
@@ -167,7 +250,7 @@ def test_the_static_check_sees_imports_inside_functions_and_relative_ones(tmp_pa
         "import os\n"
         "def lazy():\n"
         "    import torch\n"
-        "    from policy.model import X\n"
+        "    from policy.scorer.model import X\n"
         "    from . import sibling\n"
         "    import importlib; importlib.import_module('llama_cpp.llama')\n"
     )
@@ -176,35 +259,36 @@ def test_the_static_check_sees_imports_inside_functions_and_relative_ones(tmp_pa
 
 
 def test_the_world_package_imports_only_the_core():
-    """``policy/envs/`` imports ``models`` and itself among the project's packages, in functions too."""
+    """``policy/worlds/adapters/`` imports ``models`` and itself among the project's packages, in functions
+    too."""
     paths = sorted((ROOT / WORLD).rglob("*.py"))
     assert len(paths) >= 5
     assert world_violations(paths) == []
 
 
 def test_the_world_rule_refuses_upward_imports_anywhere_in_a_module(tmp_path):
-    world = tmp_path / "policy" / "envs"
+    world = tmp_path / "policy" / "worlds" / "adapters"
     world.mkdir(parents=True)
     f = world / "mine.py"
     f.write_text(
         "import json\n"
         "import textworld_express\n"
         "from models.state_layout import StateLayout\n"
-        "from policy.envs.base import EnvAdapter\n"
+        "from policy.worlds.adapters.base import EnvAdapter\n"
         "from . import base\n"
         "def lazy():\n"
         "    from edge.policies import Guarded\n"
-        "    from labeler.dataset import Trajectory\n"
+        "    from labeler.quality import channel_quality\n"
         "    from policy import collect\n"
-        "    from policy.collect import collect\n"
+        "    from policy.worlds.collect import collect\n"
         "    from .. import train\n"
     )
     assert world_violations([f], root=tmp_path) == [
-        "policy/envs/mine.py:7: imports edge.policies.Guarded",
-        "policy/envs/mine.py:8: imports labeler.dataset.Trajectory",
-        "policy/envs/mine.py:9: imports policy.collect",
-        "policy/envs/mine.py:10: imports policy.collect.collect",
-        "policy/envs/mine.py:11: imports policy.train",
+        "policy/worlds/adapters/mine.py:7: imports edge.policies.Guarded",
+        "policy/worlds/adapters/mine.py:8: imports labeler.quality.channel_quality",
+        "policy/worlds/adapters/mine.py:9: imports policy.collect",
+        "policy/worlds/adapters/mine.py:10: imports policy.worlds.collect.collect",
+        "policy/worlds/adapters/mine.py:11: imports policy.worlds.train",
     ]
 
 

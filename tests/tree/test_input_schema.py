@@ -25,8 +25,8 @@ def _parameters(fn) -> tuple[str, ...]:
 
 
 def test_the_exported_graphs_take_the_schemas_inputs_in_its_order():
-    from policy.model import PolicyGraph, StateInputs
-    from policy.model_flat import FlatScorer
+    from policy.scorer.flat import FlatScorer
+    from policy.scorer.model import PolicyGraph, StateInputs
 
     assert _parameters(PolicyGraph.forward) == ("inputs",)  # named from the schema's row
     assert _parameters(FlatScorer.forward) == input_names(1)
@@ -40,7 +40,7 @@ def test_the_runtime_feeds_are_the_schemas_state_inputs(tmp_path):
     from models.inputs.state import StateEncoding
     from models.inputs.tokens import TokenIds
     from models.state_layout import layout_of
-    from policy.static_encoder import write_tokenizer
+    from policy.encoders.static import write_tokenizer
 
     d = 4
     arrays = (np.zeros((2, d), np.float32), np.ones(2, np.int64), np.zeros((1, d), np.float32))

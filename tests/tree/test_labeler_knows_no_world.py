@@ -26,7 +26,7 @@ WORLD_PACKAGES = ("textworld", "textworld_express", "scienceworld", "alfworld", 
 
 def _scienceworld_tasks() -> list[str]:
     """The ScienceWorld task names, read from the adapter's source (no import of the world's package)."""
-    tree = ast.parse((ROOT / "policy" / "envs" / "scienceworld.py").read_text())
+    tree = ast.parse((ROOT / "policy" / "worlds" / "adapters" / "scienceworld.py").read_text())
     for node in ast.walk(tree):
         if (
             isinstance(node, ast.AnnAssign)
@@ -34,7 +34,7 @@ def _scienceworld_tasks() -> list[str]:
             and node.target.id == "TASKS"
         ):
             return [k.value for k in node.value.keys]
-    raise AssertionError("policy/envs/scienceworld.py has no TASKS table")
+    raise AssertionError("policy/worlds/adapters/scienceworld.py has no TASKS table")
 
 
 TASKS = _scienceworld_tasks()
@@ -91,7 +91,7 @@ def test_labeler_imports_no_adapter_and_no_world_package():
 def test_the_marks_would_be_found():
     """The check is not vacuous: the adapters' own code has these strings."""
     for adapter in ("twx.py", "scienceworld.py"):
-        tree = ast.parse((ROOT / "policy" / "envs" / adapter).read_text())
+        tree = ast.parse((ROOT / "policy" / "worlds" / "adapters" / adapter).read_text())
         assert any(_marks(s) for s in _code_strings(tree)), adapter
     assert "find-living-thing" in TASKS
     assert _marks('line.startswith("Recent actions:")') and _marks('task = "boil"')

@@ -63,7 +63,15 @@ def _params():
 
 def test_every_code_package_is_found():
     rels = {p.relative_to(ROOT).as_posix() for p in packages()}
-    assert {"models", "edge", "labeler", "policy", "labeler/judge", "policy/envs"} <= rels
+    assert {
+        "models",
+        "edge",
+        "labeler",
+        "policy",
+        "labeler/judge",
+        "policy/worlds/adapters",
+        "policy/training",
+    } <= rels
 
 
 @pytest.mark.parametrize("package", _params())

@@ -43,18 +43,23 @@ def patches_sys_path(path) -> bool:
 BENCHMARKS = ROOT / "BENCHMARKS.md"
 
 
+PAGES = sorted((ROOT / "docs" / "benchmarks").glob("*.md"))
+"""The results pages: one per area, each section holding its tables and the commands that made them."""
+
+
 SHELL_FILES = sorted((TOOLS / "bench").glob("*.sh"))
 
 
-SECTION = re.compile(r'^# BENCHMARKS\.md, "([^"]+)"', re.M)
+HEADER = re.compile(r'^# (docs/benchmarks/[\w.-]+\.md), "([^"]+)"', re.M)
+"""A shell file's second line: the page and the section whose commands it holds."""
 
 
-def sections() -> dict[str, list[str]]:
-    """BENCHMARKS.md's sections (the title's text before the first '## ', then every '## ' heading, which
-    includes its '### ' subsections) -> the sections' lines, code fences taken into account."""
+def sections(text: str) -> dict[str, list[str]]:
+    """A page's sections (its '# ' title, then every '## ' heading, which includes its '### ' subsections) ->
+    the sections' lines, code fences taken into account."""
     out: dict[str, list[str]] = {}
     title, fence = None, False
-    for line in BENCHMARKS.read_text(encoding="utf-8").split("\n"):
+    for line in text.split("\n"):
         if line.startswith("```"):
             fence = not fence
         elif not fence and re.match(r"^#{1,2} ", line):
@@ -78,14 +83,60 @@ def bash_blocks(lines: list[str]) -> list[str]:
     return blocks
 
 
-def shell_body(path) -> tuple[str, str]:
-    """(the BENCHMARKS.md section a shell file names, its commands: everything after its `cd` line)."""
-    text = path.read_text(encoding="utf-8")
-    m = SECTION.search(text)
-    assert m, f"{path.name}: no '# BENCHMARKS.md, \"SECTION\"' header"
+def shell_body(name: str, text: str) -> tuple[str, str, str]:
+    """(the page a shell file names, the section, its commands: everything after its `cd` line)."""
+    m = HEADER.search(text)
+    assert m, f"{name}: no '# docs/benchmarks/PAGE.md, \"SECTION\"' header"
     head, sep, body = text.partition('cd "$(dirname "$0")/../.."\n\n')
-    assert sep and head.startswith("#!/usr/bin/env bash\n") and "set -euo pipefail" in head, path.name
-    return m.group(1), body.rstrip("\n")
+    assert sep and head.startswith("#!/usr/bin/env bash\n") and "set -euo pipefail" in head, name
+    return m.group(1), m.group(2), body.rstrip("\n")
+
+
+def contract_problems(shells: dict[str, str], pages: dict[str, str]) -> list[str]:
+    """What breaks the tie between shell files and pages: every shell file names a page and a section there
+    that holds exactly its commands and cites it, no two name the same section, and every section with
+    commands has a shell file. ``shells``: file name -> text; ``pages``: 'docs/benchmarks/X.md' -> text."""
+    problems, named = [], {}
+    secs = {page: sections(text) for page, text in pages.items()}
+    for name, text in sorted(shells.items()):
+        page, title, body = shell_body(name, text)
+        if title not in secs.get(page, {}):
+            problems.append(f"{name}: no section {title!r} in {page}")
+            continue
+        if (page, title) in named:
+            problems.append(f"{name} and {named[page, title]} name {page}, {title!r}")
+        named[page, title] = name
+        lines = secs[page][title]
+        if body != "\n\n".join(bash_blocks(lines)):
+            problems.append(f"{name}: not the commands of {page}, {title!r}")
+        if f"`tools/bench/{name}`" not in "\n".join(lines):
+            problems.append(f"{page}, {title!r} does not cite tools/bench/{name}")
+    with_commands = {(p, t) for p, s in secs.items() for t, lines in s.items() if bash_blocks(lines)}
+    problems += [f"{p}, {t!r}: commands without a shell file" for p, t in sorted(with_commands - set(named))]
+    return problems
+
+
+def real_shells() -> dict[str, str]:
+    return {p.name: p.read_text(encoding="utf-8") for p in SHELL_FILES}
+
+
+def real_pages() -> dict[str, str]:
+    return {str(p.relative_to(ROOT)): p.read_text(encoding="utf-8") for p in PAGES}
+
+
+def slug(heading: str) -> str:
+    """GitHub's anchor of a Markdown heading."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+def anchors(text: str) -> set[str]:
+    out, fence = set(), False
+    for line in text.split("\n"):
+        if line.startswith("```"):
+            fence = not fence
+        elif not fence and re.match(r"^#{1,6} ", line):
+            out.add(slug(line.lstrip("#")))
+    return out
 
 
 def test_every_tool_folder_is_a_package():
@@ -142,17 +193,51 @@ def test_every_tool_module_imports_from_the_repository_root():
 
 
 def test_every_section_with_commands_has_one_shell_file_holding_exactly_them():
-    secs = sections()
-    with_commands = {t for t, lines in secs.items() if bash_blocks(lines)}
-    named = {}
-    for path in SHELL_FILES:
-        title, body = shell_body(path)
-        assert title in secs, f"{path.name}: no section {title!r} in BENCHMARKS.md"
-        assert title not in named, f"{path.name} and {named.get(title)} name the same section"
-        named[title] = path.name
-        assert body == "\n\n".join(bash_blocks(secs[title])), f"{path.name}: not its section's commands"
-        assert f"`tools/bench/{path.name}`" in "\n".join(secs[title]), f"{title!r} does not cite {path.name}"
-    assert set(named) == with_commands
+    assert PAGES and SHELL_FILES
+    assert contract_problems(real_shells(), real_pages()) == []
+
+
+def test_the_shell_file_contract_fails_on_a_mismatch():
+    """The check above is not vacuous: a changed command, a missing shell file, a wrong section name and a
+    section that no longer cites its file are each caught."""
+    shells, pages = real_shells(), real_pages()
+    name = "serving.sh"
+    page, title, body = shell_body(name, shells[name])
+    first = body.split("\n")[0]
+    changed = {**pages, page: pages[page].replace(first, first + " --extra", 1)}
+    assert any("not the commands" in p for p in contract_problems(shells, changed))
+    fewer = {n: t for n, t in shells.items() if n != name}
+    assert any("without a shell file" in p for p in contract_problems(fewer, pages))
+    renamed = {**shells, name: shells[name].replace(f'"{title}"', '"No such section"', 1)}
+    assert any("no section" in p for p in contract_problems(renamed, pages))
+    uncited = {**pages, page: pages[page].replace(f"`tools/bench/{name}`", "the shell file")}
+    assert any("does not cite" in p for p in contract_problems(shells, uncited))
+
+
+def test_benchmarks_md_is_an_index_of_the_pages():
+    """BENCHMARKS.md links every results page and names every shell file; the commands live on the pages."""
+    text = BENCHMARKS.read_text(encoding="utf-8")
+    assert bash_blocks(text.split("\n")) == []
+    assert [p.name for p in PAGES if f"](docs/benchmarks/{p.name}" not in text] == []
+    assert [p.name for p in SHELL_FILES if f"tools/bench/{p.name}" not in text] == []
+
+
+def test_links_in_the_readme_and_the_benchmark_pages_resolve():
+    """Relative links (and their anchors, into Markdown files) from README.md, BENCHMARKS.md and the results
+    pages name files and headings that exist."""
+    broken = []
+    for doc in [ROOT / "README.md", BENCHMARKS, *PAGES]:
+        text = re.sub(r"```.*?```", "", doc.read_text(encoding="utf-8"), flags=re.S)
+        for target in re.findall(r"\]\(([^)\s]+)\)", text):
+            if re.match(r"^[a-z]+:", target):
+                continue
+            path, _, anchor = target.partition("#")
+            dest = (doc.parent / path).resolve() if path else doc
+            if not dest.exists():
+                broken.append(f"{doc.relative_to(ROOT)}: {target}")
+            elif anchor and dest.suffix == ".md" and anchor not in anchors(dest.read_text(encoding="utf-8")):
+                broken.append(f"{doc.relative_to(ROOT)}: {target} (no such heading)")
+    assert broken == []
 
 
 def test_the_shell_files_parse_and_are_executable():
@@ -165,7 +250,8 @@ def test_the_shell_files_parse_and_are_executable():
 
 def test_commands_and_paths_in_the_shell_files_and_docs_name_what_exists():
     texts = {p.relative_to(ROOT): p.read_text(encoding="utf-8") for p in SHELL_FILES}
-    for doc in [ROOT / "README.md", BENCHMARKS, ROOT / "Makefile", *sorted((ROOT / "docs").glob("*.md"))]:
+    docs = [ROOT / "README.md", BENCHMARKS, ROOT / "Makefile", *sorted((ROOT / "docs").glob("*.md")), *PAGES]
+    for doc in docs:
         texts[doc.relative_to(ROOT)] = doc.read_text(encoding="utf-8")
     missing = []
     for where, text in texts.items():

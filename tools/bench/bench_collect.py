@@ -2,9 +2,9 @@
 in one run.
 
 Baseline, per world: the simulator alone (``BARE``: same game and parameters, same episodes, gold paths
-generated, random admissible actions, same step limit, nothing recorded). Measured: policy.collect through the
-adapter (state composition, gold-path replay, ground truth) + validated dataset writing (gzip JSONL, atomic).
-Both on one thread of this machine; worlds one after the other.
+generated, random admissible actions, same step limit, nothing recorded). Measured: policy.worlds.collect
+through the adapter (state composition, gold-path replay, ground truth) + validated dataset writing (gzip
+JSONL, atomic). Both on one thread of this machine; worlds one after the other.
 
     python -m tools.bench.bench_collect --episodes 100 --json tools/results/bench_collect.json
 
@@ -28,9 +28,9 @@ from pathlib import Path
 
 import click
 
-from labeler.dataset import TrajectoryWriter
-from policy.collect import CollectConfig, collect
-from policy.envs import EnvError, EnvSpec, open_env, parse_env
+from models.trajectory import TrajectoryWriter
+from policy.worlds.adapters import EnvError, EnvSpec, open_env, parse_env
+from policy.worlds.collect import CollectConfig, collect
 from tools.bench.benchlib import load_average, write_results
 
 WORLDS = (
@@ -70,7 +70,7 @@ def bare_scienceworld(spec: EnvSpec, episodes: int, max_steps: int, seed: int) -
     ``focus on`` (which ends most random episodes at once) and ``reset task``, nothing recorded."""
     from scienceworld import ScienceWorldEnv
 
-    from policy.envs.scienceworld import parse_simplifications
+    from policy.worlds.adapters.scienceworld import parse_simplifications
 
     simpl = parse_simplifications(spec.values["simplifications"])
     env = ScienceWorldEnv("", envStepLimit=10**6)

@@ -23,8 +23,8 @@ import numpy as np
 
 from labeler.auroc import auroc
 from labeler.coren.voting import prompt_scores
-from labeler.dataset import read_trajectories
 from labeler.quality import measure
+from models.trajectory import read_trajectories
 from tools.bench.benchlib import HELDOUT_DEV_COLLECT, ROOT, edgejudge, write_results
 
 

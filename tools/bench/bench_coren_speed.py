@@ -25,8 +25,8 @@ from collections import Counter, defaultdict
 
 import click
 
-from labeler.dataset import read_trajectories
 from labeler.quality import measure
+from models.trajectory import read_trajectories
 from tools.bench.benchlib import HELDOUT_DEV_COLLECT, ROOT, edgejudge, write_results
 
 

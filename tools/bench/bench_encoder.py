@@ -1,13 +1,13 @@
 """Encoder graph variants: latency on one thread and cosine to sentence-transformers on real TWX texts.
 
-Variants of the exported MiniLM encoder (all from the cached fp32 graph of ``policy.export``):
+Variants of the exported MiniLM encoder (all from the cached fp32 graph of ``policy.export.assemble``):
 
 - ``fp32``: the exported graph (the default bundle encoder);
 - ``fp32-fused``: onnxruntime's transformer optimizer (EmbedLayerNormalization, Attention, SkipLayerNorm,
   BiasGelu fusions), fp32;
 - ``int8-dynamic``: plain ``quantize_dynamic`` (per-channel int8 MatMul weights, per-tensor uint8
   activations), for comparison;
-- ``int8``: the shipped opt-in recipe (``policy.encoder_opt``: SmoothQuant + [CLS]-row split + dynamic int8,
+- ``int8``: the shipped opt-in recipe (``policy.encoders.int8``: SmoothQuant + [CLS]-row split + dynamic int8,
   uint8 weights: exact integer products on every CPU);
 - ``int8-u8s8``: the same with int8 weights (the recipe before v2): faster on a VNNI CPU, saturating without
   VNNI (``tools/bench/bench_int8_cpus.py``).
@@ -43,7 +43,7 @@ BENCH_OBS = (  # tools/bench/bench_serve.py's observation with its step suffix: 
 
 
 def collect_texts(tmp: Path, n_states: int, seed: int) -> dict[str, list[str]]:
-    from labeler.dataset import read_trajectories
+    from models.trajectory import read_trajectories
 
     rng = random.Random(seed)
     out: dict[str, list[str]] = {}
@@ -103,7 +103,7 @@ def build_variants(src: Path, tok_json: Path, out: Path) -> dict[str, Path]:
     from onnxruntime.quantization import QuantType, quantize_dynamic
     from onnxruntime.transformers import optimizer
 
-    from policy.encoder_opt import quantize_encoder
+    from policy.encoders.int8 import quantize_encoder
 
     v = {"fp32": src}
     fused = optimizer.optimize_model(str(src), model_type="bert", num_heads=12, hidden_size=384, opt_level=0)
@@ -142,9 +142,9 @@ def main(out: Path, states: int, n: int, seed: int) -> None:
 
     from tokenizers import Tokenizer
 
-    from labeler.progress import progress
     from models.encoder import load_sentence_encoder, resolve_encoder
-    from policy.export import cached_encoder_onnx
+    from models.progress import progress
+    from policy.export.assemble import cached_encoder_onnx
 
     logging.disable(logging.WARNING)  # the quantiser's pre-processing advice
     os.environ.setdefault("HF_HUB_OFFLINE", "1")

@@ -3,7 +3,7 @@ under ``qemu-x86_64 -cpu Haswell`` (user-mode emulation of an x86-64 CPU with AV
 no VNNI: onnxruntime picks its AVX2 integer kernels there, as on an AVX2-only robot).
 
 Three graphs: the fp32 export (the baseline: its float kernels differ by instruction set too), and two of the
-int8 recipe (``policy.encoder_opt``): the shipped one, uint8 weights (U8U8), and the one with int8 weights
+int8 recipe (``policy.encoders.int8``): the shipped one, uint8 weights (U8U8), and the one with int8 weights
 (U8S8, the recipe before v2), whose products saturate in AVX2's ``VPMADDUBSW``. For each, per CPU: min and
 mean cosine to sentence-transformers over real TextWorldExpress dev texts plus the export's parity texts, and
 how far the emulated embeddings are from the native ones.
@@ -78,9 +78,9 @@ def main(ctx: click.Context, out: Path, states: int, seed: int) -> None:
     import logging
 
     from models.encoder import load_sentence_encoder, resolve_encoder
-    from policy.encoder_graph import cached_encoder_onnx
-    from policy.encoder_opt import integer_kernels, quantize_encoder
-    from policy.export_common import PARITY_TEXTS
+    from policy.encoders.int8 import integer_kernels, quantize_encoder
+    from policy.encoders.minilm_graph import cached_encoder_onnx
+    from policy.encoders.onnx_common import PARITY_TEXTS
     from tools.bench.bench_encoder import collect_texts
 
     logging.disable(logging.WARNING)

@@ -1,7 +1,7 @@
 """Judge benchmark: how fast the local GGUF judge answers the queries the labelers issue, in one run.
 
-Queries are built from real TextWorldExpress steps (TWC, dev split, collected here with ``policy.collect``,
-seeded), in the shapes the two labelers send:
+Queries are built from real TextWorldExpress steps (TWC, dev split, collected here with
+``policy.worlds.collect``, seeded; :mod:`tools.bench.judge_queries`), in the shapes the two labelers send:
 
 - ``coren``: COREN's shipped prompts (``labeler/prompts/coren/``, read from the files; layout 2: one shared
   preamble of in-context examples, the step, then each prompt variant's short tail), per step and variant a
@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import sys
 import tempfile
 import time
@@ -45,205 +44,7 @@ import click
 
 from models.cli_options import gpu_layers_option, judge_option, progress_option, threads_option
 from tools.bench.benchlib import provenance, write_results
-
-TASK = "Pick up objects, then place them in their usual locations."
-CAND_RATE = (
-    "Rate each action of a household robot from -2 (wrong for the task) to 2 (completes part of the task)."
-)
-# shape 'cand' (COREN's first design): every candidate rated -2..2 with the full observation;
-# (observation, action, result, rating) examples of its two prompt variants
-_CAND_EXAMPLES = (
-    (
-        (
-            "Room: You are in the bathroom. You see a sink, a bath mat and a towel rack, that has "
-            "nothing on it. There is also a wet towel.\nInventory: empty",
-            "take wet towel",
-            "Feedback: You take the wet towel.",
-            2,
-        ),
-        (
-            "Room: You are in the bathroom. You see a sink, a bath mat and a towel rack.\n"
-            "Inventory: a wet towel",
-            "inventory",
-            "Inventory: a wet towel",
-            0,
-        ),
-        (
-            "Room: You are in the bathroom. You see a sink, a bath mat and a towel rack.\n"
-            "Inventory: a wet towel",
-            "put wet towel in sink",
-            "Feedback: You put the wet towel in the sink.",
-            -2,
-        ),
-    ),
-    (
-        (
-            "Room: You are in the living room. You see a sofa, a bookcase that is empty, and a coffee "
-            "table. There is also a novel.\nInventory: empty",
-            "take novel",
-            "Feedback: You take the novel.",
-            2,
-        ),
-        (
-            "Room: You are in the living room. You see a sofa, a bookcase that is empty, and a coffee "
-            "table.\nInventory: a novel",
-            "put novel in bookcase",
-            "Feedback: You put the novel in the bookcase.",
-            2,
-        ),
-        (
-            "Room: You are in the living room. You see a sofa and a coffee table.\nInventory: empty",
-            "look around",
-            "Room: You are in the living room. You see a sofa and a coffee table.",
-            0,
-        ),
-    ),
-)
-CAND_HEADERS = tuple(
-    CAND_RATE
-    + "\n\n"
-    + "".join(
-        f"Task: {TASK}\nObservation: {o}\nAction: {a}\nResult: {r}\nRating: {v}\n\n" for o, a, r, v in ex
-    )
-    for ex in _CAND_EXAMPLES
-)
-CAND_CHOICES = [" -2", " -1", " 0", " 1", " 2"]
-LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
-OBS_WORDS = 36  # about COREN's default 48-token observation head
-TRCA_HEADER = "You check one step of an agent in a text game."
-TRCA_STATEMENTS = (
-    "The agent picked up an object that is not in its usual location.",
-    "The agent put an object in its usual location.",
-    "The step revealed new information about the room or its objects.",
-    "The action failed, was not allowed, or changed nothing.",
-)
-
-
-def _one_line(text: str) -> str:
-    return " ".join(text.split())
-
-
-def _head(text: str, words: int) -> str:
-    """The first ``words`` words of ``text`` with its line breaks (COREN's observation head, by words)."""
-    parts = re.split(r"(\s+)", text.strip())
-    kept = parts[: 2 * words - 1]
-    return "".join(kept) + (" ..." if len(parts) > len(kept) else "")
-
-
-def _coren_queries(
-    pattern: str, folder: Path, n_prompts: int, ins: str, obs: str, s: Any, result: str
-) -> list:
-    """One step's COREN queries built from the prompt files exactly as labeler.coren.pipeline composes them
-    (header + preamble + body + tail)."""
-    from labeler.coren.pipeline import StepText, ranked_candidates
-    from labeler.coren.prompts import load_prompts, load_templates
-
-    t = load_templates(folder)
-    st = StepText(obs, s.action, result, list(s.candidates))
-    ranked = ranked_candidates(st, len(t.letters))
-    options = "\n".join(f"{t.letters[i]}. {st.candidates[c]}" for i, c in enumerate(ranked))
-    out = []
-    for v, p in enumerate(p for p in load_prompts(n_prompts, folder) if not p.cot):
-        lead = p.header + t.preamble
-        rate = t.step.format(instruction=ins, observation=obs, action=s.action, result=result)
-        choose = t.choose.format(instruction=ins, observation=obs, options=options)
-        base = {"pattern": pattern, "variant": v, "template": p.template_id, "version": p.version}
-        out.append({**base, "choices": list(t.choices), "prefix": lead + rate + (p.rate_tail or t.rating)})
-        out.append(
-            {
-                **base,
-                "choices": [" " + t.letters[i] for i in range(len(ranked))],
-                "prefix": lead + choose + p.choose_tail,
-            }
-        )
-    return out
-
-
-def build_queries(
-    n_steps: int,
-    seed: int,
-    patterns: tuple[str, ...] = ("coren", "trca"),
-    n_candidates: int = 5,
-    coren_prompts: int = 4,
-) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """Real TWC dev steps -> judge queries ``{"pattern", "traj", "variant", "prefix", "choices"}``."""
-    import random
-
-    from labeler.coren.prompts import PROMPT_DIR
-    from policy.collect import CollectConfig, collect
-    from policy.envs import parse_env
-
-    rng = random.Random(seed)
-    steps = []
-    episodes = 0
-    cfg = CollectConfig(
-        env=parse_env("twx:twc"),
-        split="dev",
-        episodes=max(2, n_steps),
-        behaviour="gold-noise=0.5,random=0.5",
-        noise=0.4,
-        seed=seed,
-        max_steps=12,
-    )
-    for t in collect(cfg):
-        steps.extend((episodes, t.instruction, s, r) for s, r in zip(t.steps, t.responses(), strict=True))
-        episodes += 1
-        if len(steps) >= n_steps:
-            break
-    steps = steps[:n_steps]
-    queries: list[dict[str, Any]] = []
-    for traj, ins, s, response in steps:
-        result = _one_line((s.info.get("feedback") or "(nothing new)").strip().splitlines()[0])
-        obs = _head(s.observation, OBS_WORDS)
-        coren_result = response or "(nothing new)"
-        for pattern, folder in (("coren", PROMPT_DIR), ("coren1", PROMPT_DIR / "v1")):
-            if pattern in patterns:
-                for q in _coren_queries(pattern, folder, coren_prompts, ins, obs, s, coren_result):
-                    queries.append({**q, "traj": traj})
-        if "cand" in patterns:
-            others = [c for c in s.candidates if c != s.action]
-            picked = rng.sample(others, min(n_candidates, len(others)))
-            for v, head in enumerate(CAND_HEADERS):
-                stem = f"{head}Task: {ins}\nObservation: {s.observation}\n"
-                queries.append(
-                    {
-                        "pattern": "cand",
-                        "traj": traj,
-                        "variant": v,
-                        "choices": CAND_CHOICES,
-                        "prefix": f"{stem}Action: {s.action}\nResult: {result}\nRating:",
-                    }
-                )
-                for c in picked:
-                    queries.append(
-                        {
-                            "pattern": "cand",
-                            "traj": traj,
-                            "variant": v,
-                            "choices": CAND_CHOICES,
-                            "prefix": f"{stem}Action: {c}\nResult: (not taken yet)\nRating:",
-                        }
-                    )
-        for st in TRCA_STATEMENTS if "trca" in patterns else ():
-            queries.append(
-                {
-                    "pattern": "trca",
-                    "traj": traj,
-                    "variant": 0,
-                    "choices": [" yes", " no"],
-                    "prefix": f"{TRCA_HEADER}\nTask: {ins}\nAction: {s.action}\nGame response: {result}\n"
-                    f"Statement: {st}\nIs the statement true for this step? Answer yes or no.\nAnswer:",
-                }
-            )
-    return queries, {
-        "steps": len(steps),
-        "episodes": episodes,
-        "env": "twx:twc",
-        "split": "dev",
-        "seed": seed,
-        "coren_variants": len({q["variant"] for q in queries if q["pattern"] == "coren"}),
-        "trca_statements": len(TRCA_STATEMENTS),
-    }
+from tools.bench.judge_queries import build_queries as build_queries  # the benchmark's setups
 
 
 class _Clock:
@@ -311,37 +112,51 @@ def _rate(n: float, clock: _Clock) -> dict[str, float]:
     return {"per_s_cpu": n / clock.cpu, "per_s_wall": n / clock.wall}
 
 
+class _Tally:
+    """What a run measures: the clocks of (a), (b), (c), the warm rerun and of (b) and (c) per query shape,
+    the tokens (b) and (c) evaluated per shape, each query's log-probs under (b) and (c), (c)'s counters."""
+
+    def __init__(self, queries: list[dict[str, Any]]) -> None:
+        per = [(m, p) for m in ("b", "c") for p in sorted({q["pattern"] for q in queries})]
+        self.clocks = {k: _Clock() for k in ("a", "b", "c", "warm")}
+        self.per = {k: _Clock() for k in per}
+        self.evaluated = dict.fromkeys(per, 0)
+        self.logprobs: dict[str, list[list[float]]] = {m: [[] for _ in queries] for m in ("b", "c")}
+        self.tokens_a = self.hits_c = self.warm_hits = self.reused_c = 0
+        self.sha = ""
+
+    def evaluated_by(self, method: str) -> int:
+        return sum(v for (m, _), v in self.evaluated.items() if m == method)
+
+
 def run(
-    model: str,
-    steps: int,
-    seed: int,
-    threads: int,
-    ceiling_prompts: int,
-    progress: bool | None,
-    patterns: tuple[str, ...] = ("coren", "trca"),
-    candidates: int = 5,
-    coren_prompts: int = 4,
+    model: str, steps: int, seed: int, threads: int, ceiling_prompts: int, progress: bool | None,
+    patterns: tuple[str, ...] = ("coren", "trca"), candidates: int = 5, coren_prompts: int = 4,
     gpu_layers: int = 0,
-) -> dict:
+) -> dict:  # fmt: skip
     """(a), (b) and (c) interleaved trajectory by trajectory, so that load from other jobs on the box hits all
     three alike; ratios are reported on process CPU time and on wall time."""
-    from labeler.judge import open_judge
-    from labeler.progress import progress as bar
-
     t0 = time.perf_counter()
     queries, data = build_queries(steps, seed, patterns, candidates, coren_prompts)
-    collect_s = time.perf_counter() - t0
-    groups = _groups(queries)
+    collect_s = round(time.perf_counter() - t0, 2)
     unique = len({(q["prefix"], tuple(q["choices"])) for q in queries})
-    clocks = {k: _Clock() for k in ("a", "b", "c", "warm")}
-    names = sorted({q["pattern"] for q in queries})
-    per = {(m, p): _Clock() for m in ("b", "c") for p in names}
-    tokens_a = 0
-    res_b: list[list[float]] = [[] for _ in queries]
-    res_c: list[list[float]] = [[] for _ in queries]
-    ev = {"b": 0, "c": 0}
-    ev_pat = {(m, p): 0 for m in ("b", "c") for p in names}
+    data = {**data, "queries": len(queries), "unique_queries": unique, "collect_seconds": collect_s}
     kw = {"n_threads": threads, "n_threads_batch": threads, "n_ctx": 2048, "n_gpu_layers": gpu_layers}
+    tally = _measure(model, kw, queries, ceiling_prompts, progress)
+    head = {"benchmark": "judge", "command": "python -m tools.bench.bench_judge " + " ".join(sys.argv[1:])}
+    head.update(model=model, model_sha256=tally.sha, threads=threads, gpu_layers=gpu_layers)
+    return {**head, **_results(queries, data, tally)}
+
+
+def _measure(
+    model: str, kw: dict[str, Any], queries: list[dict[str, Any]], ceiling_prompts: int, progress: bool | None
+) -> _Tally:
+    """The labelers' calls, trajectory by trajectory: (a) on the trajectory's first whole prompts, then each
+    call's queries (b) one by one from scratch and (c) as the labelers make it; then (c)'s warm rerun."""
+    from labeler.judge import open_judge
+    from models.progress import progress as bar
+
+    tally, groups = _Tally(queries), _groups(queries)
     with (
         tempfile.TemporaryDirectory(prefix="bench-judge-") as tmp,
         open_judge(model, cache=None, **kw) as jb,
@@ -354,140 +169,126 @@ def run(
             if traj not in done_a:  # (a) on whole prompts of this trajectory, both shapes
                 done_a.add(traj)
                 mine = [q["prefix"] for q in queries if q["traj"] == traj]
-                tokens_a += _ceiling(
-                    jb,
-                    mine[:per_traj]
-                    + [q["prefix"] for q in queries if q["traj"] == traj and q["pattern"] == "trca"][:1],
-                    clocks["a"],
-                )
-            # (b) naive: every query from scratch
-            for i in idx:
-                jb.reset()
-                e0 = jb.stats["evaluated_tokens"]
-                with clocks["b"], per[("b", pattern)]:
-                    res_b[i] = jb.score(queries[i]["prefix"], queries[i]["choices"]).logprobs
-                ev_pat[("b", pattern)] += int(jb.stats["evaluated_tokens"] - e0)
-            # (c) edgejudge, called the way the labelers call it
-            e0 = jc.stats["evaluated_tokens"]
-            with clocks["c"], per[("c", pattern)]:
-                if pattern != "trca":
-                    out = jc.score_many(
-                        [(queries[i]["prefix"], queries[i]["choices"]) for i in idx],
-                        **_keys(queries, idx, pattern),
-                    )
-                    for i, r in zip(idx, out, strict=True):
-                        res_c[i] = r.logprobs
-                else:
-                    for i in idx:
-                        res_c[i] = jc.score(
-                            queries[i]["prefix"], queries[i]["choices"], template="bench.trca", version=1
-                        ).logprobs
-            ev_pat[("c", pattern)] += int(jc.stats["evaluated_tokens"] - e0)
+                trca = [q["prefix"] for q in queries if q["traj"] == traj and q["pattern"] == "trca"]
+                tally.tokens_a += _ceiling(jb, mine[:per_traj] + trca[:1], tally.clocks["a"])
+            _naive(jb, queries, idx, pattern, tally)
+            _edgejudge(jc, queries, idx, pattern, tally)
             pb.update(len(idx))
-        ev["b"] = sum(v for (m, _), v in ev_pat.items() if m == "b")
-        ev["c"] = sum(v for (m, _), v in ev_pat.items() if m == "c")
-        hits_c = int(jc.stats["cache_hits"])
-        # warm rerun: the same calls again, all answered by the label cache
+        tally.hits_c = int(jc.stats["cache_hits"])
         h0 = jc.stats["cache_hits"]
-        with clocks["warm"]:
+        with tally.clocks["warm"]:  # the same calls again, all answered by the label cache
             for _, pattern, idx in groups:
                 jc.score_many(
                     [(queries[i]["prefix"], queries[i]["choices"]) for i in idx],
                     **_keys(queries, idx, pattern),
                 )
-        warm_hits = int(jc.stats["cache_hits"] - h0)
-        sha = jc.model_sha256
-    n = len(queries)
-    diffs = [abs(x - y) for rb, rc in zip(res_b, res_c, strict=True) for x, y in zip(rb, rc, strict=True)]
-    a, b, c = clocks["a"], clocks["b"], clocks["c"]
-    qps = {k: _rate(n, clocks[k]) for k in ("b", "c")}
-    tps = {"a": _rate(tokens_a, a), "b": _rate(ev["b"], b), "c": _rate(ev["c"], c)}
-    eff = _rate(ev["b"], c)  # the tokens naive judging needs, per second of edgejudge
+        tally.warm_hits = int(jc.stats["cache_hits"] - h0)
+        tally.reused_c, tally.sha = int(jc.stats["reused_tokens"]), jc.model_sha256
+    return tally
 
-    def ratio(x: dict[str, float], y: dict[str, float]) -> dict[str, float]:
-        return {"cpu": x["per_s_cpu"] / y["per_s_cpu"], "wall": x["per_s_wall"] / y["per_s_wall"]}
 
-    by_pattern = {}
-    for p in names:
-        nq = sum(q["pattern"] == p for q in queries)
-        if nq:
-            by_pattern[p] = {
-                "queries": nq,
-                "b_queries_per_s_cpu": nq / per[("b", p)].cpu,
-                "c_queries_per_s_cpu": nq / per[("c", p)].cpu,
-                "c_over_b_cpu": per[("b", p)].cpu / per[("c", p)].cpu,
-                "b_evaluated_tokens": ev_pat[("b", p)],
-                "c_evaluated_tokens": ev_pat[("c", p)],
-            }
-    r = {
-        "benchmark": "judge",
-        "command": "python -m tools.bench.bench_judge " + " ".join(sys.argv[1:]),
-        "model": model,
-        "model_sha256": sha,
-        "threads": threads,
-        "gpu_layers": gpu_layers,
-        "data": {
-            **data,
-            "queries": n,
-            "unique_queries": unique,
-            "collect_seconds": round(collect_s, 2),
-            "patterns": {p: sum(q["pattern"] == p for q in queries) for p in names},
-        },
-        "a_ceiling": {
-            "tokens": tokens_a,
-            "seconds_cpu": a.cpu,
-            "seconds_wall": a.wall,
-            "tokens_per_s_cpu": tps["a"]["per_s_cpu"],
-            "tokens_per_s_wall": tps["a"]["per_s_wall"],
-        },
-        "b_naive": {
-            "queries": n,
-            "evaluated_tokens": ev["b"],
-            "seconds_cpu": b.cpu,
-            "seconds_wall": b.wall,
-            "queries_per_s_cpu": qps["b"]["per_s_cpu"],
-            "queries_per_s_wall": qps["b"]["per_s_wall"],
-            "tokens_per_s_cpu": tps["b"]["per_s_cpu"],
-            "tokens_per_s_wall": tps["b"]["per_s_wall"],
-        },
+def _naive(jb: Any, queries: list[dict[str, Any]], idx: list[int], pattern: str, tally: _Tally) -> None:
+    """(b): every query from scratch."""
+    for i in idx:
+        jb.reset()
+        e0 = jb.stats["evaluated_tokens"]
+        with tally.clocks["b"], tally.per[("b", pattern)]:
+            tally.logprobs["b"][i] = jb.score(queries[i]["prefix"], queries[i]["choices"]).logprobs
+        tally.evaluated[("b", pattern)] += int(jb.stats["evaluated_tokens"] - e0)
+
+
+def _edgejudge(jc: Any, queries: list[dict[str, Any]], idx: list[int], pattern: str, tally: _Tally) -> None:
+    """(c): edgejudge, called the way the labelers call it."""
+    e0 = jc.stats["evaluated_tokens"]
+    with tally.clocks["c"], tally.per[("c", pattern)]:
+        if pattern != "trca":
+            out = jc.score_many(
+                [(queries[i]["prefix"], queries[i]["choices"]) for i in idx],
+                **_keys(queries, idx, pattern),
+            )
+            for i, r in zip(idx, out, strict=True):
+                tally.logprobs["c"][i] = r.logprobs
+        else:
+            for i in idx:
+                tally.logprobs["c"][i] = jc.score(
+                    queries[i]["prefix"], queries[i]["choices"], template="bench.trca", version=1
+                ).logprobs
+    tally.evaluated[("c", pattern)] += int(jc.stats["evaluated_tokens"] - e0)
+
+
+def _results(queries: list[dict[str, Any]], data: dict[str, Any], tally: _Tally) -> dict[str, Any]:
+    """The measurements as rates per CPU- and wall-second, their ratios, targets and (b)/(c) agreement."""
+    n, names = len(queries), sorted({q["pattern"] for q in queries})
+    a, b, c, warm = (tally.clocks[k] for k in ("a", "b", "c", "warm"))
+    ev_b, ev_c = tally.evaluated_by("b"), tally.evaluated_by("c")
+    qps = {"b": _rate(n, b), "c": _rate(n, c)}
+    tps = {"a": _rate(tally.tokens_a, a), "b": _rate(ev_b, b), "c": _rate(ev_c, c)}
+    eff = _rate(ev_b, c)  # the tokens naive judging needs, per second of edgejudge
+    pairs = zip(tally.logprobs["b"], tally.logprobs["c"], strict=True)
+    diffs = [abs(x - y) for rb, rc in pairs for x, y in zip(rb, rc, strict=True)]
+    ratios = {
+        "c_over_b_queries_per_s": _ratio(qps["c"], qps["b"]),
+        "c_eval_tokens_per_s_over_a": _ratio(tps["c"], tps["a"]),
+        "b_eval_tokens_per_s_over_a": _ratio(tps["b"], tps["a"]),
+        "c_effective_tokens_per_s_over_a": _ratio(eff, tps["a"]),
+    }
+    return {
+        "data": {**data, "patterns": {p: sum(q["pattern"] == p for q in queries) for p in names}},
+        "a_ceiling": {"tokens": tally.tokens_a, **_timed(a, tokens=tps["a"])},
+        "b_naive": {"queries": n, "evaluated_tokens": ev_b, **_timed(b, queries=qps["b"], tokens=tps["b"])},
         "c_edgejudge": {
             "queries": n,
-            "cache_hits": hits_c,
-            "evaluated_tokens": ev["c"],
-            "reused_tokens": int(jc.stats["reused_tokens"]),
-            "seconds_cpu": c.cpu,
-            "seconds_wall": c.wall,
-            "queries_per_s_cpu": qps["c"]["per_s_cpu"],
-            "queries_per_s_wall": qps["c"]["per_s_wall"],
-            "tokens_per_s_cpu": tps["c"]["per_s_cpu"],
-            "tokens_per_s_wall": tps["c"]["per_s_wall"],
-            "effective_tokens_per_s_cpu": eff["per_s_cpu"],
-            "effective_tokens_per_s_wall": eff["per_s_wall"],
+            "cache_hits": tally.hits_c,
+            "evaluated_tokens": ev_c,
+            "reused_tokens": tally.reused_c,
+            **_timed(c, queries=qps["c"], tokens=tps["c"], effective_tokens=eff),
         },
         "c_warm_rerun": {
             "queries": n,
-            "cache_hits": warm_hits,
-            "seconds_wall": clocks["warm"].wall,
-            "queries_per_s_wall": n / clocks["warm"].wall,
+            "cache_hits": tally.warm_hits,
+            "seconds_wall": warm.wall,
+            "queries_per_s_wall": n / warm.wall,
         },
-        "by_pattern": by_pattern,
-        "ratios": {
-            "c_over_b_queries_per_s": ratio(qps["c"], qps["b"]),
-            "c_eval_tokens_per_s_over_a": ratio(tps["c"], tps["a"]),
-            "b_eval_tokens_per_s_over_a": ratio(tps["b"], tps["a"]),
-            "c_effective_tokens_per_s_over_a": ratio(eff, tps["a"]),
-        },
+        "by_pattern": _by_pattern(queries, names, tally),
+        "ratios": ratios,
         "agreement": {
             "max_abs_logprob_diff_b_vs_c": max(diffs),
             "mean_abs_logprob_diff": sum(diffs) / len(diffs),
         },
+        "targets": {
+            "c_over_b_queries_per_s >= 5 (cpu)": ratios["c_over_b_queries_per_s"]["cpu"] >= 5,
+            "c_eval_tokens_per_s >= 0.7 a (cpu)": ratios["c_eval_tokens_per_s_over_a"]["cpu"] >= 0.7,
+        },
     }
-    x = r["ratios"]
-    r["targets"] = {
-        "c_over_b_queries_per_s >= 5 (cpu)": x["c_over_b_queries_per_s"]["cpu"] >= 5,
-        "c_eval_tokens_per_s >= 0.7 a (cpu)": x["c_eval_tokens_per_s_over_a"]["cpu"] >= 0.7,
-    }
-    return r
+
+
+def _timed(clock: _Clock, **rates: dict[str, float]) -> dict[str, float]:
+    """``clock``'s seconds, then each rate per CPU- and wall-second (``<name>_per_s_cpu``, ``..._wall``)."""
+    out = {"seconds_cpu": clock.cpu, "seconds_wall": clock.wall}
+    for name, r in rates.items():
+        out.update({f"{name}_per_s_cpu": r["per_s_cpu"], f"{name}_per_s_wall": r["per_s_wall"]})
+    return out
+
+
+def _ratio(x: dict[str, float], y: dict[str, float]) -> dict[str, float]:
+    return {"cpu": x["per_s_cpu"] / y["per_s_cpu"], "wall": x["per_s_wall"] / y["per_s_wall"]}
+
+
+def _by_pattern(queries: list[dict[str, Any]], names: list[str], tally: _Tally) -> dict[str, Any]:
+    out = {}
+    for p in names:
+        nq = sum(q["pattern"] == p for q in queries)
+        b, c = tally.per[("b", p)], tally.per[("c", p)]
+        if nq:
+            out[p] = {
+                "queries": nq,
+                "b_queries_per_s_cpu": nq / b.cpu,
+                "c_queries_per_s_cpu": nq / c.cpu,
+                "c_over_b_cpu": b.cpu / c.cpu,
+                "b_evaluated_tokens": tally.evaluated[("b", p)],
+                "c_evaluated_tokens": tally.evaluated[("c", p)],
+            }
+    return out
 
 
 def _fmt(r: dict) -> str:
@@ -570,19 +371,10 @@ def _fmt(r: dict) -> str:
 @click.option("--out", type=click.Path(dir_okay=False), default=None, help="Also write the JSON result here.")
 @progress_option()
 def main(
-    model: str,
-    steps: int,
-    patterns: str,
-    candidates: int,
-    coren_prompts: int,
-    seed: int,
-    threads: int | None,
-    ceiling_prompts: int,
-    gpu_layers: int,
-    as_json: bool,
-    out: str | None,
+    model: str, steps: int, patterns: str, candidates: int, coren_prompts: int, seed: int,
+    threads: int | None, ceiling_prompts: int, gpu_layers: int, as_json: bool, out: str | None,
     progress: bool | None,
-) -> None:
+) -> None:  # fmt: skip
     """Measure (a) raw prompt eval, (b) naive judging, (c) edgejudge judging on real TWC steps."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     names = tuple(p.strip() for p in patterns.split(",") if p.strip())
@@ -593,16 +385,7 @@ def main(
             param_hint="--patterns",
         )
     r = run(
-        model,
-        steps,
-        seed,
-        threads,
-        ceiling_prompts,
-        progress,
-        names,
-        candidates,
-        coren_prompts,
-        gpu_layers,
+        model, steps, seed, threads, ceiling_prompts, progress, names, candidates, coren_prompts, gpu_layers
     )
     r = write_results(out, r) if out else {**provenance(), **r}
     click.echo(json.dumps(r, indent=2) if as_json else _fmt(r))

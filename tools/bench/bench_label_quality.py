@@ -38,8 +38,9 @@ import click
 import numpy as np
 
 from labeler.auroc import auroc
-from labeler.dataset import Trajectory, read_trajectories
-from labeler.label_check import bootstrap_auroc, folds_of
+from labeler.folds import folds_of
+from labeler.label_check import bootstrap_auroc
+from models.trajectory import Trajectory, read_trajectories
 from tools.bench.benchlib import HELDOUT_DEV_COLLECT, ROOT, edgejudge, write_results
 
 

@@ -30,9 +30,9 @@ from tools.bench.benchlib import write_results
 
 
 def _collect(episodes: int, max_steps: int, seed: int, path: Path) -> None:
-    from labeler.dataset import write_trajectories
-    from policy.collect import CollectConfig, collect
-    from policy.envs import parse_env
+    from models.trajectory import write_trajectories
+    from policy.worlds.adapters import parse_env
+    from policy.worlds.collect import CollectConfig, collect
 
     cfg = CollectConfig(
         env=parse_env("twx:twc"),
@@ -64,6 +64,77 @@ def _same(a: Any, b: Any) -> bool:
     return bool(np.array_equal(a.rate, b.rate) and np.array_equal(a.channels, b.channels))
 
 
+def _label_single(trajs: list, cache: Path, coren: tuple) -> tuple[Any, dict[str, Any]]:
+    """Label ``trajs`` in this process with one embedded judge: the result and the run's summary."""
+    from labeler.coren.pipeline import CorenLabeler
+    from labeler.judge import open_judge
+
+    t0 = time.perf_counter()
+    with open_judge("gemma3-270m", n_threads=1, cache=cache) as judge:
+        load_s = time.perf_counter() - t0
+        lab = CorenLabeler(judge, *coren)
+        t0, c0 = time.perf_counter(), time.process_time()
+        ref = lab.label(trajs)
+        return ref, {
+            **_summary(lab, ref, time.perf_counter() - t0, judge.stats),
+            "cpu_seconds": round(time.process_time() - c0, 2),
+            "judge_load_seconds": round(load_s, 2),
+        }
+
+
+def _label_on_ray(n: int, trajs: list, cache: Path, coren: tuple) -> tuple[Any, dict[str, Any]]:
+    """Label ``trajs`` on ``n`` Ray judge actors (1 CPU each): the result and the run's summary."""
+    from labeler.cluster.options import ClusterConfig
+    from labeler.cluster.pool import JudgePool
+    from labeler.cluster.workers import DriverJudge, PoolRunner, coren_worker
+    from labeler.coren.pipeline import CorenLabeler
+
+    cc = ClusterConfig(judge_actors=n, cpus_per_actor=1)
+    t0 = time.perf_counter()
+    kwargs = {"model": "gemma3-270m", "n_threads": 1}
+    with JudgePool(cc, kwargs, coren_worker(*coren[1:]), cache) as pool:
+        start_s = time.perf_counter() - t0
+        judge = DriverJudge("gemma3-270m", pool)
+
+        runner = PoolRunner(pool)
+        lab = CorenLabeler(judge, *coren, runner=runner)
+        runner.merge = lambda c, lab=lab: lab.merge_counts(**c)
+        t0, c0 = time.perf_counter(), time.process_time()
+        result = lab.label(trajs)
+        seconds, driver_cpu = time.perf_counter() - t0, time.process_time() - c0
+        rep = pool.report()
+        judge.close()
+    return result, {
+        **_summary(lab, result, seconds, rep["judge_stats"]),
+        "actors_start_seconds": round(start_s, 2),
+        "pool_seconds": rep["pool_seconds"],
+        "busy_seconds_per_actor": rep["busy_seconds_per_actor"],
+        "cpu_seconds_per_actor": rep["cpu_seconds_per_actor"],
+        "driver_cpu_seconds": round(driver_cpu, 2),
+        "units_per_actor": rep["units_per_actor"],
+    }
+
+
+def _speedups(runs: dict[str, Any], counts: list[int]) -> dict[str, dict[str, float]]:
+    """Each actor count over the first: on label time, on the judge phases' time and from CPU time (what a
+    quiet box would give, with one core per actor and the driver's work serial: the run's CPU work over its
+    critical path, the driver's CPU plus the busiest actor's CPU)."""
+
+    def critical(run: dict[str, Any]) -> float:
+        return run["driver_cpu_seconds"] + max(run["cpu_seconds_per_actor"])
+
+    base = runs[f"ray_{counts[0]}_actors"]
+    measures = {
+        "speedup_label": lambda run: run["steps_per_s"] / base["steps_per_s"],
+        "speedup_judge_phases": lambda run: base["pool_seconds"] / run["pool_seconds"],
+        "speedup_from_cpu_time": lambda run: critical(base) / critical(run),
+    }
+    return {
+        name: {f"{n}_over_{counts[0]}_actors": round(f(runs[f"ray_{n}_actors"]), 3) for n in counts[1:]}
+        for name, f in measures.items()
+    }
+
+
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
 @click.option(
     "--episodes", type=click.IntRange(min=1), default=8, show_default=True, help="TWC dev episodes."
@@ -80,40 +151,24 @@ def main(episodes: int, max_steps: int, prompts: int, actors: str, seed: int, ou
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     import ray
 
-    from labeler.cluster.options import ClusterConfig
-    from labeler.cluster.pool import JudgePool
-    from labeler.cluster.workers import DriverJudge, PoolRunner, coren_worker
-    from labeler.coren.pipeline import CorenConfig, CorenLabeler
+    from labeler.coren.pipeline import CorenConfig
     from labeler.coren.prompts import load_prompts, load_templates
-    from labeler.dataset import read_trajectories
-    from labeler.judge import open_judge
     from models.encoder import load_sentence_encoder
+    from models.trajectory import read_trajectories
 
     counts = sorted({int(x) for x in actors.split(",") if x.strip()})
     if not counts or counts[0] < 1:
         raise click.BadParameter("expected positive integers, e.g. 1,2", param_hint="--actors")
     t_start = time.perf_counter()
-    ps, templates, cfg = load_prompts(prompts), load_templates(), CorenConfig(qa_size=8)
-    encoder = load_sentence_encoder()
+    ps = load_prompts(prompts)
+    coren = (load_sentence_encoder(), ps, load_templates(), CorenConfig(qa_size=8))  # a labeler's arguments
     runs: dict[str, Any] = {}
     with tempfile.TemporaryDirectory(prefix="bench-scale-") as tmp:
         data = Path(tmp) / "twc-dev.jsonl"
         _collect(episodes, max_steps, seed, data)
         trajs = read_trajectories(data)
-
-        t0 = time.perf_counter()
-        with open_judge("gemma3-270m", n_threads=1, cache=Path(tmp) / "single.sqlite") as judge:
-            load_s = time.perf_counter() - t0
-            lab = CorenLabeler(judge, encoder, ps, templates, cfg)
-            t0, c0 = time.perf_counter(), time.process_time()
-            ref = lab.label(trajs)
-            runs["single_process"] = {
-                **_summary(lab, ref, time.perf_counter() - t0, judge.stats),
-                "cpu_seconds": round(time.process_time() - c0, 2),
-                "judge_load_seconds": round(load_s, 2),
-            }
+        ref, runs["single_process"] = _label_single(trajs, Path(tmp) / "single.sqlite", coren)
         click.echo(f"single process: {runs['single_process']['steps_per_s']} steps/s", err=True)
-
         identical = True
         ray.init(
             address="local",
@@ -125,57 +180,11 @@ def main(episodes: int, max_steps: int, prompts: int, actors: str, seed: int, ou
         )
         try:
             for n in counts:
-                cc = ClusterConfig(judge_actors=n, cpus_per_actor=1)
-                t0 = time.perf_counter()
-                kwargs = {"model": "gemma3-270m", "n_threads": 1}
-                with JudgePool(
-                    cc, kwargs, coren_worker(ps, templates, cfg), Path(tmp) / f"ray{n}.sqlite"
-                ) as pool:
-                    start_s = time.perf_counter() - t0
-                    judge = DriverJudge("gemma3-270m", pool)
-
-                    runner = PoolRunner(pool)
-                    lab = CorenLabeler(judge, encoder, ps, templates, cfg, runner=runner)
-                    runner.merge = lambda c, lab=lab: lab.merge_counts(**c)
-                    t0, c0 = time.perf_counter(), time.process_time()
-                    result = lab.label(trajs)
-                    seconds, driver_cpu = time.perf_counter() - t0, time.process_time() - c0
-                    rep = pool.report()
-                    judge.close()
+                result, runs[f"ray_{n}_actors"] = _label_on_ray(n, trajs, Path(tmp) / f"ray{n}.sqlite", coren)
                 identical = identical and _same(result, ref)
-                runs[f"ray_{n}_actors"] = {
-                    **_summary(lab, result, seconds, rep["judge_stats"]),
-                    "actors_start_seconds": round(start_s, 2),
-                    "pool_seconds": rep["pool_seconds"],
-                    "busy_seconds_per_actor": rep["busy_seconds_per_actor"],
-                    "cpu_seconds_per_actor": rep["cpu_seconds_per_actor"],
-                    "driver_cpu_seconds": round(driver_cpu, 2),
-                    "units_per_actor": rep["units_per_actor"],
-                }
                 click.echo(f"{n} judge actor(s): {runs[f'ray_{n}_actors']['steps_per_s']} steps/s", err=True)
         finally:
             ray.shutdown()
-    base = runs[f"ray_{counts[0]}_actors"]
-    speedup = {
-        f"{n}_over_{counts[0]}_actors": round(runs[f"ray_{n}_actors"]["steps_per_s"] / base["steps_per_s"], 3)
-        for n in counts[1:]
-    }
-    speedup_pool = {
-        f"{n}_over_{counts[0]}_actors": round(
-            base["pool_seconds"] / runs[f"ray_{n}_actors"]["pool_seconds"], 3
-        )
-        for n in counts[1:]
-    }
-
-    # From CPU time (what a quiet box would give, with one core per actor and the driver's work serial):
-    # the run's CPU work over its critical path (the driver's CPU plus the busiest actor's CPU).
-    def critical(run: dict[str, Any]) -> float:
-        return run["driver_cpu_seconds"] + max(run["cpu_seconds_per_actor"])
-
-    speedup_cpu = {
-        f"{n}_over_{counts[0]}_actors": round(critical(base) / critical(runs[f"ray_{n}_actors"]), 3)
-        for n in counts[1:]
-    }
     r = {
         "benchmark": "label_scale",
         "command": "python -m tools.bench.bench_label_scale " + " ".join(sys.argv[1:]),
@@ -189,9 +198,7 @@ def main(episodes: int, max_steps: int, prompts: int, actors: str, seed: int, ou
         },
         "prompts": [p.name for p in ps],
         "runs": runs,
-        "speedup_label": speedup,
-        "speedup_judge_phases": speedup_pool,
-        "speedup_from_cpu_time": speedup_cpu,
+        **_speedups(runs, counts),
         "identical_labels": identical,
         "total_seconds": round(time.perf_counter() - t_start, 1),
     }

@@ -31,8 +31,8 @@ from tools.bench.benchlib import write_results
 
 def _episodes(n: int) -> list:
     """Real TWC medium episodes (random behaviour: they run to the step limit)."""
-    from policy.collect import CollectConfig, collect
-    from policy.envs import parse_env
+    from policy.worlds.adapters import parse_env
+    from policy.worlds.collect import CollectConfig, collect
 
     env = parse_env("twx:twc", "level=medium")
     return list(collect(CollectConfig(env=env, episodes=n, behaviour="random", max_steps=60, seed=7)))
@@ -93,7 +93,7 @@ def main(bundle: str | None, encoder: str, requests: int, honest: int, workers: 
     rows = {}
     with tempfile.TemporaryDirectory() as tmp:
         if bundle is None:
-            from policy.export import export_random_bundle
+            from policy.export.assemble import export_random_bundle
 
             bundle = str(Path(tmp) / "bundle")
             export_random_bundle(bundle, bundle_format=2, encoder=encoder)

@@ -32,7 +32,6 @@ does not depend on the weights). Writes ``results.json`` and ``results.md`` into
 
 from __future__ import annotations
 
-import multiprocessing as mp
 import os
 import statistics
 import sys
@@ -45,17 +44,19 @@ import click
 import numpy as np
 
 from models.cli_options import judge_option
-from tools.bench import bench_serve as bs  # the serving benchmark's servers and clients
+from tools.bench import serve_baselines as sb  # the serving benchmark's servers
 from tools.bench.benchlib import load_average, write_results
+from tools.bench.serve_clients import in_client_process, latency_stats, make_call, take_turns
 
 EMBEDDING_ROWS = ("onnxruntime-inference", "zmq-echo-infer", "edge-embedding", "http", "websocket")
+MINILM = "all-MiniLM-L6-v2"
 
 
 def real_states(n: int, min_candidates: int, max_steps: int = 40, seed: int = 0) -> list[tuple]:
     """(instruction, observation, candidates) of real TWC test states with >= min_candidates actions."""
     import random
 
-    from policy.envs import open_env, parse_env
+    from policy.worlds.adapters import open_env, parse_env
 
     rng = random.Random(seed)
     out: list[tuple] = []
@@ -79,8 +80,8 @@ def real_states(n: int, min_candidates: int, max_steps: int = 40, seed: int = 0)
 
 def export(out: Path, encoder: str, bundle_format: int = 3) -> Path:
     """A random-init bundle of what training writes: its candidate features and width."""
-    from policy.buffer import ScorerOptions
-    from policy.export import export_random_bundle
+    from policy.export.assemble import export_random_bundle
+    from policy.training.buffer import ScorerOptions
 
     train = ScorerOptions()
     export_random_bundle(
@@ -92,16 +93,6 @@ def export(out: Path, encoder: str, bundle_format: int = 3) -> Path:
         bundle_format=bundle_format,
     )
     return out
-
-
-def stats(lat_s: list[float]) -> dict[str, Any]:
-    us = np.sort(np.asarray(lat_s)) * 1e6
-    return {
-        "n": int(us.size),
-        "p50_us": float(np.percentile(us, 50)),
-        "p99_us": float(np.percentile(us, 99)),
-        "mean_us": float(us.mean()),
-    }
 
 
 def text_call(kind: str, target: str, states: list[tuple]):
@@ -141,13 +132,13 @@ def reconnecting(kind: str, target: str, arrays: tuple):
     closes after 5 s; on a loaded box the other rows' blocks can take longer)."""
     import http.client
 
-    state = {"call": bs.make_call(kind, target, *arrays, 0)}
+    state = {"call": make_call(kind, target, *arrays, 0)}
 
     def call(i: int) -> None:
         try:
             state["call"](i)
         except (BrokenPipeError, ConnectionError, http.client.HTTPException):
-            state["call"] = bs.make_call(kind, target, *arrays, 0)
+            state["call"] = make_call(kind, target, *arrays, 0)
             state["call"](i)
 
     return call
@@ -158,43 +149,26 @@ def client(groups: list[dict[str, Any]], states: list[tuple], arrays: tuple, war
     try:
         out: dict[str, list[float]] = {}
         for g in groups:
-            calls = {}
-            for kind, target in g["targets"].items():
-                if kind == "http":
-                    calls[kind] = reconnecting(kind, target, arrays)
-                elif kind in EMBEDDING_ROWS:
-                    calls[kind] = bs.make_call(kind, target, *arrays, 0)
-                else:
-                    calls[kind] = text_call(kind, target, states)
-            for i in range(warmup):  # warm-up: inference sessions, instruction/candidate LRU, sockets
-                for call in calls.values():
-                    call(i)
-            lat: dict[str, list[float]] = {kind: [] for kind in calls}
-            cpu: dict[str, list[float]] = {kind: [] for kind in calls}
-            i = warmup
-            while len(lat[next(iter(calls))]) < g["n"]:
-                for kind, call in calls.items():
-                    for _ in range(min(g["block"], g["n"] - len(lat[kind]))):
-                        c, t = time.process_time(), time.perf_counter()
-                        call(i)
-                        lat[kind].append(time.perf_counter() - t)
-                        cpu[kind].append(time.process_time() - c)
-                        i += 1
+            calls = {kind: row_call(kind, target, states, arrays) for kind, target in g["targets"].items()}
+            lat, cpu = take_turns(calls, g["n"], g["block"], warmup)
             out.update(lat)
-            out.update(
-                {
-                    f"{kind}:cpu": v
-                    for kind, v in cpu.items()
-                    if not kind.startswith(("edge-", "zmq", "http", "websocket"))
-                }
-            )
+            served = ("edge-", "zmq", "http", "websocket")  # CPU time in the client: of in-process rows only
+            out.update({f"{kind}:cpu": v for kind, v in cpu.items() if not kind.startswith(served)})
         q.put((out, None))
     except Exception as e:  # reported by the parent
         q.put(({}, f"{type(e).__name__}: {e}"))
 
 
+def row_call(kind: str, target: str, states: list[tuple], arrays: tuple):
+    if kind == "http":
+        return reconnecting(kind, target, arrays)
+    if kind in EMBEDDING_ROWS:
+        return make_call(kind, target, *arrays, 0)
+    return text_call(kind, target, states)
+
+
 def llm_latency(judge: str, states: list[tuple]) -> dict[str, Any]:
-    from policy.llm_policy import open_llm_policy
+    from policy.evaluation.llm_policy import open_llm_policy
 
     agent = open_llm_policy(judge)
     try:
@@ -207,7 +181,7 @@ def llm_latency(judge: str, states: list[tuple]) -> dict[str, Any]:
             cpu.append(time.process_time() - c0)
     finally:
         agent.close()
-    return {**stats(lat), "cpu": stats(cpu)}
+    return {**latency_stats(lat), "cpu": latency_stats(cpu)}
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
@@ -234,106 +208,33 @@ def main(
     minilm_bundle, skip,
 ) -> None:  # fmt: skip
     """Measure per-action latency from text and the embedding-input serving overheads in one run."""
-    os.environ.update(bs.ONE_THREAD_ENV)
-    from models.bundle import load_manifest
-
+    os.environ.update(sb.ONE_THREAD_ENV)
     skipped = {s.strip() for s in skip.split(",") if s.strip()}
     load_start = load_average()
     click.echo(f"sampling {n_states} real TWC test states with >= {min_candidates} candidates ...", err=True)
     states = real_states(n_states, min_candidates)
     tmp = tempfile.TemporaryDirectory(prefix="bench-text-")
-    servers: list[bs.Proc] = []
+    servers: list[sb.Proc] = []
     try:
-        if static_bundle is None:
-            click.echo("exporting a random-init static bundle ...", err=True)
-            static_bundle = export(Path(tmp.name) / "static", "static")
-        if minilm_bundle is None and "minilm" not in skipped:
-            click.echo("exporting a random-init MiniLM bundle ...", err=True)
-            minilm_bundle = export(Path(tmp.name) / "minilm", "all-MiniLM-L6-v2")
-        click.echo(
-            "exporting the format-1 bundles of the baseline rows and a format-2 static one ...", err=True
-        )
-        vectors_static = export(Path(tmp.name) / "static-vectors", "static", bundle_format=2)
-        flat_static = export(Path(tmp.name) / "static-flat", "static", bundle_format=1)
-        flat_minilm = None
-        if "minilm" not in skipped:
-            flat_minilm = export(Path(tmp.name) / "minilm-flat", "all-MiniLM-L6-v2", bundle_format=1)
-        man = load_manifest(flat_static)
-        rng = np.random.default_rng(0)
-        k = round(statistics.fmean(len(s[2]) for s in states))
-        unit = [rng.standard_normal(s).astype(np.float32) for s in ((man.embedding_dim,),) * 2]
-        cands = rng.standard_normal((k, man.candidate_dim)).astype(np.float32)
-        arrays = (
-            *[u / np.linalg.norm(u) for u in unit],
-            cands / np.linalg.norm(cands, axis=1, keepdims=True),
-        )
-
-        proc, ep_static = bs.start_edge_serve(static_bundle, [])
-        servers.append(proc)
-        proc, ep_flat = bs.start_edge_serve(flat_static, [])
-        servers.append(proc)
-        proc, ep_vectors = bs.start_edge_serve(vectors_static, [])
-        servers.append(proc)
-        ctx = mp.get_context("spawn")
-        q0 = ctx.Queue()
-        echo = ctx.Process(target=bs.serve_echo_infer, args=(str(flat_static), q0), daemon=True)
-        echo.start()
-        servers.append(bs.Proc(echo))
-        emb_targets = {
-            "onnxruntime-inference": str(flat_static),
-            "zmq-echo-infer": q0.get(timeout=120),
-            "edge-embedding": ep_flat,
-        }
-        for kind, serve in (("http", bs.serve_http), ("websocket", bs.serve_websocket)):
-            if kind in skipped or (kind == "websocket" and not _has("openpi_client")):
-                continue
-            port = bs.free_port()
-            p = ctx.Process(target=serve, args=(str(flat_static), port), daemon=True)
-            p.start()
-            servers.append(bs.Proc(p))
-            bs.wait_port(port)
-            emb_targets[kind] = f"127.0.0.1:{port}"
-        groups = [
-            {
-                "targets": {
-                    "inproc-static": str(static_bundle),
-                    "edge-text-static": ep_static,
-                    "edge-text-static-vectors": ep_vectors,
-                    "inproc-static-cold": str(static_bundle),
-                },
-                "n": n,
-                "block": block,
-            },
-            {"targets": emb_targets, "n": n, "block": block},
-        ]
-        if minilm_bundle is not None:
-            proc, ep_minilm = bs.start_edge_serve(minilm_bundle, [])
-            servers.append(proc)
-            minilm_targets = {"inproc-minilm": str(minilm_bundle), "edge-text-minilm": ep_minilm}
-            if flat_minilm is not None:
-                proc, ep_minilm_flat = bs.start_edge_serve(flat_minilm, [])
-                servers.append(proc)
-                minilm_targets["edge-text-minilm-flat"] = ep_minilm_flat
-            groups.append({"targets": minilm_targets, "n": n_minilm, "block": max(1, n_minilm // 4)})
+        bundles = export_bundles(Path(tmp.name), static_bundle, minilm_bundle, skipped)
+        arrays = embedding_inputs(bundles["static-flat"], states)
+        groups = start_groups(servers, bundles, skipped, n, n_minilm, block)
         click.echo(f"measuring {sum(len(g['targets']) for g in groups)} rows ...", err=True)
-        q = ctx.Queue()
-        worker = ctx.Process(target=client, args=(groups, states, arrays, warmup, q), daemon=True)
-        worker.start()
-        lat, err = q.get(timeout=7200)
-        worker.join(timeout=30)
+        lat, err = in_client_process(client, groups, states, arrays, warmup, timeout=7200)
         if err:
             raise click.ClickException(f"client: {err}")
     finally:
         for s in reversed(servers):
             s.stop()
-    rows = {kind: stats(v) for kind, v in lat.items() if not kind.endswith(":cpu")}
+    rows = {kind: latency_stats(v) for kind, v in lat.items() if not kind.endswith(":cpu")}
     for kind, v in lat.items():
         if kind.endswith(":cpu"):
-            rows[kind[: -len(":cpu")]]["cpu"] = stats(v)
+            rows[kind[: -len(":cpu")]]["cpu"] = latency_stats(v)
     if llm_states and "llm" not in skipped:
         click.echo(f"LLM-as-agent on {llm_states} of the same states ...", err=True)
         rows["llm-agent"] = llm_latency(judge, states[:llm_states])
     tmp.cleanup()
+    static_bundle, minilm_bundle = bundles["static"], bundles["minilm"]
     result = {
         "load_average_start": load_start,
         "command": "python -m tools.bench.bench_text " + " ".join(sys.argv[1:]),
@@ -346,6 +247,75 @@ def main(
     md = markdown(result)
     (out_dir / "results.md").write_text(md)
     click.echo(md)
+
+
+def export_bundles(
+    tmp: Path, static_bundle: Path | None, minilm_bundle: Path | None, skipped: set[str]
+) -> dict[str, Path | None]:
+    """The bundles of the rows: the given ones or random-init exports (format 3), the format-2 static one and
+    the format-1 ones of the baseline rows."""
+    if static_bundle is None:
+        click.echo("exporting a random-init static bundle ...", err=True)
+        static_bundle = export(tmp / "static", "static")
+    if minilm_bundle is None and "minilm" not in skipped:
+        click.echo("exporting a random-init MiniLM bundle ...", err=True)
+        minilm_bundle = export(tmp / "minilm", MINILM)
+    click.echo("exporting the format-1 bundles of the baseline rows and a format-2 static one ...", err=True)
+    return {
+        "static": static_bundle,
+        "minilm": minilm_bundle,
+        "static-vectors": export(tmp / "static-vectors", "static", bundle_format=2),
+        "static-flat": export(tmp / "static-flat", "static", bundle_format=1),
+        "minilm-flat": None if "minilm" in skipped else export(tmp / "minilm-flat", MINILM, bundle_format=1),
+    }
+
+
+def embedding_inputs(bundle: Path, states: list[tuple]) -> tuple[np.ndarray, ...]:
+    """Unit-norm (instruction, state, candidates) embeddings of ``bundle``'s sizes, as many candidates as
+    the states have on average: the input of the embedding rows."""
+    from models.bundle import load_manifest
+
+    man = load_manifest(bundle)
+    rng = np.random.default_rng(0)
+    k = round(statistics.fmean(len(s[2]) for s in states))
+    unit = [rng.standard_normal(s).astype(np.float32) for s in ((man.embedding_dim,),) * 2]
+    cands = rng.standard_normal((k, man.candidate_dim)).astype(np.float32)
+    return (*[u / np.linalg.norm(u) for u in unit], cands / np.linalg.norm(cands, axis=1, keepdims=True))
+
+
+def start_groups(
+    servers: list[sb.Proc], bundles: dict[str, Any], skipped: set[str], n: int, n_minilm: int, block: int
+) -> list[dict[str, Any]]:
+    """Every server up, each added to ``servers`` as it starts; the groups of rows the client visits in turn
+    (static text, embedding input, MiniLM text), each with its rows' targets, calls per row and block."""
+    static, flat = bundles["static"], bundles["static-flat"]
+    ep_static = sb.start_edge_serve(servers, static)
+    ep_flat = sb.start_edge_serve(servers, flat)
+    ep_vectors = sb.start_edge_serve(servers, bundles["static-vectors"])
+    emb_targets = {
+        "onnxruntime-inference": str(flat),
+        "zmq-echo-infer": sb.start_zmq_server(servers, sb.serve_echo_infer, str(flat), timeout=120),
+        "edge-embedding": ep_flat,
+    }
+    for kind, serve in (("http", sb.serve_http), ("websocket", sb.serve_websocket)):
+        if kind not in skipped and (kind != "websocket" or _has("openpi_client")):
+            emb_targets[kind] = sb.start_port_server(servers, serve, flat)
+    static_targets = {
+        "inproc-static": str(static),
+        "edge-text-static": ep_static,
+        "edge-text-static-vectors": ep_vectors,
+        "inproc-static-cold": str(static),
+    }
+    groups = [{"targets": t, "n": n, "block": block} for t in (static_targets, emb_targets)]
+    if bundles["minilm"] is not None:
+        minilm_targets = {
+            "inproc-minilm": str(bundles["minilm"]),
+            "edge-text-minilm": sb.start_edge_serve(servers, bundles["minilm"]),
+        }
+        if bundles["minilm-flat"] is not None:
+            minilm_targets["edge-text-minilm-flat"] = sb.start_edge_serve(servers, bundles["minilm-flat"])
+        groups.append({"targets": minilm_targets, "n": n_minilm, "block": max(1, n_minilm // 4)})
+    return groups
 
 
 def _has(module: str) -> bool:
@@ -389,14 +359,12 @@ def ratios(rows: dict[str, dict[str, Any]]) -> dict[str, Any]:
                 out[f"{kind}_p50_overhead_us"] = rows[kind]["p50_us"] - inf["p50_us"]
     if edge and "http" in rows:
         out["http_p50_over_edge_embedding_p50"] = rows["http"]["p50_us"] / edge["p50_us"]
-    if "edge-text-minilm" in rows and "edge-text-minilm-flat" in rows:
-        new, flat = rows["edge-text-minilm"], rows["edge-text-minilm-flat"]
-        out["minilm_structured_over_flat_mean"] = new["mean_us"] / flat["mean_us"]
-        out["minilm_structured_over_flat_p50"] = new["p50_us"] / flat["p50_us"]
-    if "edge-text-static" in rows and "edge-text-static-vectors" in rows:
-        new, old = rows["edge-text-static"], rows["edge-text-static-vectors"]
-        out["static_tokens_over_vectors_p50"] = new["p50_us"] / old["p50_us"]
-        out["static_tokens_over_vectors_p99"] = new["p99_us"] / old["p99_us"]
+    for name, new, old, stats in (
+        ("minilm_structured_over_flat", "edge-text-minilm", "edge-text-minilm-flat", ("mean", "p50")),
+        ("static_tokens_over_vectors", "edge-text-static", "edge-text-static-vectors", ("p50", "p99")),
+    ):
+        if new in rows and old in rows:
+            out.update({f"{name}_{s}": rows[new][f"{s}_us"] / rows[old][f"{s}_us"] for s in stats})
     if "edge-text-static" in rows:
         t = rows["edge-text-static"]
         out["targets"] = {

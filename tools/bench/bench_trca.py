@@ -33,9 +33,9 @@ from pathlib import Path
 import click
 
 from labeler.auroc import auroc
-from labeler.dataset import TrajectoryWriter, iter_trajectories, read_trajectories, write_trajectories
 from labeler.quality import measure
 from labeler.trca.pipeline import RubricSet, TRCAConfig, label_file
+from models.trajectory import TrajectoryWriter, iter_trajectories, read_trajectories, write_trajectories
 from tools.bench.benchlib import HELDOUT_DEV_COLLECT as DEV_CMD
 from tools.bench.benchlib import ROOT, write_results
 from tools.bench.benchlib import edgejudge as _edgejudge

@@ -34,8 +34,8 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from policy.envs import open_env, parse_env
-from policy.envs.scienceworld import TASKS
+from policy.worlds.adapters import open_env, parse_env
+from policy.worlds.adapters.scienceworld import TASKS
 from tools.bench.benchlib import ROOT, load_average, portable_paths, write_results
 
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# BENCHMARKS.md, "Labeling: the label check against per-step ground truth": the section's commands, from the
+# docs/benchmarks/label-logs.md, "The label check against per-step ground truth": the section's commands, from the
 # repository root with the project's environment active (python and edgejudge on PATH). Resumable: each run
 # keeps its rows in tools/results/labels_protocol_{a,b,c}.json and its collected pools in runs/.
 set -euo pipefail

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# BENCHMARKS.md, "Labeling: label quality across methods": the section's commands, from the repository root
+# docs/benchmarks/labeling.md, "Label quality across methods": the section's commands, from the repository root
 # with the project's environment active (python and edgejudge on PATH).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -20,7 +20,7 @@ python -m tools.bench.bench_label_quality --work runs/lq --coren-only --coren ru
 # the policy on unreviewed labels: the first 61 episodes of the success-scarce cut of the TWC
 # training file (datasets.sh; every failure and the first successes: edgejudge data subset without --episodes)
 edgejudge data subset runs/train300.jsonl.gz --max-success-rate 0.3 --out runs/train300.scarce.jsonl.gz
-python -c "from labeler.dataset import read_trajectories as r, write_trajectories as w; \
+python -c "from models.trajectory import read_trajectories as r, write_trajectories as w; \
 w('runs/sub61.jsonl.gz', r('runs/train300.scarce.jsonl.gz')[:61])"
 edgejudge rubrics build --dataset runs/sub61.jsonl.gz --task-type twc --out runs/sub61.grounding.toml
 edgejudge label trca runs/sub61.jsonl.gz --rubrics runs/sub61.grounding.toml --out runs/sub61.trca-grounding.jsonl.gz

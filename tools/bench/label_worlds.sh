@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# BENCHMARKS.md, "Labeling: harder TextWorld worlds": the section's commands, from the repository root
+# docs/benchmarks/label-logs.md, "Harder TextWorld worlds": the section's commands, from the repository root
 # with the project's environment active (python and edgejudge on PATH).
 set -euo pipefail
 cd "$(dirname "$0")/../.."

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# BENCHMARKS.md, "Labeling: response-only logs": the section's commands, from the repository root
+# docs/benchmarks/label-logs.md, "Response-only logs": the section's commands, from the repository root
 # with the project's environment active (python and edgejudge on PATH).
 set -euo pipefail
 cd "$(dirname "$0")/../.."

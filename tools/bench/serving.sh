@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# BENCHMARKS.md, "Serving latency": the section's commands, from the repository root
+# docs/benchmarks/serving.md, "Serving latency": the section's commands, from the repository root
 # with the project's environment active (python and edgejudge on PATH).
 set -euo pipefail
 cd "$(dirname "$0")/../.."

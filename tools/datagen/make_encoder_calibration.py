@@ -1,10 +1,11 @@
-"""Write policy/encoder_calibration.json: the texts the int8 encoder is calibrated on (policy.encoder_opt).
+"""Write policy/encoders/encoder_calibration.json: the texts the int8 encoder is calibrated on
+(policy.encoders.int8).
 
 Real TextWorldExpress texts from the *train* splits (the parity and benchmark texts come from dev/test):
 composed state texts, candidate actions and instructions of TWC and CookingWorld episodes, collected with
 ``edgejudge collect`` (gold-path-with-noise and random behaviours, fixed seeds).
 
-    python -m tools.datagen.make_encoder_calibration [--out policy/encoder_calibration.json]
+    python -m tools.datagen.make_encoder_calibration [--out policy/encoders/encoder_calibration.json]
 """
 
 from __future__ import annotations
@@ -30,14 +31,14 @@ SOURCES = (  # env, episodes, states kept, candidates kept
 @click.option(
     "--out",
     type=click.Path(dir_okay=False, path_type=Path),
-    default=ROOT / "policy" / "encoder_calibration.json",
+    default=ROOT / "policy" / "encoders" / "encoder_calibration.json",
     show_default=True,
     help="JSON file to write.",
 )
 @click.option("--seed", default=11, show_default=True, help="Collection and sampling seed.")
 def main(out: Path, seed: int) -> None:
     """Collect train-split TWX episodes and write the encoder calibration texts."""
-    from labeler.dataset import read_trajectories
+    from models.trajectory import read_trajectories
 
     rng = random.Random(seed)
     texts: list[str] = []
@@ -75,7 +76,7 @@ def main(out: Path, seed: int) -> None:
             texts += rng.sample(sorted(states), min(n_states, len(states)))
             texts += rng.sample(sorted(cands), min(n_cands, len(cands)))
     payload = {
-        "about": "int8 encoder calibration texts (policy.encoder_opt), "
+        "about": "int8 encoder calibration texts (policy.encoders.int8), "
         "by python -m tools.datagen.make_encoder_calibration",
         "seed": seed,
         "sources": [list(s) for s in SOURCES],

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import click
 
-from labeler.dataset import DatasetError, read_trajectories
+from models.trajectory import DatasetError, read_trajectories
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})

@@ -48,8 +48,8 @@ def test_ray_missing_is_one_clear_line(monkeypatch):
     ],
 )
 def test_commands_refuse_ray_without_ray_installed(monkeypatch, tmp_path, args):
-    from labeler.dataset import Step, Trajectory, write_trajectories
     from models.cli import main
+    from models.trajectory import Step, Trajectory, write_trajectories
 
     data = tmp_path / "in.jsonl"
     write_trajectories(data, [Trajectory("t0", "do it", "twc", False, [Step("o", "a", ["a"], "o2")])])

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from labeler.dataset import Step, Trajectory, write_trajectories
+from models.trajectory import Step, Trajectory, write_trajectories
 
 
 def _write(path, candidates=("look around", "take plate")):

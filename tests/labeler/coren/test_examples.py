@@ -32,7 +32,7 @@ def test_on_a_response_only_log_one_rule_says_yes_and_no():
     differs from the one before. "Changed the world" is the view's partial-state rule on both sides: a step
     that drew an answer the same action had drawn before (or no answer) is a "No", not a change."""
     from labeler.coren.examples import data_examples
-    from labeler.dataset import Step, Trajectory
+    from models.trajectory import Step, Trajectory
 
     def log(tid, success, rows):
         out, before = [], "You wake up in the hall."

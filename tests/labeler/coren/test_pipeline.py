@@ -13,12 +13,13 @@ from labeler.coren.pipeline import (
     CorenConfig,
     CorenInputError,
     CorenLabeler,
+    labeled,
     split_by_trajectory,
     step_features,
-    write_labels,
 )
 from labeler.coren.prompts import load_prompts, load_templates
-from labeler.dataset import Step, Trajectory
+from labeler.label_writer import write_labeled
+from models.trajectory import Step, Trajectory, read_trajectories
 
 torch.set_num_threads(1)
 
@@ -150,7 +151,14 @@ def test_pipeline_with_scripted_judge_labels_every_step(tmp_path):
         [t.success for t in trajs],
     )
     model = orch.train(batch, orch.OrchestratorConfig(input_dim=feats.shape[1], epochs=20)).model
-    write_labels(res, orch.weights_for(model, feats), {"judge_sha256": judge.model_sha256}, keep_dists=True)
+    prov = {"judge_sha256": judge.model_sha256}
+    out = tmp_path / "coren.jsonl"
+    assert (
+        write_labeled(out, "coren", labeled(res, orch.weights_for(model, feats), prov, keep_dists=True)) == 2
+    )
+    back = read_trajectories(out)
+    assert [s.labels for t in back for s in t.steps] == [s.labels for t in trajs for s in t.steps]
+    assert [t.provenance for t in back] == [t.provenance for t in trajs]  # the file holds what was labeled
     lab0 = trajs[0].steps[0].labels["coren"]
     assert {"contextual", "structural", "temporal", "ensemble", "dist_p0", "dist_p2"} <= set(lab0)
     assert math.isfinite(lab0["ensemble"]) and len(lab0["dist_p1"]) == 2  # [P(No), P(Yes)]

@@ -5,7 +5,7 @@ import pytest
 import torch
 
 from labeler.coren import structural
-from labeler.dataset import Step, Trajectory
+from models.trajectory import Step, Trajectory
 
 torch.set_num_threads(1)
 

@@ -110,9 +110,9 @@ def test_coren_batched_answers_and_checks_match_the_simple_path():
     that answers every call one query at a time."""
     from labeler.coren.pipeline import CorenConfig, CorenLabeler
     from labeler.coren.prompts import load_prompts, load_templates
-    from labeler.dataset import Step, Trajectory
     from labeler.judge import open_judge
     from models.encoder import load_sentence_encoder, resolve_encoder
+    from models.trajectory import Step, Trajectory
 
     take, look, put = "take dirty plate", "look around", "put dirty plate in dishwasher"
     room = "Room: You are in the kitchen. You see a dishwasher that is open and a table."

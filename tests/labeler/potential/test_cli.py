@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from labeler.dataset import read_trajectories, write_trajectories
-from policy.rewards import parse_reward
+from models.trajectory import read_trajectories, write_trajectories
+from policy.training.rewards import parse_reward
 from tests.labeler.potential.test_model import _log, _traj
 
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from labeler.dataset import Step, Trajectory
 from labeler.potential.features import step_features, template
 from models.actions import argument_words
+from models.trajectory import Step, Trajectory
 
 
 def _traj(steps: list[tuple[str, str, str]], instruction: str = "Find the apple.") -> Trajectory:

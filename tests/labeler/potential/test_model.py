@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from labeler.dataset import Step, Trajectory
 from labeler.potential.model import (
     PotentialConfig,
     PotentialError,
@@ -14,6 +13,7 @@ from labeler.potential.model import (
     support,
     support_table,
 )
+from models.trajectory import Step, Trajectory
 
 
 def _traj(i: int, success: bool, actions: list[str]) -> Trajectory:
@@ -63,7 +63,7 @@ def test_each_trajectory_is_labeled_by_a_model_that_did_not_see_it():
     for t in trajs[:2]:  # two successes sing instead of pressing the button
         t.steps[1].action = "sing"
     labels = crossfit(trajs, PotentialConfig(folds=2, seed=0))
-    from labeler.label_check import folds_of
+    from labeler.folds import folds_of
 
     folds = folds_of([t.success for t in trajs], 2, 0)
     apart = next(f for f in folds if (0 in f) != (1 in f))  # the folds split the two singers

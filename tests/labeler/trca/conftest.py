@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from labeler.dataset import write_trajectories
+from models.trajectory import write_trajectories
 from tests.support.trca_toy import RUBRIC, toy_dataset
 
 

@@ -2,17 +2,17 @@ from __future__ import annotations
 
 import pytest
 
-from labeler.dataset import Trajectory, write_trajectories
 from labeler.trca.build import TAG_HEAD, TAG_SHOTS, TAGS, BuildConfig, build_header, build_rubric
 from labeler.trca.rubric import load_rubric, write_rubric
-from policy.envs.twx import compose_state
+from models.trajectory import Trajectory, write_trajectories
+from policy.worlds.adapters.twx import compose_state
 from tests.support.trca_tags import F1, S1, TagJudge, episode
 from tests.support.trca_toy import O0, TWX, FakeJudge, FakeScores, _step
 
 """The tiny world writes TextWorld's twx/1 state texts."""
 
 
-"""The toy worlds write TextWorld's state texts (policy.envs.twx.compose_state)."""
+"""The toy worlds write TextWorld's state texts (policy.worlds.adapters.twx.compose_state)."""
 
 
 def _tidy_dataset() -> list[Trajectory]:

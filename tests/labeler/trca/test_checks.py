@@ -2,13 +2,13 @@ from __future__ import annotations
 
 import pytest
 
-from labeler.dataset import Step, Trajectory
 from labeler.trca.checks import CompiledRubric, StateView, Transition, context_key
 from labeler.trca.rubric import (
     RubricError,
     parse_rubric,
 )
-from policy.envs.twx import LAYOUT, compose_state
+from models.trajectory import Step, Trajectory
+from policy.worlds.adapters.twx import LAYOUT, compose_state
 from tests.support.trca_rubric import GOOD, INSTR, O0
 
 

@@ -5,10 +5,10 @@ import math
 
 import pytest
 
-from labeler.dataset import read_trajectories
+from models.trajectory import read_trajectories
 from tests.support.trca_toy import RUBRIC
 
-"""The toy worlds write TextWorld's state texts (policy.envs.twx.compose_state)."""
+"""The toy worlds write TextWorld's state texts (policy.worlds.adapters.twx.compose_state)."""
 
 
 # Hand computation, lambda 0.8, gamma 0.5; M: execution 2, evidence 1, invalidity 2.

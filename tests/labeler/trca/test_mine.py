@@ -2,9 +2,9 @@ from __future__ import annotations
 
 import re
 
-from labeler.dataset import Step, Trajectory
 from labeler.trca.mine import mine
-from policy.envs.twx import LAYOUT, compose_state
+from models.trajectory import Step, Trajectory
+from policy.worlds.adapters.twx import LAYOUT, compose_state
 from tests.support.trca_rubric import INSTR, O0
 
 

@@ -9,13 +9,13 @@ import json
 
 import pytest
 
-from labeler.dataset import Trajectory, read_trajectories, write_trajectories
 from labeler.trca.checks import CompiledRubric
 from labeler.trca.pipeline import RubricSet, TRCAConfig, label_file, label_trajectory_rewards
 from labeler.trca.rubric import parse_rubric
+from models.trajectory import Trajectory, read_trajectories, write_trajectories
 from tests.support.trca_toy import INSTR, RUBRIC, FakeJudge, toy_dataset
 
-"""The toy worlds write TextWorld's state texts (policy.envs.twx.compose_state)."""
+"""The toy worlds write TextWorld's state texts (policy.worlds.adapters.twx.compose_state)."""
 
 
 def test_zero_variance_step_group(files, tmp_path):

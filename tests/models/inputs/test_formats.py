@@ -30,7 +30,7 @@ def embed(texts: list[str]) -> np.ndarray:
 @pytest.fixture(scope="module")
 def token_ids(tmp_path_factory) -> TokenIds:
     from models.encoder import resolve_encoder
-    from policy.static_encoder import write_tokenizer
+    from policy.encoders.static import write_tokenizer
 
     path = tmp_path_factory.mktemp("tok") / "tokenizer.json"
     write_tokenizer(resolve_encoder(), path)

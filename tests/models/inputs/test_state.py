@@ -56,8 +56,8 @@ def _relabel(text: str, old: StateLayout, new: StateLayout) -> str:
 
 def _sample_states():
     """(layout, state text) of every adapter, composed by the adapter itself (no simulator needed)."""
-    from policy.envs.scienceworld import ScienceWorldAdapter
-    from policy.envs.twx import TWXAdapter
+    from policy.worlds.adapters.scienceworld import ScienceWorldAdapter
+    from policy.worlds.adapters.twx import TWXAdapter
 
     twx = TWXAdapter.compose(
         {

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from labeler.dataset import Step, Trajectory, read_trajectories, write_trajectories
 from models.state_layout import Part, StateLayout
+from models.trajectory import Step, Trajectory, read_trajectories, write_trajectories
 from policy.matrix.data import WorldData, channel_of, label_summary, short_hash
 from policy.matrix.plan import QUICK, parse_world, with_overrides
 

@@ -4,10 +4,10 @@ error rather than guess, and list the rows without a result."""
 
 from __future__ import annotations
 
-from policy.envs.registry import parse_env
 from policy.matrix.labels import POOLED, markdown, plan
 from policy.matrix.plan import FULL, parse_world, with_overrides
 from policy.matrix.store import RowStore
+from policy.worlds.adapters.registry import parse_env
 
 WORLDS = [parse_world("a=twx:twc@8"), parse_world("b=twx:cookingworld@8")]
 S = with_overrides(FULL, sizes=(5, 20), coren_max_episodes=5, split="dev")

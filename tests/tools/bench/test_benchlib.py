@@ -30,7 +30,7 @@ def test_a_path_inside_the_repository_becomes_relative_and_one_outside_its_name(
 
 def test_paths_inside_strings_are_rewritten_and_nothing_else():
     payload = {
-        "command": f"python -m tools.bench.bench_learners --train /tmp/s2/t.jsonl.gz --out-dir={ROOT}/r/b",
+        "command": f"python -m tools.bench.bench_collect --train /tmp/s2/t.jsonl.gz --out-dir={ROOT}/r/b",
         "log": ["wrote /tmp/x.y/a-b.jsonl.gz: 1 episodes, 40 steps, 0 steps/s (1.5 s)"],
         "machine": "x86_64; EDGEJUDGE_CACHE=/tmp/pe/cache",
         "endpoints": ["tcp://127.0.0.1:5555", "ipc:///tmp/edge.sock", "and/or", "1/2"],
@@ -38,7 +38,7 @@ def test_paths_inside_strings_are_rewritten_and_nothing_else():
         "/tmp/key/name": 1.5,
     }
     out = portable_paths(payload)
-    assert out["command"] == "python -m tools.bench.bench_learners --train t.jsonl.gz --out-dir=r/b"
+    assert out["command"] == "python -m tools.bench.bench_collect --train t.jsonl.gz --out-dir=r/b"
     assert out["log"] == ["wrote a-b.jsonl.gz: 1 episodes, 40 steps, 0 steps/s (1.5 s)"]
     assert out["machine"] == "x86_64; EDGEJUDGE_CACHE=cache"
     assert out["endpoints"] == payload["endpoints"]

@@ -4,7 +4,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from labeler.dataset import Step, Trajectory, write_trajectories
+from models.trajectory import Step, Trajectory, write_trajectories
 from tests.support.paths import ROOT
 
 
