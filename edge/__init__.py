@@ -25,4 +25,5 @@ Modules:
 * ``policies`` — the one policy interface and base, the episode memory and the wrappers
 * ``edge_policy`` — ``EdgePolicy``: the daemon as a policy
 * ``loop_guard`` — client-side loop breaking from the episode's history
+* ``episode_log`` — the robot's episode log: what the deployed policy did, in the trajectory format
 """

@@ -41,10 +41,12 @@ import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgpack
-import numpy as np
+
+if TYPE_CHECKING:  # numpy is imported where arrays are made or read: a text-only client never loads it
+    import numpy as np
 
 PROTOCOL_VERSION = 1
 OPS = ("act", "info", "health", "reload")
@@ -55,7 +57,8 @@ MAX_ID_CHARS = 128
 MAX_MEMORY = 512
 ARRAY_KEYS = ("dtype", "shape", "data")
 _ARRAY_KEYSET = frozenset(ARRAY_KEYS)
-_F32 = np.dtype("<f4")
+_F32 = "<f4"
+"""Little-endian float32, the one dtype on the wire."""
 
 
 class Code(str, Enum):
@@ -91,6 +94,8 @@ class ProtocolError(ValueError):
 
 def encode_array(arr: Any) -> dict[str, Any]:
     """A float32 array as a msgpack-ready map (little-endian raw bytes)."""
+    import numpy as np
+
     a = np.ascontiguousarray(np.asarray(arr, dtype="<f4"))
     return {"dtype": "float32", "shape": list(a.shape), "data": a.tobytes()}
 
@@ -101,6 +106,7 @@ def _bad_array(name: str, msg: str, req_id: int | str | None) -> ProtocolError:
 
 def decode_array(obj: Any, name: str, ndim: int, req_id: int | str | None = None) -> np.ndarray:
     """Read an ARRAY map; refuses any dtype but float32, inconsistent sizes and non-finite values."""
+    import numpy as np
 
     if not isinstance(obj, dict):
         raise _bad_array(

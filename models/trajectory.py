@@ -30,6 +30,7 @@ import gzip
 import json
 import math
 import os
+import sys
 import zlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -250,16 +251,47 @@ def trajectory_from_dict(raw: Any) -> Trajectory:
     )
 
 
+def check_trajectory(traj: Trajectory, path: str | os.PathLike[str] = "trajectory") -> Trajectory:
+    """``traj`` as a reader would read its line back (validated; raises :class:`DatasetError` naming ``path``
+    and the field): what a writer checks before it appends a line."""
+    try:
+        return trajectory_from_dict(json.loads(traj.to_json()))
+    except _Invalid as inv:
+        raise DatasetError(path, None, inv.field, inv.problem) from None
+    except ValueError as e:  # NaN or infinity in a number
+        raise DatasetError(path, None, "json", str(e)) from None
+
+
 # ------------------------------------------------------------------------------------------------ reading
 
 
 @dataclass
 class ReadReport:
-    """What a read saw: counts, and the errors of skipped lines (with ``skip_invalid``)."""
+    """What a read saw: counts, the errors of skipped lines (with ``skip_invalid``), and the torn last line
+    left out (``torn``: its line number), if any."""
 
     read: int = 0
     skipped: int = 0
     errors: list[DatasetError] = field(default_factory=list)
+    torn: int | None = None
+
+
+_torn_noticed: set[tuple[str, int, int]] = set()
+
+
+def torn_notice(path: str | os.PathLike[str], line: int, size: int) -> None:
+    """Say on stderr, once per file version and process, that the file ends inside line ``line`` (``size``
+    bytes of it), left out."""
+    p = Path(path).resolve()
+    key = (str(p), p.stat().st_size, line)
+    if key in _torn_noticed:
+        return
+    _torn_noticed.add(key)
+    print(
+        f"{path}:{line}: torn line: the file ends inside it ({size} bytes, not complete JSON, e.g. a power "
+        "loss while it was written); left out, every complete line before it is read",
+        file=sys.stderr,
+    )
 
 
 def _is_gzip(path: Path) -> bool:
@@ -300,7 +332,9 @@ def iter_trajectories(
     """Stream and validate trajectories from a JSONL or JSONL.gz file (gzip detected by its magic bytes).
 
     With ``skip_invalid`` an invalid line is counted in ``report`` and skipped; otherwise the first problem
-    raises :class:`DatasetError`. A file with no trajectory at all is an error either way. With ``layouts``
+    raises :class:`DatasetError`. A last line that the file ends inside (no newline, not complete JSON: a
+    write cut by a power loss) is left out with one notice on stderr naming it, and every complete line before
+    it is read (``report.torn``). A file with no trajectory at all is an error either way. With ``layouts``
     a trajectory that records no state layout gets the file's inferred one (see the module docstring).
     """
     p = Path(path)
@@ -322,6 +356,10 @@ def iter_trajectories(
                     try:
                         raw = json.loads(text)
                     except json.JSONDecodeError as e:
+                        if not text.endswith("\n"):  # the file ends inside this line: a torn write
+                            report.torn = lineno
+                            torn_notice(p, lineno, len(text.encode("utf-8")))
+                            continue
                         raise _Invalid("line", f"invalid JSON ({e.msg} at column {e.colno})") from None
                     traj = trajectory_from_dict(raw)
                     if traj.id in seen_ids:

@@ -1,5 +1,5 @@
-"""The C++ client (edge/cpp, built by the top-level CMakeLists.txt) against the shared protocol vectors and a
-real edge-serve daemon. The build directory is reused between runs (.pytest_cache/edge-cpp-build)."""
+"""The C++ client (edge/cpp, built by the top-level CMakeLists.txt: the ``cpp_build`` fixture of
+tests/edge/conftest.py) against the shared protocol vectors and a real edge-serve daemon."""
 
 from __future__ import annotations
 
@@ -13,12 +13,10 @@ import threading
 import pytest
 
 from edge.client import EdgeClient
+from tests.edge.conftest import run
 from tests.support.serving import ROOT, Daemon, exported_bundle
 
 pytestmark = pytest.mark.real
-
-
-BUILD = ROOT / ".pytest_cache" / "edge-cpp-build"
 
 
 INSTR = "put the apple in the fridge"
@@ -35,22 +33,6 @@ MEMORY = [
     ("look around", "Inventory: empty\nRecent actions: none\nRoom: You are in the hall."),
     ("go west", OBS),
 ]
-
-
-def run(cmd: list[str], timeout: float = 600) -> subprocess.CompletedProcess:
-    return subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=timeout)
-
-
-@pytest.fixture(scope="module")
-def cpp_build():
-    assert shutil.which("cmake"), "cmake is missing: apt-get install cmake (or run make cpp)"
-    conf = run(["cmake", "-S", str(ROOT), "-B", str(BUILD), "-DCMAKE_BUILD_TYPE=Release"])
-    assert conf.returncode == 0, (
-        f"cmake configure failed (make cpp installs libzmq/cppzmq/msgpack-c):\n{conf.stderr}"
-    )
-    build = run(["cmake", "--build", str(BUILD), "-j2"])
-    assert build.returncode == 0, build.stdout[-4000:] + build.stderr[-4000:]
-    return BUILD
 
 
 @pytest.fixture(scope="module")
