@@ -11,6 +11,9 @@ Modules:
 * ``workers`` — the scoring threads and the loop's pool of them
 * ``scoring`` — the answers to one batch's ``act`` requests
 * ``reload`` — hot reload in a helper thread
+* ``control`` — the control ops (health, info, reload) and the reload's way to the swap
+* ``process_pool`` — worker processes: the broker's ipc:// backend, replacement of a dead worker
+* ``worker_process`` — one worker process: its own interpreter and onnxruntime session
 * ``curve`` — CURVE certificates and allowed clients
 * ``runtime`` — the bundle's encoder and scorer in onnxruntime, with the embedding cache
 * ``text_encoder`` — the bundle's tokenizer and encoder runs

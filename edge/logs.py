@@ -13,16 +13,19 @@ LEVELS = {"debug": 10, "info": 20, "warning": 30, "error": 40}
 
 
 class JsonLogger:
-    def __init__(self, level: str = "info", stream: TextIO | None = None):
+    def __init__(self, level: str = "info", stream: TextIO | None = None, **fields: Any):
+        """``fields``: set on every line (a worker process's ``worker`` index)."""
         if level not in LEVELS:
             raise ValueError(f"unknown log level {level!r}: expected one of {', '.join(LEVELS)}")
         self.level = LEVELS[level]
+        self.level_name = level
         self.stream = stream or sys.stderr
+        self.fields = fields
 
     def log(self, level: str, event: str, **fields: Any) -> None:
         if LEVELS[level] < self.level:
             return
-        rec = {"ts": round(time.time(), 6), "level": level, "event": event, **fields}
+        rec = {"ts": round(time.time(), 6), "level": level, "event": event, **self.fields, **fields}
         try:
             self.stream.write(json.dumps(rec, default=str) + "\n")
             self.stream.flush()

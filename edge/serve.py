@@ -61,6 +61,16 @@ from models.cli_options import threads_option
     "beside one heavy one on a 2-core robot (onnxruntime runs outside the GIL). 1: one batch at a time.",
 )
 @click.option(
+    "--worker-processes/--worker-threads",
+    default=False,
+    show_default=True,
+    help="Workers as processes (each its own interpreter and onnxruntime session, behind an ipc:// socket: "
+    "a request heavy in Python work, say a long memory of never-seen text through a static encoder, holds "
+    "up its own worker only; each worker costs its own copy of the bundle in memory; a worker that dies is "
+    "replaced and its requests are answered with an error) or as threads of the daemon (less memory; "
+    "onnxruntime runs outside the interpreter lock, the rest of a request does not).",
+)
+@click.option(
     "--batch-wait-ms",
     type=click.FloatRange(0, 100),
     default=0.5,
@@ -104,6 +114,7 @@ def main(
     cache_size: int,
     max_batch: int,
     workers: int,
+    worker_processes: bool,
     batch_wait_ms: float,
     max_message_bytes: int,
     metrics_port: int | None,
@@ -139,6 +150,7 @@ def main(
         runtime=RuntimeConfig(threads=threads, spinning=spinning, cache_size=cache_size),
         max_batch=max_batch,
         workers=workers,
+        worker_processes=worker_processes,
         batch_wait_ms=batch_wait_ms,
         max_message_bytes=max_message_bytes,
         metrics_host=metrics_host,

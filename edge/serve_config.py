@@ -20,8 +20,12 @@ class ServeConfig:
     max_batch: int = 32
     """Most act requests scored in one policy call."""
     workers: int = 2
-    """Threads scoring act batches concurrently (1: one batch at a time; the loop still answers the other
+    """Workers scoring act batches concurrently (1: one batch at a time; the loop still answers the other
     ops meanwhile)."""
+    worker_processes: bool = False
+    """Workers are processes (each its own interpreter and onnxruntime session: the Python work of one
+    request does not wait for another's) instead of threads of the daemon (one interpreter lock, one
+    session, less memory)."""
     batch_wait_ms: float = 0.5
     """Longest wait for more requests once concurrent clients are seen (0: only what already arrived)."""
     max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES

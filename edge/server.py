@@ -2,12 +2,14 @@
 
 The loop (the main thread) is a load-balancing broker (zguide's lbbroker): it polls the clients' ROUTER and
 its workers' inproc ROUTER, drains the requests that arrived together (waiting a bounded time for more when
-clients are concurrent), answers ``info``/``health``/``reload``/errors itself at once, and ``act`` requests
-with embeddings too (one scorer run, no encoder: cheaper than the hop to a worker), and queues the text
-``act`` requests for ``--workers`` scoring threads (:class:`edge.scoring.Worker`). An idle worker takes the
-waiting requests as one batch (shared among the idle workers when several are), scores it (one encoder pass,
-one policy call) and sends the replies back through the loop, the one thread that uses the clients' socket.
-A request heavy in never-seen text thus holds up its own worker only.
+clients are concurrent), answers errors and the control ops (``info``/``health``/``reload``,
+:mod:`edge.control`) itself at once, and ``act`` requests with embeddings too (one scorer run, no encoder:
+cheaper than the hop to a worker), and queues the text ``act`` requests for ``--workers`` scoring threads
+(:class:`edge.workers.Worker`). With ``--worker-processes`` the workers are processes
+(:mod:`edge.process_pool`): every ``act`` is routed by its op alone and parsed by the worker. An idle worker
+takes the waiting requests as one batch (shared among the idle workers when several are), scores it (one
+encoder pass, one policy call) and sends the replies back through the loop, the one thread that uses the
+clients' socket. A request heavy in never-seen text thus holds up its own worker only.
 
 A reload (``reload`` op or SIGHUP) runs in :class:`edge.reload.Reloader` while the old model keeps serving;
 once it is loaded the loop hands out no batch until every worker is idle, then swaps the runtime for all of
@@ -22,24 +24,17 @@ import gc
 import os
 import signal
 import time
-from pathlib import Path
 from typing import Any
 
 import zmq
 
+from edge.control import Control
 from edge.curve import enable_curve, reload_allowed_keys
 from edge.logs import JsonLogger, sd_notify
 from edge.metrics import Metrics, start_metrics_server
-from edge.protocol import (
-    PROTOCOL_VERSION,
-    Code,
-    ProtocolError,
-    error_reply,
-    ok_reply,
-    pack,
-    parse_request,
-)
-from edge.reload import Reloader, ReloadOutcome, refusal
+from edge.process_pool import ProcessPool, RawAct, WorkerStartError, peek_op
+from edge.protocol import Code, ProtocolError, error_reply, pack, parse_request
+from edge.reload import Reloader
 from edge.runtime import Runtime, load_runtime
 from edge.scoring import Pending, answer_acts
 from edge.serve_config import ServeConfig
@@ -67,13 +62,12 @@ class Server:
         self.reload_requested = False
         self._loading = True
         self.reloader = Reloader(cfg.runtime)
-        self._swap: ReloadOutcome | None = None
-        """A loaded bundle waiting for every worker to finish its batch on the old one."""
+        self.control = Control(self)
         self._last_batch = 1
         self.started = time.time()
         self.ctx: zmq.Context | None = None
         self.sock: zmq.Socket | None = None
-        self.pool: WorkerPool | None = None
+        self.pool: WorkerPool | ProcessPool | None = None
         self.auth: Any = None
         self.http: Any = None
         self.endpoints: list[str] = []
@@ -120,7 +114,20 @@ class Server:
         for addr in self.cfg.binds:
             sock.bind(addr)
             self.endpoints.append(sock.getsockopt_string(zmq.LAST_ENDPOINT))
-        self.pool = WorkerPool(self.ctx, self.cfg.workers, self.metrics, self.log)
+        if self.cfg.worker_processes:
+            self.pool = ProcessPool(
+                self.ctx,
+                self.cfg.workers,
+                self.cfg.bundle,
+                self.cfg.runtime,
+                self.cfg.max_message_bytes,
+                self.metrics,
+                self.log,
+                self.log.level_name,
+            )
+            self.log.info("workers_ready", processes=self.cfg.workers, rss_mb=self.pool.memory_mb)
+        else:
+            self.pool = WorkerPool(self.ctx, self.cfg.workers, self.metrics, self.log)
         if self.cfg.metrics_port is not None:
             self.http = start_metrics_server(self.metrics, self.cfg.metrics_host, self.cfg.metrics_port)
 
@@ -141,7 +148,7 @@ class Server:
             self.ctx.term()
         self.ctx = None
         self.reloader.join(timeout=30)
-        for rt in (self.rt, self._swap.runtime if self._swap else None):
+        for rt in (self.rt, self.control.pending_runtime()):
             if rt is not None and joined:
                 rt.close()
 
@@ -161,7 +168,7 @@ class Server:
             return 0
         try:
             self.open()
-        except (zmq.ZMQError, ValueError, OSError) as e:
+        except (zmq.ZMQError, ValueError, OSError, WorkerStartError) as e:
             self.log.error("startup_failed", error=str(e))
             self.close()
             return 2
@@ -197,7 +204,7 @@ class Server:
             if self.reload_requested:
                 self.reload_requested = False
                 self._reload_allowed_keys()
-                self._start_reload(self.cfg.bundle, None)
+                self.control.start_reload(self.cfg.bundle, None)
             self._step(events)
         # Requests in flight when the signal came are answered: read until the socket has been quiet for
         # DRAIN_QUIET_MS (bounded by DRAIN_MAX_S), so what the kernel already holds is not lost ...
@@ -220,7 +227,10 @@ class Server:
         if self.pool.socket in events:
             for r in self.pool.replies():
                 self._deliver(r.frames, r.t0, r.op, r.code)
-        self._finish_reload()
+        elif isinstance(self.pool, ProcessPool):
+            for r in self.pool.check():  # a worker that died: its requests are answered, it is replaced
+                self._deliver(r.frames, r.t0, r.op, r.code)
+        self.control.step()
         if self.sock in events:
             self._handle_batch_safely(self._drain())
         self._dispatch()
@@ -270,7 +280,7 @@ class Server:
 
     # ------------------------------------------------------------------------------------------------ replies
 
-    def _send(self, envelope: list[bytes], msg: dict[str, Any], t0: float, op: str) -> None:
+    def send(self, envelope: list[bytes], msg: dict[str, Any], t0: float, op: str) -> None:
         self._deliver([*envelope, pack(msg)], t0, op, "" if msg["ok"] else msg["code"])
 
     def _deliver(self, frames: list[bytes], t0: float, op: str, code: str) -> None:
@@ -285,9 +295,9 @@ class Server:
         if code:
             self.metrics.error(code)
 
-    def _error(self, envelope: list[bytes], t0: float, err: ProtocolError, op: str = "invalid") -> None:
+    def refuse(self, envelope: list[bytes], t0: float, err: ProtocolError, op: str = "invalid") -> None:
         self.log.debug("bad_request", code=err.code.value, message=err.message)
-        self._send(envelope, error_reply(err.code, err.message, err.req_id), t0, op)
+        self.send(envelope, error_reply(err.code, err.message, err.req_id), t0, op)
 
     def _handle_batch(self, batch: list[tuple[list[bytes], float]]) -> None:
         acts: list[Pending] = []
@@ -300,7 +310,7 @@ class Server:
                 envelope, payload = frames[:2], frames[2]
             else:
                 envelope = frames[:2] if len(frames) > 1 and frames[1] == b"" else frames[:1]
-                self._error(
+                self.refuse(
                     envelope,
                     t0,
                     ProtocolError(
@@ -308,59 +318,43 @@ class Server:
                     ),
                 )
                 continue
+            if isinstance(self.pool, ProcessPool) and (peek := peek_op(payload)) and peek[0] == "act":
+                self.pool.submit(RawAct(envelope, t0, payload, peek[1]))  # parsed by the worker process
+                continue
             try:
                 req = parse_request(payload, self.cfg.max_message_bytes)
             except ProtocolError as e:
-                self._error(envelope, t0, e)
+                self.refuse(envelope, t0, e)
                 continue
             except Exception as e:  # a parser bug must cost one error reply, never the daemon
                 self.log.error("parse_failed", error=f"{type(e).__name__}: {e}")
-                self._error(
+                self.refuse(
                     envelope, t0, ProtocolError(Code.INTERNAL, "request could not be parsed (logged)")
                 )
                 continue
             p = Pending(envelope, t0, req)
-            if req.op == "act":
+            if req.op != "act":
+                self.control.answer(p)
+            elif isinstance(self.pool, ProcessPool):  # an act the peek could not read: the worker says why
+                self.pool.submit(RawAct(envelope, t0, payload, req.id))
+            else:
                 (scorer_only if req.is_embedding else acts).append(p)
-            elif req.op == "health":
-                self._send(
-                    envelope,
-                    ok_reply(
-                        req.id,
-                        status="serving",
-                        model=self._model(),
-                        uptime_s=round(time.time() - self.started, 3),
-                        reloading=self._reloading,
-                    ),
-                    t0,
-                    req.op,
-                )
-            elif req.op == "info":
-                assert self.rt is not None
-                self._send(
-                    envelope,
-                    ok_reply(
-                        req.id,
-                        protocol=PROTOCOL_VERSION,
-                        **self.rt.info(),
-                        max_batch=self.cfg.max_batch,
-                        batch_wait_ms=self.cfg.batch_wait_ms,
-                        max_message_bytes=self.cfg.max_message_bytes,
-                    ),
-                    t0,
-                    req.op,
-                )
-            elif req.op == "reload":
-                self._reload_op(p)
-        self.pool.waiting.extend(acts)
+        if isinstance(self.pool, WorkerPool):
+            self.pool.waiting.extend(acts)
         self._dispatch()  # the workers start before the loop scores embeddings
         if scorer_only:
             # Embeddings skip the encoder: one scorer run, about what the hop to a worker and back would cost.
             assert self.rt is not None
-            answer_acts(self.rt, scorer_only, self._send, self._error, self.metrics, self.log)
+            answer_acts(self.rt, scorer_only, self.send, self.refuse, self.metrics, self.log)
 
-    def _model(self) -> str:
+    @property
+    def model(self) -> str:
         return self.rt.model_sha256 if self.rt is not None else ""
+
+    @property
+    def processes(self) -> ProcessPool | None:
+        """The worker processes (``--worker-processes``); None with worker threads."""
+        return self.pool if isinstance(self.pool, ProcessPool) else None
 
     # ------------------------------------------------------------------------------------------------ workers
 
@@ -368,7 +362,7 @@ class Server:
         """Hand the waiting act requests to idle workers; none while a reloaded bundle waits for the
         workers to finish on the old one."""
         assert self.pool is not None and self.rt is not None
-        if self._swap is None:
+        if not self.control.holds_batches:
             self.pool.dispatch(self.rt, self.cfg.max_batch)
         else:
             self.metrics.set_waiting(len(self.pool.waiting))
@@ -379,68 +373,3 @@ class Server:
         """SIGHUP also re-reads the allowed client keys (a key added to or removed from the directory)."""
         if self.auth is not None and self.cfg.curve_allowed is not None:
             reload_allowed_keys(self.auth, self.cfg.curve_allowed, self.log)
-
-    @property
-    def _reloading(self) -> bool:
-        """A bundle is loading, or loaded and waiting for the workers to go idle."""
-        return self.reloader.running or self._swap is not None
-
-    def _reload_op(self, p: Pending) -> None:
-        err = refusal(
-            p.req,
-            remote_reload=self.cfg.remote_reload,
-            allow_reload_path=self.cfg.allow_reload_path,
-            running=self._reloading,
-        )
-        if err is not None:
-            self._error(p.envelope, p.t0, err, "reload")
-            return
-        self._start_reload(Path(p.req.bundle) if p.req.bundle else self.cfg.bundle, p)
-
-    def _start_reload(self, bundle: Path, waiter: Pending | None) -> None:
-        if waiter is not None:
-            self.reloader.wait(waiter)
-        if self._reloading:
-            return
-        sd_notify("RELOADING=1")
-        self.log.info("reload_started", bundle=str(bundle))
-        self.reloader.start(bundle)
-
-    def _finish_reload(self) -> None:
-        if self._swap is None:
-            done = self.reloader.collect()
-            if done is None:
-                return
-            if done.runtime is not None:
-                self._swap = done  # no batch is handed out until the swap
-        if self._swap is not None:
-            if self.pool is not None and not self.pool.all_idle:
-                return  # a worker still scores on the old runtime
-            done, self._swap = self._swap, None
-        new, err = done.runtime, done.error
-        if new is not None:
-            old, self.rt = self.rt, new  # the swap: every worker's next batch uses the new model
-            if old is not None:
-                old.close()
-            self.cfg.bundle = new.bundle_dir
-            self.metrics.set_model(new.model_sha256)
-            self.metrics.reload("ok")
-            self.log.info("reload_done", bundle=str(new.bundle_dir), model=new.model_sha256)
-            for w in done.waiters:
-                self._send(
-                    w.envelope,
-                    ok_reply(w.req.id, model=new.model_sha256, bundle=str(new.bundle_dir)),
-                    w.t0,
-                    "reload",
-                )
-        else:
-            self.metrics.reload("failed")
-            self.log.error("reload_failed", error=err, model=self._model())
-            for w in done.waiters:
-                self._error(
-                    w.envelope,
-                    w.t0,
-                    ProtocolError(Code.RELOAD_FAILED, f"{err}; still serving {self._model()}", w.req.id),
-                    "reload",
-                )
-        sd_notify("READY=1")

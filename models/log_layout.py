@@ -1,6 +1,6 @@
-"""How a log's state layout is found when its writer recorded none: which trajectories need one, the
-``meta`` key that says it was inferred, and the one notice per file that says so (``models.trajectory`` infers
-it, :func:`models.trajectory.file_layout`)."""
+"""How a log is read when it is not what its writer meant: which trajectories need an inferred state layout,
+the ``meta`` key that says it was inferred, and the one notice per file that says so (``models.trajectory``
+infers it, :func:`models.trajectory.file_layout`); and the one notice for a last line a power loss cut."""
 
 from __future__ import annotations
 
@@ -33,5 +33,23 @@ def layout_notice(path: str | os.PathLike[str], reason: str, *, earlier: bool = 
     print(
         f"{path}: no state layout recorded; {how}: {reason} (review or declare one with 'edgejudge data "
         "layout')",
+        file=sys.stderr,
+    )
+
+
+_torn_noticed: set[tuple[str, int, int]] = set()
+
+
+def torn_notice(path: str | os.PathLike[str], line: int, size: int) -> None:
+    """Say on stderr, once per file version and process, that the file ends inside line ``line`` (``size``
+    bytes of it), left out."""
+    p = Path(path).resolve()
+    key = (str(p), p.stat().st_size, line)
+    if key in _torn_noticed:
+        return
+    _torn_noticed.add(key)
+    print(
+        f"{path}:{line}: torn line: the file ends inside it ({size} bytes, not complete JSON, e.g. a power "
+        "loss while it was written); left out, every complete line before it is read",
         file=sys.stderr,
     )

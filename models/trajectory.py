@@ -30,7 +30,6 @@ import gzip
 import json
 import math
 import os
-import sys
 import zlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -38,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from models.layout_inference import infer_layout
-from models.log_layout import INFERRED_KEY, LAYOUT_SAMPLE, layout_notice, needs_layout
+from models.log_layout import INFERRED_KEY, LAYOUT_SAMPLE, layout_notice, needs_layout, torn_notice
 from models.settings import AtomicFile
 from models.state_layout import StateLayout
 from models.trajectory_view import TrajectoryView
@@ -274,24 +273,6 @@ class ReadReport:
     skipped: int = 0
     errors: list[DatasetError] = field(default_factory=list)
     torn: int | None = None
-
-
-_torn_noticed: set[tuple[str, int, int]] = set()
-
-
-def torn_notice(path: str | os.PathLike[str], line: int, size: int) -> None:
-    """Say on stderr, once per file version and process, that the file ends inside line ``line`` (``size``
-    bytes of it), left out."""
-    p = Path(path).resolve()
-    key = (str(p), p.stat().st_size, line)
-    if key in _torn_noticed:
-        return
-    _torn_noticed.add(key)
-    print(
-        f"{path}:{line}: torn line: the file ends inside it ({size} bytes, not complete JSON, e.g. a power "
-        "loss while it was written); left out, every complete line before it is read",
-        file=sys.stderr,
-    )
 
 
 def _is_gzip(path: Path) -> bool:

@@ -33,9 +33,10 @@ OBS = "Inventory: empty\nRecent actions: none\nRoom: You are in the kitchen. You
 CANDS = ["take apple", "open fridge", "look around", "put apple in fridge"]
 
 
-@pytest.fixture(scope="module")
-def daemon():
-    with Daemon(exported_bundle(), "--metrics-port", "0", "--max-message-bytes", "65536") as d:
+@pytest.fixture(scope="module", params=["--worker-threads", "--worker-processes"])
+def daemon(request):
+    """The daemon with worker threads and with worker processes: every test of the wire holds for both."""
+    with Daemon(exported_bundle(), "--metrics-port", "0", "--max-message-bytes", "65536", request.param) as d:
         yield d
 
 

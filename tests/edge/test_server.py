@@ -392,16 +392,21 @@ def during_slow(d: Daemon, tag: str, *requests: dict) -> list[dict]:
         s.close(linger=0)
 
 
+MODES = pytest.mark.parametrize("mode", ["--worker-threads", "--worker-processes"])
+"""The worker tests hold for worker threads and worker processes alike."""
+
+
 @pytest.mark.real
+@MODES
 @pytest.mark.parametrize(
     ("workers", "order"), [(2, ["health", "cheap", "slow"]), (1, ["health", "slow", "cheap"])]
 )
-def test_a_slow_request_holds_up_a_cheap_one_only_without_a_free_worker(tmp_path, workers, order):
+def test_a_slow_request_holds_up_a_cheap_one_only_without_a_free_worker(tmp_path, workers, order, mode):
     """With two workers the cheap act sent during the slow one is answered first; with one it waits for it
     (as the single-threaded daemon did). The loop answers health meanwhile either way."""
     from edge.protocol import act_text, make_request
 
-    with Daemon(slow_bundle(tmp_path / "slow"), "--workers", str(workers), "--metrics-port", "0") as d:
+    with Daemon(slow_bundle(tmp_path / "slow"), "--workers", str(workers), "--metrics-port", "0", mode) as d:
         with EdgeClient(d.endpoint, timeout=30) as c:
             reference = c.act(INSTR, OBS, CANDS)  # from now on the cheap request's texts are cached
         assert metric(d, "edge_worker_busy") == {str(i): 0 for i in range(workers)}
@@ -417,14 +422,15 @@ def test_a_slow_request_holds_up_a_cheap_one_only_without_a_free_worker(tmp_path
 
 
 @pytest.mark.real
-def test_reload_waits_for_the_workers_then_switches_all_of_them(tmp_path):
+@MODES
+def test_reload_waits_for_the_workers_then_switches_all_of_them(tmp_path, mode):
     a, b = slow_bundle(tmp_path / "a"), slow_bundle(tmp_path / "b", seed=1)
     bad = build_tiny_bundle(tmp_path / "bad", seed=2)
     corrupt(bad)
     sha_a, sha_b = load_manifest(a).model_sha256, load_manifest(b).model_sha256
     from edge.protocol import act_text, make_request
 
-    with Daemon(a, "--allow-reload-path", "--metrics-port", "0", "--workers", "2") as d:
+    with Daemon(a, "--allow-reload-path", "--metrics-port", "0", "--workers", "2", mode) as d:
         slow, reload = during_slow(d, "r", make_request("reload", "reload", bundle=str(b)))
         assert slow["ok"] and slow["model"] == sha_a  # the swap waited: its runtime was not closed under it
         assert reload["ok"] and reload["model"] == sha_b
@@ -439,12 +445,13 @@ def test_reload_waits_for_the_workers_then_switches_all_of_them(tmp_path):
 
 
 @pytest.mark.real
-def test_sigterm_answers_what_the_workers_score_then_joins_them(tmp_path):
+@MODES
+def test_sigterm_answers_what_the_workers_score_then_joins_them(tmp_path, mode):
     import zmq
 
     from edge.protocol import act_text, pack, unpack_reply
 
-    d = Daemon(slow_bundle(tmp_path / "slow"), "--metrics-port", "0")
+    d = Daemon(slow_bundle(tmp_path / "slow"), "--metrics-port", "0", mode)
     s = zmq.Context.instance().socket(zmq.DEALER)
     s.setsockopt(zmq.LINGER, 0)
     s.connect(d.endpoint)

@@ -4,8 +4,10 @@ honest client's latency while another client sends max-size memories.
 A format-2 bundle reads the last ``info['horizon']`` pairs of a request's memory and nothing older, so 512
 never-seen pairs (the most a request may carry) must cost no more than a full window of never-seen pairs, and
 a client that sends them must not slow down the others much (text requests are scored on ``--workers``
-threads; each count given is measured in turn, 1 being the single-threaded baseline). The texts are real TWC
-medium states and responses, each line made new with a unique word.
+threads, or worker processes with a ``p`` after the count; each value given is measured in turn, 1 being the
+single-threaded baseline). The flood comes from a process of its own, so the clients' own Python work does
+not share an interpreter lock. The texts are real TWC medium states and responses, each line made new with a
+unique word.
 
     python -m tools.bench.bench_memory_window --out tools/results/bench_memory_window.json
 
@@ -15,9 +17,10 @@ server time, and the honest client's round trip p50/p99 alone and during the flo
 
 from __future__ import annotations
 
+import contextlib
 import json
+import multiprocessing
 import tempfile
-import threading
 import time
 from pathlib import Path
 
@@ -55,17 +58,17 @@ def _server_ms(client: EdgeClient, steps, memory: list[tuple[str, str]], n: int,
     return out
 
 
-def _honest(endpoint: str, episodes, horizon: int) -> list[float]:
-    """Round trips of a client acting through real episodes, sending the window of its memory."""
+def _honest(c: EdgeClient, episodes, horizon: int) -> list[float]:
+    """Round trips of a client (one connection, as a robot keeps) acting through real episodes, sending the
+    window of its memory."""
     out = []
-    with EdgeClient(endpoint, timeout=120) as c:
-        for t in episodes:
-            memory: list[tuple[str, str]] = []
-            for s in t.steps:
-                t0 = time.perf_counter()
-                c.act(t.instruction, s.observation, s.candidates, memory=memory[-horizon:])
-                out.append((time.perf_counter() - t0) * 1000)
-                memory.append((s.action, s.next_observation))
+    for t in episodes:
+        memory: list[tuple[str, str]] = []
+        for s in t.steps:
+            t0 = time.perf_counter()
+            c.act(t.instruction, s.observation, s.candidates, memory=memory[-horizon:])
+            out.append((time.perf_counter() - t0) * 1000)
+            memory.append((s.action, s.next_observation))
     return out
 
 
@@ -81,12 +84,12 @@ def _pct(xs: list[float]) -> dict[str, float]:
 @click.option("--requests", default=20, show_default=True, help="Requests per memory kind.")
 @click.option("--honest", default=5, show_default=True, help="Episodes (60 steps each) of the honest client, "
               "alone and during the flood.")  # fmt: skip
-@click.option("--workers", default="1,2", show_default=True,
+@click.option("--workers", default="1,2,2p", show_default=True,
               help="edge-serve --workers values, comma-separated, measured in turn in this run (1: the "
-              "single-threaded baseline).")  # fmt: skip
+              "single-threaded baseline; 2p: two worker processes).")  # fmt: skip
 @click.option("--out", type=click.Path(dir_okay=False), default="tools/results/bench_memory_window.json")
 def main(bundle: str | None, encoder: str, requests: int, honest: int, workers: str, out: str) -> None:
-    counts = [int(w) for w in workers.split(",") if w.strip()]
+    counts = [w.strip() for w in workers.split(",") if w.strip()]
     episodes = _episodes(honest)
     steps = [s for t in episodes for s in t.steps]
     pairs = [(s.action, s.next_observation) for s in steps]
@@ -98,39 +101,64 @@ def main(bundle: str | None, encoder: str, requests: int, honest: int, workers: 
             bundle = str(Path(tmp) / "bundle")
             export_random_bundle(bundle, bundle_format=2, encoder=encoder)
         for n in counts:
-            rows[str(n)] = _measure(bundle, n, requests, episodes, steps, pairs)
-    first = rows[str(counts[0])]
+            rows[n] = _measure(bundle, n, requests, episodes, steps, pairs)
+    first = rows[counts[0]]
     result = {"encoder": first["encoder"], "horizon": first["horizon"], "workers": rows}
     write_results(out, result)
     click.echo(json.dumps({n: r["ratios"] for n, r in rows.items()}))
 
 
-def _measure(bundle: str, workers: int, requests: int, episodes, steps, pairs) -> dict:
+def _flood(endpoint: str, steps, pairs, stop) -> None:
+    """Max-size memories of never-seen text, back to back, until ``stop`` is set (in a process of its own)."""
+    with EdgeClient(endpoint, timeout=120) as f:
+        k = 0
+        while not stop.is_set():
+            _server_ms(f, steps, (pairs * 16)[:512], 1, f"x{k}")
+            k += 1
+
+
+def _rss_mb(module: str) -> list[float]:
+    """The resident memory (MB) of every running ``python -m MODULE`` process (the daemon, its workers)."""
+    out = []
+    for proc in Path("/proc").glob("[0-9]*"):
+        try:
+            argv = (proc / "cmdline").read_bytes().split(b"\0")
+            if b"-m" in argv and argv[argv.index(b"-m") + 1] == module.encode():
+                status = (proc / "status").read_text()
+                out.append(int(status.split("VmRSS:")[1].split()[0]) / 1000)
+        except (OSError, IndexError, ValueError):
+            continue
+    return sorted(out)
+
+
+def _measure(bundle: str, workers: str, requests: int, episodes, steps, pairs) -> dict:
+    mode = ["--worker-processes"] if workers.endswith("p") else []
     with (
-        served(bundle, extra=["--workers", str(workers)]) as endpoint,
+        contextlib.ExitStack() as stack,
+        served(bundle, extra=["--workers", workers.removesuffix("p"), *mode]) as endpoint,
         EdgeClient(endpoint, timeout=120) as c,
     ):
         info = c.info()
         horizon, kind = int(info["horizon"]), info["encoder_kind"]
+        memory = {"daemon_mb": _rss_mb("edge.serve"), "worker_processes_mb": _rss_mb("edge.worker_process")}
         # the same last `horizon` pairs, alone and after 512 - horizon older ones
         window = _server_ms(c, steps, pairs[-horizon:], requests, "w")
         full = _server_ms(c, steps, (pairs * 16)[: 512 - horizon] + pairs[-horizon:], requests, "f")
-        alone = _honest(endpoint, episodes, horizon)
-        stop = threading.Event()
-
-        def flood() -> None:
-            with EdgeClient(endpoint, timeout=120) as f:
-                k = 0
-                while not stop.is_set():
-                    _server_ms(f, steps, (pairs * 16)[:512], 1, f"x{k}")
-                    k += 1
-
-        t = threading.Thread(target=flood, daemon=True)
-        t.start()
-        during = _honest(endpoint, episodes, horizon)
+        honest = stack.enter_context(EdgeClient(endpoint, timeout=120))
+        _honest(honest, episodes, horizon)  # warm-up: alone and during the flood both see warm caches
+        alone = _honest(honest, episodes, horizon)
+        spawn = multiprocessing.get_context("spawn")
+        stop = spawn.Event()
+        flood = spawn.Process(target=_flood, args=(endpoint, steps[:40], pairs, stop), daemon=True)
+        flood.start()
+        time.sleep(2.0)  # the flood process is up and sending
+        during = _honest(honest, episodes, horizon)
         stop.set()
-        t.join()
+        flood.join(timeout=120)
     result = {
+        "workers": workers,
+        "worker_processes": bool(mode),
+        "memory_at_start": memory,
         "encoder": kind,
         "horizon": horizon,
         "server_ms": {"window_of_new_text": _pct(window), "max_size_memory_512": _pct(full)},
