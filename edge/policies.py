@@ -25,6 +25,7 @@ one, and compose:
 - :class:`Guarded`: the generic loop guard (:class:`edge.loop_guard.LoopGuard`), keyed by the world key the
   client gets from its environment adapter, called with the episode's actions so far;
 - :class:`Sampled`: a draw from softmax(scores / T) instead of the argmax (an evaluation option);
+- :class:`EpsilonGreedy`: a uniform draw with probability epsilon (exploration when collecting);
 - :class:`Timed`: the wall time of every call, e.g. the client round trip of every request to the daemon;
 - task strategies of an adapter, opt-in (e.g. the TextWorld put-away placement search,
   ``policy.worlds.twx_placement``; ``policy.worlds.episode_policy`` composes them).
@@ -189,6 +190,24 @@ class Sampled(PolicyWrapper):
         m = max(s)
         w = [math.exp(x - m) for x in s]
         return self._rng.choices(range(len(candidates)), weights=w, k=1)[0]
+
+
+class EpsilonGreedy(PolicyWrapper):
+    """With probability ``epsilon`` a candidate drawn uniformly, else the inner policy's pick: exploration
+    for collecting with a deployed policy (``edgejudge collect --policy --epsilon``)."""
+
+    def __init__(self, inner: Policy, epsilon: float, seed: int = 0):
+        if not 0.0 <= epsilon <= 1.0:
+            raise ValueError(f"epsilon must be in [0, 1], got {epsilon}")
+        super().__init__(inner)
+        self.epsilon = epsilon
+        self.name = f"{inner.name}~eps{epsilon:g}"
+        self._rng = random.Random(seed)
+
+    def act(self, instruction: str, state: str, candidates: Sequence[str], memory: Memory = ()) -> int:
+        if candidates and self._rng.random() < self.epsilon:
+            return self._rng.randrange(len(candidates))
+        return self.inner.act(instruction, state, candidates, memory)
 
 
 def percentile(values: Sequence[float], q: float) -> float | None:

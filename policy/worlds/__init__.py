@@ -9,6 +9,7 @@ Packages:
 Modules:
 
 * ``collect`` — collection with scripted behaviours, into the trajectory format
+* ``deployed`` — collection with a deployed bundle, through the robot's episode log writer
 * ``collect_cli`` — ``edgejudge collect``
 * ``collection_check`` — the adapter contract in full: the worlds' own checks and the collection check
 * ``envs_cli`` — ``edgejudge envs`` and ``edgejudge envs check``
