@@ -81,6 +81,7 @@ class EpisodeLog:
         self.written = 0
         """Episodes this log appended."""
         self._session = uuid.uuid4().hex[:8]
+        self._started = 0
         self.path.parent.mkdir(parents=True, exist_ok=True)
         cut_torn_tail(self.path)
 
@@ -94,7 +95,8 @@ class EpisodeLog:
     ) -> Episode:
         """A new episode to record; :meth:`Episode.end` appends it. Its id is ``episode_id`` or one unique to
         this log session and episode."""
-        eid = episode_id or f"{self._session}-{self.written + 1}-{int(time.time())}"
+        self._started += 1
+        eid = episode_id or f"{self._session}-{self._started}-{int(time.time())}"
         return Episode(self, eid, instruction, task_type or self.task_type, {**self.meta, **(meta or {})})
 
     def append(self, traj: Trajectory) -> None:

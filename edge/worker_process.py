@@ -33,10 +33,10 @@ import zmq
 
 from edge.logs import JsonLogger
 from edge.metrics import Metrics
-from edge.protocol import Code, ProtocolError, error_reply, parse_request
+from edge.protocol import Code, ProtocolError, parse_request
 from edge.runtime import Runtime, RuntimeConfig, load_runtime
-from edge.scoring import Pending, answer_acts
-from edge.workers import DONE, reply_frames
+from edge.scoring import Pending
+from edge.workers import DONE, answer_frames
 
 BATCH, LOAD, LOADED, COMMIT, COMMITTED, ABORT, STOP, READY = (
     b"batch",
@@ -170,43 +170,26 @@ class WorkerProcess:
     def _answer(self, requests: list[tuple[list[bytes], float, bytes]]) -> list[bytes]:
         """The frames of a batch's replies: every request parsed and checked here, the acts scored
         together."""
-        out: list[bytes] = []
-
-        def send(envelope: list[bytes], msg: dict[str, Any], t0: float, op: str) -> None:
-            out.extend(reply_frames(envelope, msg, t0, op))
-
-        def refuse(envelope: list[bytes], t0: float, err: ProtocolError, op: str) -> None:
-            self.log.debug("bad_request", code=err.code.value, message=err.message)
-            send(envelope, error_reply(err.code, err.message, err.req_id), t0, op)
-
-        acts = []
+        acts: list[Pending] = []
+        refused: list[tuple[list[bytes], float, ProtocolError, str]] = []
         for envelope, t0, payload in requests:
             try:
                 req = parse_request(payload, self.max_bytes)
             except ProtocolError as e:
-                refuse(envelope, t0, e, "invalid")
+                refused.append((envelope, t0, e, "invalid"))
                 continue
             except Exception as e:  # a parser bug costs one error reply, never the worker
                 self.log.error("parse_failed", error=f"{type(e).__name__}: {e}")
-                refuse(
-                    envelope,
-                    t0,
-                    ProtocolError(Code.INTERNAL, "request could not be parsed (logged)"),
-                    "invalid",
-                )
+                err = ProtocolError(Code.INTERNAL, "request could not be parsed (logged)")
+                refused.append((envelope, t0, err, "invalid"))
                 continue
             if req.op != "act":  # the daemon routes only acts here
-                refuse(
-                    envelope, t0, ProtocolError(Code.INTERNAL, f"{req.op} reached a worker", req.id), req.op
-                )
+                err = ProtocolError(Code.INTERNAL, f"{req.op} reached a worker", req.id)
+                refused.append((envelope, t0, err, req.op))
                 continue
             acts.append(Pending(envelope, t0, req))
-        try:
-            assert self.rt is not None
-            answer_acts(self.rt, acts, send, refuse, self.metrics, self.log)
-        except Exception as e:  # a bug costs this batch's replies (logged), never the worker
-            self.log.error("batch_failed", error=f"{type(e).__name__}: {e}", batch=len(acts))
-        return out
+        assert self.rt is not None
+        return answer_frames(self.rt, acts, self.metrics, self.log, refused)
 
 
 def main(argv: list[str] | None = None) -> int:

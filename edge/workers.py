@@ -110,28 +110,42 @@ class Worker:
             sock.close(linger=0)  # the loop stops a worker once it has read its last batch
 
     def _answer(self, rt: Runtime, batch: list[Pending]) -> list[bytes]:
-        """The frames of the batch's replies (those made before a bug cut it short, which is logged)."""
-        out: list[bytes] = []
+        return answer_frames(rt, batch, self.metrics, self.log)
 
-        def send(envelope: list[bytes], msg: dict[str, Any], t0: float, op: str) -> None:
-            out.extend(reply_frames(envelope, msg, t0, op))
 
-        def refuse(envelope: list[bytes], t0: float, err: ProtocolError, op: str) -> None:
-            self.log.debug("bad_request", code=err.code.value, message=err.message)
-            send(envelope, error_reply(err.code, err.message, err.req_id), t0, op)
+def answer_frames(
+    rt: Runtime,
+    batch: list[Pending],
+    metrics: Metrics,
+    log: JsonLogger,
+    refused: list[tuple[list[bytes], float, ProtocolError, str]] = (),  # type: ignore[assignment]
+) -> list[bytes]:
+    """The frames of a batch's replies, as a worker sends them: ``refused`` (envelope, t0, error, op) answered
+    with their errors, then the acts of ``batch`` scored together (the replies made before a bug cut the
+    batch short, which is logged: a bug costs a batch, never the worker)."""
+    out: list[bytes] = []
 
-        try:
-            answer_acts(rt, batch, send, refuse, self.metrics, self.log)
-        except Exception as e:  # a bug costs this batch's replies (logged), never the worker
-            import traceback
+    def send(envelope: list[bytes], msg: dict[str, Any], t0: float, op: str) -> None:
+        out.extend(reply_frames(envelope, msg, t0, op))
 
-            self.log.error(
-                "batch_failed",
-                error=f"{type(e).__name__}: {e}",
-                batch=len(batch),
-                where=traceback.format_exc(limit=3).splitlines()[-3:],
-            )
-        return out
+    def refuse(envelope: list[bytes], t0: float, err: ProtocolError, op: str) -> None:
+        log.debug("bad_request", code=err.code.value, message=err.message)
+        send(envelope, error_reply(err.code, err.message, err.req_id), t0, op)
+
+    for envelope, t0, err, op in refused:
+        refuse(envelope, t0, err, op)
+    try:
+        answer_acts(rt, batch, send, refuse, metrics, log)
+    except Exception as e:
+        import traceback
+
+        log.error(
+            "batch_failed",
+            error=f"{type(e).__name__}: {e}",
+            batch=len(batch),
+            where=traceback.format_exc(limit=3).splitlines()[-3:],
+        )
+    return out
 
 
 class WorkerPool:

@@ -26,9 +26,10 @@ import dataclasses
 import random
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
 from models.trajectory import Step, Trajectory
-from policy.worlds.adapters import EnvAdapter, EnvError, EnvSpec, open_env
+from policy.worlds.adapters import EnvAdapter, EnvError, EnvSpec, EnvState, open_env
 
 BEHAVIOURS = ("gold-noise", "random")
 
@@ -90,6 +91,18 @@ def _pick_behaviour(rng: random.Random, mixture: dict[str, float]) -> str:
     return rng.choices(names, weights=[mixture[n] for n in names], k=1)[0]
 
 
+def ground_truth(state: EnvState, nxt: EnvState, on_gold: bool, gold_ptr: int) -> dict[str, Any]:
+    """A step's ``info``: the world's score after it, its progress, whether it was the next gold action (and
+    which), the world's feedback. For measuring labels only, never for labeling."""
+    return {
+        "score": round(nxt.score, 6),
+        "progress": round(nxt.score - state.score, 6),
+        "gold": on_gold,
+        "gold_index": gold_ptr - 1 if on_gold else None,
+        "feedback": nxt.feedback,
+    }
+
+
 def run_episode(
     env: EnvAdapter, env_seed: int | str, split: str, behaviour: str, noise: float, rng: random.Random
 ) -> Trajectory:
@@ -112,7 +125,6 @@ def run_episode(
         if on_gold:
             gold_ptr += 1
         nxt = env.step(action)
-        progress = nxt.score - state.score
         done_ok = nxt.done and nxt.success
         steps.append(
             Step(
@@ -121,13 +133,7 @@ def run_episode(
                 candidates=state.candidates,
                 next_observation=nxt.observation,
                 env_reward=1.0 if done_ok else 0.0,
-                info={
-                    "score": round(nxt.score, 6),
-                    "progress": round(progress, 6),
-                    "gold": on_gold,
-                    "gold_index": gold_ptr - 1 if on_gold else None,
-                    "feedback": nxt.feedback,
-                },
+                info=ground_truth(state, nxt, on_gold, gold_ptr),
             )
         )
         state = nxt

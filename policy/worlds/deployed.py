@@ -22,6 +22,7 @@ from edge.policies import EpisodeMemory, EpsilonGreedy, Sampled
 from models.trajectory import Trajectory
 from policy.worlds.adapters import EnvAdapter, EnvSpec, open_env
 from policy.worlds.adapters.recorded import check_world, recorded_world
+from policy.worlds.collect import ground_truth
 from policy.worlds.episode_policy import episode_policy
 
 
@@ -118,13 +119,7 @@ def _episode(cfg: DeployedConfig, env: EnvAdapter, policy: Any, log: EpisodeLog,
             on_gold = gold_ptr < len(gold) and action == gold[gold_ptr]
             gold_ptr += on_gold
             nxt = env.step(action)
-            info = {
-                "score": round(nxt.score, 6),
-                "progress": round(nxt.score - state.score, 6),
-                "gold": on_gold,
-                "gold_index": gold_ptr - 1 if on_gold else None,
-                "feedback": nxt.feedback,
-            }
+            info = ground_truth(state, nxt, on_gold, gold_ptr)
             reward = 1.0 if nxt.done and nxt.success else 0.0
             ep.step(state.observation, state.candidates, action, nxt.observation, reward=reward, info=info)
             memory.record(action, nxt.observation)
