@@ -100,7 +100,8 @@ def take_turns(
     """``warmup`` untimed calls of every row, then the rows in turn, ``block`` calls at a time, until each has
     ``n``: all rows share the same stretches of a shared machine (load that comes and goes skews no ratio),
     while each row still runs warm, back to back, as a robot's control loop calls its policy. Per row, every
-    call's wall seconds and process-CPU seconds."""
+    call's wall seconds and process-CPU seconds. A call with a ``pace_s`` attribute is preceded by that many
+    seconds of sleep, not timed (the idle gap a daemon's worker has between a client's requests)."""
     for i in range(warmup):  # warm-up: inference sessions, instruction/candidate LRU, sockets
         for call in calls.values():
             call(i)
@@ -109,7 +110,10 @@ def take_turns(
     i = warmup
     while len(lat[next(iter(calls))]) < n:
         for kind, call in calls.items():
+            pace = getattr(call, "pace_s", 0.0)
             for _ in range(min(block, n - len(lat[kind]))):
+                if pace:
+                    time.sleep(pace)
                 c, t = time.process_time(), time.perf_counter()
                 call(i)
                 lat[kind].append(time.perf_counter() - t)
