@@ -198,6 +198,34 @@ def subset(file: str, episodes: int | None, max_success_rate: float, out: str) -
     click.echo(f"wrote {out}: {n} episodes of {file}, {succ} successful ({succ / n:.0%})")
 
 
+@data.command()
+@click.argument("logs", nargs=-1, required=True, type=click.Path(exists=True, path_type=str))
+@click.option("--out", required=True, type=click.Path(dir_okay=False, path_type=str), help="File to write.")
+def merge(logs: tuple[str, ...], out: str) -> None:
+    """Write LOGS (files, or folders of .jsonl / .jsonl.gz logs) as one log: a fleet's files, round after
+    round, to label together (TRCA's episode-relative advantages and the potential's fit read the whole
+    set).
+
+    Episodes keep their labels and their order (files in the order given, a folder's by path); an episode
+    id in two files is an error (the same episode twice would count twice). 'edgejudge train' also reads
+    several logs at once.
+
+    \b
+      edgejudge data merge round-0.jsonl.gz robot-logs/ --out all.jsonl.gz
+    """
+    from models.log_set import log_files, read_logs
+    from models.trajectory import write_trajectories
+
+    try:
+        files = log_files(logs)
+        trajs = read_logs(files)
+    except DatasetError as e:
+        raise click.ClickException(str(e)) from None
+    n = write_trajectories(out, trajs)
+    succ = sum(t.success for t in trajs)
+    click.echo(f"wrote {out}: {n} episodes of {len(files)} files, {succ} successful ({succ / n:.0%})")
+
+
 @data.command("response-only")
 @click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False, exists=True, path_type=str))
 @click.option("--out", required=True, type=click.Path(dir_okay=False, path_type=str), help="File to write.")

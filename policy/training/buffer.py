@@ -72,6 +72,10 @@ class ScorerOptions:
     reader_width: int = 0
     """Width of the token reader's relation vectors (0: ``hidden``); its two token tables are most of the
     bundle, and its per-(candidate, item) work scales with it."""
+    init: str = ""
+    """A checkpoint folder whose policy this training starts from (a warm start: ``edgejudge train
+    --init``), e.g. the last round's on a log that grew; its scorer must be this config's. Empty: a fresh
+    initialisation."""
 
     @property
     def encoding(self) -> StateEncoding:

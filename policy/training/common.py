@@ -291,6 +291,26 @@ def load_checkpoint(path: str | os.PathLike[str]) -> tuple[CandidateScorer, dict
     return model.eval(), meta
 
 
+def warm_start(model: CandidateScorer, init: str | os.PathLike[str] | None) -> CandidateScorer:
+    """``model`` starting from the policy of the checkpoint ``init`` (a warm start: ``edgejudge train
+    --init``), or as it is when ``init`` is empty. The checkpoint's scorer must be the one being trained
+    (same encoder, width, reader, token table): :class:`CheckpointError` names what differs."""
+    if not init:
+        return model
+    loaded, _meta = load_checkpoint(init)
+    theirs, mine = loaded.cfg.to_dict(), model.cfg.to_dict()
+    differ = sorted(k for k in mine.keys() | theirs.keys() if mine.get(k) != theirs.get(k))
+    if differ:
+        shown = ", ".join(f"{k} {theirs.get(k)!r} there, {mine.get(k)!r} here" for k in differ[:4])
+        raise CheckpointError(f"{init}: cannot warm-start from it, its scorer differs ({shown})")
+    state = loaded.state_dict()
+    for name, tensor in model.state_dict().items():  # the frozen token table: the same encoder's rows
+        if name.endswith("reader.table") and not torch.equal(tensor, state[name]):
+            raise CheckpointError(f"{init}: cannot warm-start from it, its token table is another encoder's")
+    model.load_state_dict(state)
+    return model
+
+
 # ------------------------------------------------------------------------------------------------ curves
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -18,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from models.inputs.candidates import parts_of
-from models.trajectory import read_trajectories
+from models.log_set import describe_logs, read_logs
 from policy.encoders.features import TextEmbedder
 from policy.training.augment import augment as entity_swaps
 from policy.training.buffer import TOKEN_LENGTH, build_table
@@ -112,7 +113,7 @@ class TrainRun:
 
 
 def train_from_file(
-    data: str | os.PathLike[str],
+    data: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
     *,
     algo: str,
     reward: str | RewardSpec,
@@ -124,8 +125,9 @@ def train_from_file(
     embedder: TextEmbedder | None = None,
     augment: int = 0,
 ) -> TrainRun:
-    """Train ``algo`` on the file ``data`` and write the checkpoint ``out``. ``augment``: renamed copies of
-    each episode to train on besides it (:mod:`policy.training.augment`)."""
+    """Train ``algo`` on the logs ``data`` (a file or a folder, or several: one set of episodes,
+    :func:`models.log_set.read_logs`) and write the checkpoint ``out``. ``augment``: renamed copies of each
+    episode to train on besides it (:mod:`policy.training.augment`)."""
     set_threads()
     lrn = learner(algo)
     cfg = make_config(algo, overrides or {})
@@ -133,7 +135,7 @@ def train_from_file(
     why = lrn.needs_labels(cfg)
     if why and spec.is_sparse:
         raise ConfigError(f"{why}: give a dense --reward (e.g. trca)")
-    all_trajs = read_trajectories(data, skip_invalid=skip_invalid)
+    all_trajs = read_logs(data, skip_invalid=skip_invalid)
     trajs = lrn.episodes(all_trajs, cfg)
     if augment:
         trajs = entity_swaps(trajs, augment, seed=cfg.seed)
@@ -159,7 +161,7 @@ def train_from_file(
         m: p.get("judge_sha256") for t in trajs for m, p in t.provenance.items() if p.get("judge_sha256")
     }
     provenance = {
-        "dataset": str(data),
+        "dataset": describe_logs(data),
         "dataset_trajectories": len(all_trajs),
         "dataset_success_rate": sum(t.success for t in all_trajs) / len(all_trajs),
         "trained_transitions": len(table),

@@ -14,7 +14,7 @@ from policy.training.learners.registry import LEARNERS, names
 
 
 @click.command()
-@click.argument("data", type=click.Path(dir_okay=False))
+@click.argument("data", nargs=-1, required=True, type=click.Path())
 @click.option(
     "--algo",
     required=True,
@@ -46,6 +46,13 @@ from policy.training.learners.registry import LEARNERS, names
 @click.option("--out", required=True, type=click.Path(file_okay=False), help="Checkpoint directory to write.")
 @click.option("--steps", type=int, default=None, help="Gradient updates (default: the algorithm's).")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed (initialisation and batches).")
+@click.option(
+    "--init",
+    default="",
+    type=click.Path(file_okay=False),
+    help="Start from this checkpoint's policy (a warm start, e.g. the last round's when the log has grown); "
+    "its scorer must be the one this training builds (same encoder and settings).",
+)
 @click.option(
     "--set",
     "overrides",
@@ -86,6 +93,7 @@ def train(
     out,
     steps,
     seed,
+    init,
     overrides,
     encoder,
     augment,
@@ -93,7 +101,10 @@ def train(
     as_json,
     progress,
 ) -> None:
-    """Train a candidate-action policy on DATA (.jsonl / .jsonl.gz) with offline RL and write a checkpoint.
+    """Train a candidate-action policy on DATA with offline RL and write a checkpoint.
+
+    DATA is one or more logs (.jsonl / .jsonl.gz) or folders of them (their subfolders too), read as one
+    set of episodes: a robot fleet's logs, round after round. An episode id in two files is an error.
 
     Texts are embedded once (on-disk cache keyed by text hash). The checkpoint folder holds policy.pt
     (state_dict), checkpoint.json (config, reward, provenance), curves.csv and curves.png.
@@ -110,6 +121,8 @@ def train(
         if steps is not None:
             ov["steps"] = str(steps)
         ov["seed"] = str(seed)
+        if init:
+            ov["init"] = str(init)
         make_config(algo, ov)
     except (ConfigError, RewardError) as e:
         raise click.UsageError(str(e)) from None

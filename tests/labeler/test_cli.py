@@ -43,6 +43,25 @@ def test_data_subset_writes_the_success_scarce_subset_and_explains_a_short_file(
     )
 
 
+def test_data_merge_writes_a_fleets_logs_as_one_and_refuses_an_episode_twice(tmp_path, cli):
+    from models.trajectory import read_trajectories, write_trajectories
+    from tests.support.trajectories import make_traj
+
+    first = tmp_path / "round-0.jsonl.gz"
+    write_trajectories(first, [make_traj(0), make_traj(1, success=False)])
+    (tmp_path / "robots" / "b").mkdir(parents=True)
+    write_trajectories(tmp_path / "robots" / "b" / "day.jsonl", [make_traj(3, success=False)])
+    write_trajectories(tmp_path / "robots" / "a.jsonl", [make_traj(2, success=False)])
+    out = tmp_path / "all.jsonl.gz"
+    p = cli("data", "merge", str(first), str(tmp_path / "robots"), "--out", str(out), check=True)
+    assert p.stdout.strip() == f"wrote {out}: 4 episodes of 3 files, 1 successful (25%)"
+    assert [t.id for t in read_trajectories(out)] == ["t0", "t1", "t2", "t3"]
+    twice = cli("data", "merge", str(first), str(out), "--out", str(tmp_path / "x.jsonl"))
+    assert twice.returncode == 1 and "Traceback" not in twice.stderr
+    assert f"episode id 't0' is also in {first}" in twice.stderr
+    assert not (tmp_path / "x.jsonl").exists()
+
+
 def test_data_response_only_rewrites_layout_logs_and_refuses_plain_ones(tmp_path, cli):
     from models.state_layout import Part, StateLayout
     from models.trajectory import Step, Trajectory, read_trajectories, write_trajectories

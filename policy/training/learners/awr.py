@@ -14,7 +14,7 @@ import torch
 import torch.nn.functional as F
 
 from policy.training.buffer import ScorerOptions, TorchTable, new_scorer
-from policy.training.common import TrainResult, adam, optimize, train_loop
+from policy.training.common import TrainResult, adam, optimize, train_loop, warm_start
 from policy.training.learners.base import Learner
 
 
@@ -49,7 +49,7 @@ def train(table: TorchTable, cfg: AWRConfig, *, dim: int, progress: bool | None 
     data = copy.copy(table)  # shallow: only the weight column is replaced
     data.weight = weights
     torch.manual_seed(cfg.seed)
-    actor = new_scorer(table, cfg, dim)
+    actor = warm_start(new_scorer(table, cfg, dim), cfg.init)
     opt = adam(actor.parameters(), cfg.lr, fused=actor.fast)
 
     def update(b, _step: int) -> dict[str, float]:

@@ -13,7 +13,7 @@ import torch
 import torch.nn.functional as F
 
 from policy.training.buffer import ScorerOptions, TransitionTable, new_scorer
-from policy.training.common import TrainResult, adam, optimize, train_loop
+from policy.training.common import TrainResult, adam, optimize, train_loop, warm_start
 from policy.training.learners.base import ConfigError, Learner
 from policy.training.loop_erasure import loop_erase
 
@@ -78,7 +78,7 @@ def select(table: TransitionTable, filter: str) -> TransitionTable:
 def train(table: TransitionTable, cfg: BCConfig, *, dim: int, progress: bool | None = None) -> TrainResult:
     data = select(table, cfg.filter).to_torch()
     torch.manual_seed(cfg.seed)
-    actor = new_scorer(data, cfg, dim)
+    actor = warm_start(new_scorer(data, cfg, dim), cfg.init)
     opt = adam(actor.parameters(), cfg.lr, fused=actor.fast)
 
     def update(b, _step: int) -> dict[str, float]:

@@ -16,7 +16,7 @@ import torch
 import torch.nn.functional as F
 
 from policy.training.buffer import ScorerOptions, TorchTable, new_scorer
-from policy.training.common import TrainResult, adam, optimize, soft_update, train_loop
+from policy.training.common import TrainResult, adam, optimize, soft_update, train_loop, warm_start
 from policy.training.learners.base import Learner
 
 
@@ -44,7 +44,7 @@ class CQLConfig(ScorerOptions):
 
 def train(table: TorchTable, cfg: CQLConfig, *, dim: int, progress: bool | None = None) -> TrainResult:
     torch.manual_seed(cfg.seed)
-    q = new_scorer(table, cfg, dim)
+    q = warm_start(new_scorer(table, cfg, dim), cfg.init)
     q_target = copy.deepcopy(q).requires_grad_(False)
     opt = adam(q.parameters(), cfg.lr, fused=q.fast)
 

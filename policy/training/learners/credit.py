@@ -19,7 +19,7 @@ import torch
 import torch.nn.functional as F
 
 from policy.training.buffer import ScorerOptions, TransitionTable, new_scorer
-from policy.training.common import TrainResult, adam, optimize, train_loop
+from policy.training.common import TrainResult, adam, optimize, train_loop, warm_start
 from policy.training.learners.base import ConfigError, Learner
 from policy.training.rewards import rewards_without_detours
 from policy.training.step_credit import CreditRule, step_credit
@@ -78,7 +78,7 @@ def train(
 ) -> TrainResult:
     data = select(table).to_torch()
     torch.manual_seed(cfg.seed)
-    actor = new_scorer(data, cfg, dim)
+    actor = warm_start(new_scorer(data, cfg, dim), cfg.init)
     opt = adam(actor.parameters(), cfg.lr, fused=actor.fast)
 
     def update(b, _step: int) -> dict[str, float]:

@@ -22,7 +22,7 @@ import torch.nn.functional as F
 
 from policy.scorer.model import ValueHead
 from policy.training.buffer import ScorerOptions, TorchTable, new_scorer, scorer_config
-from policy.training.common import TrainResult, adam, optimize, soft_update, train_loop
+from policy.training.common import TrainResult, adam, optimize, soft_update, train_loop, warm_start
 from policy.training.learners.base import Learner
 
 
@@ -87,7 +87,7 @@ def train(table: TorchTable, cfg: IQLConfig, *, dim: int, progress: bool | None 
     q = new_scorer(table, cfg, dim)
     q_target = copy.deepcopy(q).requires_grad_(False)
     v = ValueHead(scfg, fast=q.fast)
-    actor = new_scorer(table, cfg, dim)
+    actor = warm_start(new_scorer(table, cfg, dim), cfg.init)
     opt_q = adam(q.parameters(), cfg.lr, fused=q.fast)
     opt_v = adam(v.parameters(), cfg.lr, fused=q.fast)
     opt_pi = adam(actor.parameters(), cfg.lr, fused=actor.fast)

@@ -137,3 +137,50 @@ def test_train_cli_summary_names_the_filtered_episodes(tmp_path, cli):
     )
     assert summary["episodes"] == len(SUCCESSFUL) and summary["transitions"] == steps
     assert summary["dataset_episodes"] == len(DATA) and summary["selection"] == "filter=success"
+
+
+def test_several_logs_train_as_one_set(tmp_path):
+    half = len(DATA) // 2
+    write_trajectories(tmp_path / "round-0.jsonl", DATA[:half])
+    (tmp_path / "fleet").mkdir()
+    write_trajectories(tmp_path / "fleet" / "round-1.jsonl.gz", DATA[half:])
+    run = train_from_file(
+        [tmp_path / "round-0.jsonl", tmp_path / "fleet"],
+        algo="bc",
+        reward="sparse",
+        out=tmp_path / "ck",
+        overrides={"steps": 5, "hidden": 8},
+        embedder=HashEmbedder(),
+        progress=False,
+    )
+    assert (run.dataset_episodes, run.episodes) == (len(DATA), len(DATA))
+    prov = json.loads((run.checkpoint / "checkpoint.json").read_text())["provenance"]
+    assert prov["dataset"] == f"{tmp_path / 'round-0.jsonl'}, {tmp_path / 'fleet'}"
+
+
+@pytest.mark.parametrize("algo", ["bc", "iql"])
+def test_a_warm_start_begins_at_the_checkpoint(tmp_path, algo):
+    from policy.training.common import load_checkpoint
+
+    first = _train(tmp_path, algo)
+    # With a zero learning rate nothing moves: the policy is the checkpoint's, bit for bit.
+    again = _train(tmp_path, algo, init=str(first.checkpoint), lr=0.0)
+    a, _ = load_checkpoint(first.checkpoint)
+    b, meta = load_checkpoint(again.checkpoint)
+    assert meta["algo_config"]["init"] == str(first.checkpoint)
+    for (name, x), (_, y) in zip(a.state_dict().items(), b.state_dict().items(), strict=True):
+        assert torch.equal(x, y), name
+    fresh = _train(tmp_path, algo, lr=0.0, seed=1, steps=1)  # without it, a fresh initialisation
+    c, _ = load_checkpoint(fresh.checkpoint)
+    pairs = zip(a.state_dict().values(), c.state_dict().values(), strict=True)
+    assert not all(torch.equal(x, y) for x, y in pairs)
+
+
+def test_a_warm_start_from_another_scorer_says_what_differs(tmp_path):
+    from policy.training.common import CheckpointError
+
+    first = _train(tmp_path, "bc")
+    with pytest.raises(CheckpointError, match="hidden 8 there, 16 here"):
+        _train(tmp_path, "bc", init=str(first.checkpoint), hidden=16)
+    with pytest.raises(CheckpointError, match="does not exist"):
+        _train(tmp_path, "bc", init=str(tmp_path / "nowhere"))
