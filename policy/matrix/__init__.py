@@ -11,9 +11,11 @@ Modules:
 * ``store`` — rows keyed by their configuration in one JSON file, rewritten atomically; merging runs
 * ``data`` — a world's collected pool, its success-scarce cuts in each log shape, their rubrics and labels
 * ``run`` — the rows computed: train, export, decisions, evaluation through edge-serve, backfill
+* ``rounds`` — the loop: each policy deployed, its episodes logged, labeled and trained on again, per round
 * ``groups`` — rows grouped per configuration, their names, and the cells every table shares
 * ``report`` — the Markdown tables
 * ``plot`` — the PNG
+* ``rounds_report`` — the loop's table per round and learner beside its baselines, and its PNG
 * ``labels`` — the label grid: world x log shape x label method, label quality before any training
 * ``cli_args`` — what the two commands share: the recorded command line, option parsing, adapter checks
 * ``labels_cli`` — ``edgejudge matrix labels``

@@ -165,6 +165,28 @@ def _check_serving() -> None:
     help="A results file with imitation-ceiling rows (BC on expert episodes of the same worlds) to show "
     "beside this one's rows: a line in the tables and plots, and per-verb decisions against them.",
 )
+@click.option(
+    "--rounds",
+    type=click.IntRange(0),
+    help="Rounds of the loop after the training files (default 0: none): each trained policy of the largest "
+    "size deployed through edge-serve on the train split (the client, loop guard and log writer a robot "
+    "uses), its episodes labeled with everything before, the policy trained on all of it, exported and "
+    "evaluated; beside a policy on labels, BC on as many expert episodes as its file has successes.",
+)
+@click.option(
+    "--round-episodes", type=click.IntRange(1), help="Episodes the deployed policy plays per round (100)."
+)
+@click.option(
+    "--round-temperature",
+    type=click.FloatRange(0, min_open=True),
+    help="Exploration of the deployed policy: a draw from softmax(scores / T) at every step (0.5).",
+)
+@click.option(
+    "--round-init",
+    is_flag=True,
+    default=None,
+    help="Start each round's training from the last round's policy.",
+)
 @click.option("--baselines-only", is_flag=True, help="Compute only the random and LLM-as-agent rows.")
 @click.option("--report-only", is_flag=True, help="Write OUT.json/.md/.png from the rows already there.")
 @click.option("--dry-run", is_flag=True, help="List the rows and whether each is done; compute nothing.")
@@ -190,6 +212,10 @@ def matrix(
     keep_bundles,
     merge_files,
     ceiling_file,
+    rounds,
+    round_episodes,
+    round_temperature,
+    round_init,
     baselines_only,
     report_only,
     dry_run,
@@ -217,10 +243,12 @@ def matrix(
         baseline_rows,
         describe,
         parse_world,
+        round_units,
         units,
         with_overrides,
     )
     from policy.matrix.report import write_report
+    from policy.matrix.rounds import matched_expert_rows
     from policy.matrix.run import Matrix
     from policy.matrix.store import RowStore, merge, row_key
 
@@ -243,6 +271,10 @@ def matrix(
         else tuple(n for n in ints(expert_sizes, "--expert-sizes") or () if n > 0),
         max_success_rate=max_success_rate,
         encoder=encoder,
+        rounds=rounds,
+        round_episodes=round_episodes,
+        round_temperature=round_temperature,
+        round_init=round_init,
     )
     try:
         ws = [parse_world(w) for w in s.worlds]
@@ -262,6 +294,8 @@ def matrix(
     m = Matrix(s, ws, Path(work_dir).resolve(), store, keep_bundles)
     m.baselines_only = baselines_only
     plan = [r for w in ws for u in units(w, s) for r in u.rows] + [r for w in ws for r in baseline_rows(w, s)]
+    plan += [r for w in ws for ru in round_units(w, s) for r in ru.rows]
+    plan += [r for r in matched_expert_rows(s, list(store.rows.values()), ws) if r not in plan]
     meta: dict[str, Any] = {
         **provenance(),
         "size": preset + ("" if s == SIZES[preset] else ", adjusted"),
@@ -285,8 +319,9 @@ def _print_plan(m, plan: list[dict[str, Any]]) -> None:
     """``--dry-run``: every row of the plan, done or to do."""
     for r in plan:
         mark = "done" if m.done(r) else "todo"
+        loop = f" round {r['round']}" if "round" in r else ""
         click.echo(
-            f"{mark}  {r['world']} {r['algo']}/{r['source']} n={r['train_episodes']} "
+            f"{mark}  {r['world']} {r['algo']}/{r['source']} n={r['train_episodes']}{loop} "
             f"seed={r['seed']} {r['client']} ({r['runner']}) x{r['test_episodes']}"
         )
     click.echo(f"{sum(m.done(r) for r in plan)} of {len(plan)} rows done")
@@ -295,10 +330,12 @@ def _print_plan(m, plan: list[dict[str, Any]]) -> None:
 def _run_and_report(m, store, meta: dict[str, Any], plan, out: str, ceiling, command: str) -> None:
     """Compute the rows not done, record the run (time, CPU, load) in the store and write the report."""
     from policy.matrix.report import write_report
+    from policy.matrix.rounds import Rounds, matched_expert_rows
     from policy.matrix.run import children_cpu_seconds
 
     w0, c0, load0 = time.perf_counter(), children_cpu_seconds(), load_average()[0]
-    plan = m.run()
+    plan = m.run(after_units=Rounds(m).run)
+    plan += [r for r in matched_expert_rows(m.s, list(store.rows.values()), m.worlds) if r not in plan]
     reused = sum(1 for r in plan if m.done(r)) - m.computed
     wall, cpu = time.perf_counter() - w0, children_cpu_seconds() - c0
     runs = store.meta.get("runs", []) + [

@@ -130,11 +130,20 @@ class WorldData:
     def _built_trca(self, n: int, shape: str = "full") -> Path:
         """TRCA labels of the ``n``-episode file from rubrics the judge builds from that file alone (one per
         task type found in it; success-grounded, no hand edit): what a user with ``n`` episodes gets."""
-        from models.trajectory import read_trajectories
 
         path = self.label_path("trca-built", n, shape)
         if path.exists():
             return path
+        edgejudge(
+            "label", "trca", str(self.plain(n, shape)), *self.built_rubrics(n, shape), "--out", str(path)
+        )
+        return path
+
+    def built_rubrics(self, n: int, shape: str = "full") -> list[str]:
+        """``--rubrics`` arguments of the rubrics the judge builds from the ``n``-episode file alone (one per
+        task type found in it), built once."""
+        from models.trajectory import read_trajectories
+
         plain = self.plain(n, shape)
         task_types = sorted({t.task_type for t in read_trajectories(plain)})
         prefix = self.dir / f"rubric-n{n}{_shape_tag(shape)}.toml"
@@ -145,9 +154,7 @@ class WorldData:
                 "rubrics", "build", "--dataset", str(plain), "--judge", self.s.judge,
                 "--max-trajectories", str(n), "--check-folds", "0", "--no-progress", "--out", str(prefix),
             )  # fmt: skip
-        rubric_args = [a for r in rubrics for a in ("--rubrics", str(r))]
-        edgejudge("label", "trca", str(plain), *rubric_args, "--out", str(path))
-        return path
+        return [a for r in rubrics for a in ("--rubrics", str(r))]
 
     def label_path(self, source: str, n: int, shape: str = "full") -> Path:
         """Where the ``n``-episode training file of log shape ``shape`` labeled for ``source`` is kept (made
@@ -204,8 +211,6 @@ class WorldData:
     def training_file(self, source: str, n: int, shape: str = "full") -> tuple[Path, dict[str, Any]]:
         """The success-scarce training file of ``n`` episodes in log shape ``shape`` labeled for ``source``,
         and its statistics."""
-        from models.trajectory import read_trajectories
-
         labeling = SOURCES[source].labeling
         if labeling == "expert":
             path = self.expert(n)
@@ -219,14 +224,49 @@ class WorldData:
                 edgejudge("label", SOURCES[source].reward, str(self.plain(n, shape)), "--out", str(path))
         else:
             path = self._cut_from_largest(source, n, shape)
-        trajs = read_trajectories(path)
-        succ = sum(t.success for t in trajs)
-        return path, {
-            "train_successes": succ,
-            "train_success_rate": succ / len(trajs),
-            "train_steps": sum(len(t.steps) for t in trajs),
-            "train_actual_episodes": len(trajs),
-        }
+        return path, file_stats(path)
+
+    def round_training_file(
+        self, source: str, n: int, logs: list[Path], out: Path
+    ) -> tuple[Path, dict[str, Any]]:
+        """The training file of a loop's round: the ``n``-episode training file's episodes and those of
+        ``logs`` (what the deployed policies played, in round order) in one file ``out``, labeled for
+        ``source`` on the whole set as the first round's file was (TRCA's episode-relative advantages and the
+        potential's fit read every episode; a built rubric is the first file's, reused), and its
+        statistics."""
+        from models.log_set import read_logs
+        from models.trajectory import write_trajectories
+
+        src = SOURCES[source]
+        if not out.exists():
+            merged = out.with_name(out.name.replace(".jsonl.gz", ".plain.jsonl.gz"))
+            write_trajectories(merged, read_logs([self.plain(n), *logs]))
+            if src.labeling == "none":
+                merged.replace(out)
+            else:
+                extra: list[str] = []
+                if src.per_step_judge:
+                    extra = ["--prompts", str(self.s.coren_prompts), "--judge", self.s.judge]
+                elif src.labeling == "built":  # the first file's rubrics
+                    extra = self.built_rubrics(n)
+                self.log(f"{self.w.label}: label {source} on {out.name}")
+                edgejudge("label", src.reward, str(merged), "--out", str(out), *extra)
+                merged.unlink()
+        return out, file_stats(out)
+
+
+def file_stats(path: Path) -> dict[str, Any]:
+    """What a row records of its training file: episodes, successes, their share, steps."""
+    from models.trajectory import read_trajectories
+
+    trajs = read_trajectories(path)
+    succ = sum(t.success for t in trajs)
+    return {
+        "train_successes": succ,
+        "train_success_rate": succ / len(trajs),
+        "train_steps": sum(len(t.steps) for t in trajs),
+        "train_actual_episodes": len(trajs),
+    }
 
 
 def _shape_tag(shape: str) -> str:

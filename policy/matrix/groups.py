@@ -28,6 +28,8 @@ HEADLINE = ("guard", "edge-serve")
 
 
 def group_key(r: dict[str, Any]) -> tuple:
+    """(world, algo, source, episodes, client, runner, test episodes, round): a loop's round is a
+    configuration of its own (round 0: the matrix's row)."""
     return (
         r["world"],
         r["algo"],
@@ -36,11 +38,12 @@ def group_key(r: dict[str, Any]) -> tuple:
         r["client"],
         r["runner"],
         r["test_episodes"],
+        r.get("round", 0),
     )
 
 
 def aggregate(rows: Sequence[dict[str, Any]]) -> dict[tuple, dict[str, Any]]:
-    """Finished rows pooled over seeds, by (world, algo, source, episodes, client, runner, test episodes)."""
+    """Finished rows pooled over seeds, by :func:`group_key`."""
     groups: dict[tuple, list[dict[str, Any]]] = {}
     for r in rows:
         if r.get("status") == "ok":
@@ -84,9 +87,9 @@ def plan_worlds(plan: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     return list(seen.values())
 
 
-def find(agg, world, algo, source, n, client, runner):
+def find(agg, world, algo, source, n, client, runner, round_: int = 0):
     return next(
-        (g for k, g in agg.items() if k[:6] == (world, algo, source, n, client, runner)),
+        (g for k, g in agg.items() if k[:6] == (world, algo, source, n, client, runner) and k[7] == round_),
         None,
     )
 

@@ -119,6 +119,16 @@ class Sizes:
     encoder: str | None = None
     """The text encoder the trained policies learn on (``edgejudge train --encoder``); None: the default."""
     check_runner: bool = True
+    rounds: int = 0
+    """Rounds of the loop after the training files (``--rounds``): each trained policy of the largest size
+    (not the imitation ceiling) deployed through edge-serve on the train split, its episodes logged, labeled
+    with everything before and trained on again (:mod:`policy.matrix.rounds`)."""
+    round_episodes: int = 100
+    """Episodes the deployed policy plays per round."""
+    round_temperature: float = 0.5
+    """Its exploration while it collects: a draw from softmax(scores / T) at every step."""
+    round_init: bool = False
+    """Start each round's training from the last round's checkpoint (``edgejudge train --init``)."""
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -233,13 +243,62 @@ def units(w: World, s: Sizes) -> list[Unit]:
             if SOURCES[src].per_step_judge and n > s.coren_max_episodes:
                 continue
             for seed in s.seeds:
-                base = {**_world_config(w, s, s.test_episodes), **train_config(w, s, src, algo, n, seed)}
-                rows = [{**base, "client": c, "runner": "edge-serve"} for c in s.clients]
                 headline = (algo, src, n, seed) == ("iql", head_src, max(s.sizes), s.seeds[0])
-                if s.check_runner and headline and "guard" in s.clients:
-                    rows.append({**base, "client": "guard", "runner": "in-process"})
-                out.append(Unit(w, src, algo, n, seed, tuple(rows)))
+                out.append(unit(w, s, algo, src, n, seed, check_runner=s.check_runner and headline))
     return out
+
+
+def unit(w: World, s: Sizes, algo: str, src: str, n: int, seed: int, *, check_runner: bool = False) -> Unit:
+    """One trained policy and its edge-serve rows (one per client), with the in-process row beside the guard
+    row when ``check_runner``."""
+    base = {**_world_config(w, s, s.test_episodes), **train_config(w, s, src, algo, n, seed)}
+    rows = [{**base, "client": c, "runner": "edge-serve"} for c in s.clients]
+    if check_runner and "guard" in s.clients:
+        rows.append({**base, "client": "guard", "runner": "in-process"})
+    return Unit(w, src, algo, n, seed, tuple(rows))
+
+
+@dataclass(frozen=True)
+class RoundUnit:
+    """Round ``round`` (1, 2, ...) of the loop of a trained policy ``unit`` (its round 0): the policy trained
+    on the unit's training file and the episodes its earlier rounds' policies played."""
+
+    unit: Unit
+    round: int
+    rows: tuple[dict[str, Any], ...]
+
+    @property
+    def name(self) -> str:
+        return f"{self.unit.name}-round{self.round}"
+
+
+def round_config(s: Sizes, r: int) -> dict[str, Any]:
+    """The keys a row of round ``r`` adds to its unit's configuration."""
+    cfg: dict[str, Any] = {
+        "round": r,
+        "round_episodes": s.round_episodes,
+        "round_temperature": s.round_temperature,
+    }
+    if s.round_init:  # only when set: the rows without it keep their keys
+        cfg["round_init"] = True
+    return cfg
+
+
+def looped_units(w: World, s: Sizes) -> list[Unit]:
+    """The trained policies the loop continues: every one of the largest size but the imitation ceiling."""
+    return [u for u in units(w, s) if u.source != EXPERT and u.episodes == max(s.sizes)]
+
+
+def round_units(w: World, s: Sizes) -> list[RoundUnit]:
+    """Rounds 1..``s.rounds`` of every looped policy of world ``w``, in round order per policy; each round's
+    rows are its unit's edge-serve rows with the round's keys."""
+    return [
+        RoundUnit(
+            u, r, tuple({**row, **round_config(s, r)} for row in u.rows if row["runner"] == "edge-serve")
+        )
+        for u in (looped_units(w, s) if s.rounds > 0 else [])
+        for r in range(1, s.rounds + 1)
+    ]
 
 
 def baseline_rows(w: World, s: Sizes) -> list[dict[str, Any]]:

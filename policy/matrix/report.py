@@ -30,6 +30,7 @@ from policy.matrix.groups import (
 )
 from policy.matrix.plot import plot
 from policy.matrix.recipes import SOURCES, dense_sources
+from policy.matrix.rounds_report import rounds_markdown, rounds_plot
 from policy.matrix.store import RowStore
 
 
@@ -398,5 +399,13 @@ def write_report(
     from policy.matrix.plan import PRESETS
 
     targets = targets or {k: (w.metric, w.target) for k, w in PRESETS.items() if w.target is not None}
-    atomic_write(f"{out}.md", markdown(store, plan, targets, ceiling))
-    atomic_write(f"{out}.png", plot(store, plan, ceiling))
+    matrix_plan = [r for r in plan if "round" not in r]  # a loop's rounds have tables of their own
+    agg = with_ceiling(store.select(plan), ceiling)
+    text = markdown(store, matrix_plan, targets, ceiling) + "".join(
+        f"{x}\n" for x in rounds_markdown(agg, plan)
+    )
+    atomic_write(f"{out}.md", text)
+    atomic_write(f"{out}.png", plot(store, matrix_plan, ceiling))
+    png = rounds_plot(agg, plan)
+    if png is not None:
+        atomic_write(f"{out}.rounds.png", png)

@@ -16,6 +16,7 @@ import shutil
 import statistics
 import subprocess
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +24,7 @@ import click
 
 from models.cli_run import edgejudge
 from policy.matrix.data import WorldData, short_hash
-from policy.matrix.plan import Sizes, Unit, World, baseline_rows, units
+from policy.matrix.plan import Sizes, Unit, World, baseline_rows, round_units, units
 from policy.matrix.recipes import RECIPES, SOURCES
 from policy.matrix.store import FINAL, RowStore, episodes_digest
 
@@ -133,11 +134,58 @@ class Matrix:
         for r in lacking:
             self.store.put(r["config"], {**{k: v for k, v in r.items() if k != "config"}, **extra})
 
-    def run_unit(self, u: Unit) -> None:
+    def unit_files(self, u: Unit) -> tuple[Path, Path]:
+        """Where unit ``u``'s checkpoint and bundle are kept."""
         base = {k: v for k, v in u.rows[0].items() if k not in ("client", "runner")}
+        wd, name = self.data(u.world), f"{u.name}-{short_hash(base)}"
+        return wd.dir / "ckpt" / name, wd.dir / "bundle" / name
+
+    def fit(
+        self, u: Unit, data: Path | list[Path], ckpt: Path, bundle: Path, init: Path | None = None
+    ) -> dict[str, Any]:
+        """Train (unless ``ckpt`` is there) and export (unless ``bundle`` is) the policy of ``u``'s
+        configuration on ``data``, from ``init``'s weights when given; the training's timing."""
+        base = u.rows[0]
+        algo = RECIPES[u.algo].algo
+        timing = ckpt.parent / f"{ckpt.name}.timing.json"
+        train_info: dict[str, Any] = {}
+        if not (ckpt / "checkpoint.json").is_file():
+            files = data if isinstance(data, list) else [data]
+            self.log(f"{u.world.label}: train {ckpt.name}")
+            args = [
+                "train",
+                *(str(f) for f in files),
+                "--algo",
+                algo,
+                "--reward",
+                SOURCES[u.source].reward,
+                "--steps",
+                str(self.s.steps),
+                "--seed",
+                str(u.seed),
+                *(["--encoder", self.s.encoder] if self.s.encoder else []),
+                *(["--init", str(init)] if init else []),
+                "--out",
+                str(ckpt),
+                "--json",
+            ]
+            if base["detour_penalty"]:
+                args += ["--detour-penalty", str(base["detour_penalty"])]
+            if algo == "bc":
+                args += ["--set", f"filter={base.get('bc_filter', 'success')}"]
+            _out, wall, cpu = self.timed(edgejudge, *args)
+            train_info = {"train_seconds": round(wall, 1), "train_cpu_seconds": round(cpu, 1)}
+            timing.write_text(json.dumps(train_info))
+        elif timing.exists():
+            train_info = json.loads(timing.read_text())
+        if not (bundle / "manifest.json").is_file():
+            self.log(f"{u.world.label}: export {ckpt.name}")
+            edgejudge("export", str(ckpt), "--out", str(bundle), "--json")
+        return train_info
+
+    def run_unit(self, u: Unit) -> None:
         wd = self.data(u.world)
-        ckpt = wd.dir / "ckpt" / f"{u.name}-{short_hash(base)}"
-        bundle = wd.dir / "bundle" / f"{u.name}-{short_hash(base)}"
+        ckpt, bundle = self.unit_files(u)
         todo = [r for r in u.rows if not self.done(r)]
         if not todo:
             self.backfill(u, wd, ckpt)
@@ -148,45 +196,22 @@ class Matrix:
             for r in todo:
                 self.put(r, {"status": "error", "reason": f"data: {e.message.strip().splitlines()[-1]}"})
             return
-        algo = RECIPES[u.algo].algo
-        if info["train_successes"] == 0 and algo == "bc":
+        if info["train_successes"] == 0 and RECIPES[u.algo].algo == "bc":
             for r in todo:
                 self.put(r, {"status": "skipped", "reason": "no successful episode to clone", **info})
             return
-        train_info: dict[str, Any] = {}
-        if not (ckpt / "checkpoint.json").is_file():
-            self.log(f"{u.world.label}: train {u.name} ({info['train_steps']} steps of data)")
-            args = [
-                "train",
-                str(data),
-                "--algo",
-                algo,
-                "--reward",
-                SOURCES[u.source].reward,
-                "--steps",
-                str(self.s.steps),
-                "--seed",
-                str(u.seed),
-                *(["--encoder", self.s.encoder] if self.s.encoder else []),
-                "--out",
-                str(ckpt),
-                "--json",
-            ]
-            if base["detour_penalty"]:
-                args += ["--detour-penalty", str(base["detour_penalty"])]
-            if algo == "bc":
-                args += ["--set", f"filter={base.get('bc_filter', 'success')}"]
-            out, wall, cpu = self.timed(edgejudge, *args)
-            train_info = {"train_seconds": round(wall, 1), "train_cpu_seconds": round(cpu, 1)}
-            (ckpt.parent / f"{ckpt.name}.timing.json").write_text(json.dumps(train_info))
-        else:
-            timing = ckpt.parent / f"{ckpt.name}.timing.json"
-            train_info = json.loads(timing.read_text()) if timing.exists() else {}
-        if not (bundle / "manifest.json").is_file():
-            self.log(f"{u.world.label}: export {u.name}")
-            edgejudge("export", str(ckpt), "--out", str(bundle), "--json")
+        train_info = self.fit(u, data, ckpt, bundle)
+        extra = {**info, **train_info, "label_quality": wd.label_quality(u.source, u.episodes)}
+        self.evaluate(u, bundle, todo, extra)
+        if not self.keep_bundles and all(self.done(r) for r in u.rows):
+            shutil.rmtree(bundle, ignore_errors=True)
+
+    def evaluate(self, u: Unit, bundle: Path, todo: list[dict[str, Any]], extra: dict[str, Any]) -> None:
+        """Rows ``todo`` of ``bundle`` (unit ``u``'s configuration): its gold-path decisions, then each row's
+        test episodes, through edge-serve first; each row stored with ``extra``."""
+        base = u.rows[0]
+        wd = self.data(u.world)
         decisions = self.decisions(wd, bundle, base["test_episodes"])
-        labels = wd.label_quality(u.source, u.episodes)
         common = [
             "--split",
             "test",
@@ -201,19 +226,11 @@ class Matrix:
             guard = "--loop-guard" if r["client"] == "guard" else "--no-loop-guard"
             serve = ["--serve"] if r["runner"] == "edge-serve" else []
             out, wall, cpu = self.timed(edgejudge, "eval", str(bundle), *serve, guard, *common)
-            res = {
-                **_summary(json.loads(out)),
-                **info,
-                **train_info,
-                "gold_decisions": decisions,
-                "label_quality": labels,
-            }
+            res = {**_summary(json.loads(out)), **extra, "gold_decisions": decisions}
             res.update(eval_seconds=round(wall, 1), eval_cpu_seconds=round(cpu, 1))
             if r["runner"] != "edge-serve":
                 res["agrees_with_edge_serve"] = self.agreement(r, res)
             self.put(r, res)
-        if not self.keep_bundles and all(self.done(r) for r in u.rows):
-            shutil.rmtree(bundle, ignore_errors=True)
 
     def agreement(self, row: dict[str, Any], res: dict[str, Any]) -> dict[str, Any] | None:
         """Episodes on which the in-process runner and edge-serve (same bundle, same client) had the same
@@ -258,16 +275,21 @@ class Matrix:
             {**_summary(json.loads(out)), "eval_seconds": round(wall, 1), "eval_cpu_seconds": round(cpu, 1)},
         )
 
-    def run(self) -> list[dict[str, Any]]:
-        """Compute every unfinished row; the plan's rows (configurations) in order."""
+    def run(self, after_units: Callable[[World], None] | None = None) -> list[dict[str, Any]]:
+        """Compute every unfinished row; the plan's rows (configurations) in order. ``after_units(world)``
+        runs after a world's trained rows (the loop's rounds, :class:`policy.matrix.rounds.Rounds`)."""
         plan: list[dict[str, Any]] = []
         for w in self.worlds:
             us, bs = units(w, self.s), baseline_rows(w, self.s)
-            mine = [r for u in us for r in u.rows] + bs
+            mine = (
+                [r for u in us for r in u.rows] + bs + [r for ru in round_units(w, self.s) for r in ru.rows]
+            )
             plan += mine
             if all(self.done(r) for r in mine):
                 for u in us if not self.baselines_only else []:
                     self.run_unit(u)  # only fills in what finished rows lack
+                if after_units is not None and not self.baselines_only:
+                    after_units(w)  # only fills in what finished rows lack
                 continue
             try:
                 for cfg in bs:
@@ -275,6 +297,8 @@ class Matrix:
                         self.run_baseline(cfg, w)
                 for u in us if not self.baselines_only else []:
                     self.run_unit(u)
+                if after_units is not None and not self.baselines_only:
+                    after_units(w)
                 for cfg in bs:
                     if cfg["algo"] != "random":
                         self.run_baseline(cfg, w)

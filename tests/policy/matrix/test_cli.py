@@ -10,12 +10,12 @@ import json
 import pytest
 
 
-@pytest.mark.real
 def expanded(payload: dict) -> list[dict]:
     """A rows file's rows with their configuration's fields (the file holds them once, under ``config``)."""
     return [{**r["config"], **r} for r in payload["rows"]]
 
 
+@pytest.mark.real
 def test_tiny_matrix_writes_json_md_png_and_resumes(tmp_path, cli):
     out = tmp_path / "res" / "m"
     cmd = [

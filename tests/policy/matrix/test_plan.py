@@ -75,3 +75,26 @@ def test_an_encoder_is_part_of_a_rows_configuration_only_when_set():
     assert "encoder" not in train_config(w, QUICK, "sparse", "bc", 30, 0)  # earlier rows keep their keys
     static = with_overrides(QUICK, encoder="static")
     assert train_config(w, static, "sparse", "bc", 30, 0)["encoder"] == "static"
+
+
+def test_the_loop_continues_every_trained_policy_of_the_largest_size():
+    from policy.matrix.plan import round_units
+
+    w = parse_world("twc-easy")
+    s = with_overrides(QUICK, sizes=(30, 120), seeds=(0,), sources=("sparse", "trca"), algos=("iql", "bc"))
+    assert round_units(w, s) == []  # no rounds asked for
+    s = with_overrides(s, rounds=2, round_episodes=50)
+    rounds = round_units(w, s)
+    assert [(ru.unit.algo, ru.unit.source, ru.round) for ru in rounds] == [
+        ("iql", "sparse", 1), ("iql", "sparse", 2), ("iql", "trca", 1), ("iql", "trca", 2),
+        ("bc", "sparse", 1), ("bc", "sparse", 2),
+    ]  # fmt: skip
+    first = rounds[0]
+    assert all(ru.unit.episodes == 120 for ru in rounds) and first.name == "iql-sparse-n120-s0-round1"
+    # a round's rows are its policy's edge-serve rows with the round's keys (no in-process check row)
+    assert {r["runner"] for ru in rounds for r in ru.rows} == {"edge-serve"}
+    assert [{k: r[k] for k in ("round", "round_episodes", "round_temperature")} for r in first.rows] == [
+        {"round": 1, "round_episodes": 50, "round_temperature": 0.5}
+    ] * len(s.clients)
+    assert all("round_init" not in r for ru in rounds for r in ru.rows)  # keys of rows made without it
+    assert all(r["round_init"] for ru in round_units(w, with_overrides(s, round_init=True)) for r in ru.rows)

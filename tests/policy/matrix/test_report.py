@@ -79,3 +79,44 @@ def test_the_verbs_picked_instead_are_listed_most_frequent_first():
     row = {"world": "twc-easy", "train_episodes": 36, "seed": 0, "source": "expert", "gold_decisions": gold}
     (line,) = [x for x in _decision_tables([row]) if "| take |" in x]
     assert line.endswith("| put 8, open 3, look 1 |")
+
+
+def test_the_loop_report_shows_each_learner_per_round_beside_its_baselines(tmp_path):
+    from policy.matrix.plan import round_units, unit
+    from policy.matrix.report import write_report
+    from policy.matrix.rounds import matched_expert_rows
+
+    w = parse_world("twc-easy")
+    s = with_overrides(QUICK, sizes=(10,), seeds=(0,), sources=("sparse", "trca"), algos=("credit", "bc"))
+    s = with_overrides(s, clients=("guard",), expert_sizes=(), rounds=2)
+    plan = [r for u in units(w, s) for r in u.rows] + [r for ru in round_units(w, s) for r in ru.rows]
+    store = RowStore(tmp_path / "m.json")
+    for cfg in plan:
+        r = cfg.get("round", 0)
+        k = (4 + 2 * r) if cfg["algo"] == "credit" else 4 + r
+        deployed = {"episodes": 10, "successes": 5 + r, "success_rate": (5 + r) / 10, "mean_steps": 9.0}
+        store.put(cfg, {"status": "ok", "episodes": 10, "successes": k, "success_rate": k / 10,
+                        "ci95": [0.1, 0.9], "train_successes": 3 + r, "per_episode": [],
+                        "gold_decisions": _verbs((5 + 5 * r, 20), (10, 20)),
+                        **({"deployed": deployed} if r else {})})  # fmt: skip
+    matched = matched_expert_rows(s, list(store.rows.values()), [w])
+    assert sorted({r["train_episodes"] for r in matched}) == [
+        3,
+        4,
+        5,
+    ]  # the credit file's successes per round
+    assert matched[0] == unit(w, s, "bc", "expert", 3, 0).rows[0]
+    for cfg in matched:
+        store.put(
+            cfg, {"status": "ok", "episodes": 10, "successes": 6, "success_rate": 0.6, "ci95": [0.3, 0.9]}
+        )
+    write_report(store, plan + matched, tmp_path / "m")
+    md = (tmp_path / "m.md").read_text()
+    loop = md[md.index("### The loop: 2 rounds") :]
+    # success per round [Wilson], the deployed policy's own success beside it from round 1
+    assert "| BC on successes, sparse | 40 % [17, 69] | 50 % [24, 76] (60 %) | 60 % [31, 83] (70 %) |" in loop
+    assert "| 40 % [17, 69] | 60 % [31, 83] (60 %) | 80 % [49, 94] (70 %) |" in loop  # credit
+    assert "60 % [31, 83], 3 episodes | 60 % [31, 83], 4 episodes | 60 % [31, 83], 5 episodes |" in loop
+    assert "take 0.25 → 0.75" in loop  # where the rounds moved the decisions
+    assert "### The loop" not in md[: md.index("### The loop")]  # the matrix's own tables hold no round row
+    assert (tmp_path / "m.rounds.png").read_bytes()[:4] == b"\x89PNG"
