@@ -15,7 +15,7 @@ DEMO_OUT ?= demo-out
 # cores, half the time of one process. PYTEST_ARGS replaces these (e.g. PYTEST_ARGS='-x tests/edge').
 PYTEST_ARGS ?= -n 2 --dist worksteal
 
-.PHONY: setup test demo lint clean cpp cpp-deps bench-deps
+.PHONY: setup test demo demo-loop lint clean cpp cpp-deps bench-deps
 
 setup:
 	@tools/setup/bootstrap.sh $(EXTRAS)
@@ -25,6 +25,10 @@ test: setup cpp-deps lint
 
 demo: setup
 	@DEMO_OUT=$(DEMO_OUT) PY=$(PY) tools/demo/demo.sh
+
+# One round of the loop on the demo's bundles (runs the demo first when its outputs are missing).
+demo-loop: setup
+	@DEMO_OUT=$(DEMO_OUT) PY=$(PY) tools/demo/demo_loop.sh
 
 # ruff: the lint rules and the formatting (pyproject.toml [tool.ruff]); make test runs it first.
 lint: setup

@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# docs/benchmarks/matrix.md, "The loop: rounds of deployed episodes": the section's commands, from the repository
+# root with the project's environment active (python and edgejudge on PATH).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+
+R="--rounds 3 --round-episodes 100 --round-temperature 0.5 --sizes 120 --seeds 0 --clients guard --test-episodes 50"
+R="$R --steps 1000 --llm-episodes 0 --expert-sizes 0 --work-dir runs/rounds --out tools/results/bench_rounds"
+R="$R --ceiling tools/results/bench_ceiling.json"
+for w in twc-easy cookingworld-small twc-medium twc-hard; do
+  # the recipe (credit on TRCA, rubric built from the file) and self-imitation (BC on every success so far)
+  edgejudge matrix --world $w --sources sparse,trca-built --algos credit,bc $R
+  # IQL on the success flag, the same rounds
+  edgejudge matrix --world $w --sources sparse --algos iql $R
+done
