@@ -10,6 +10,7 @@ Packages:
 * ``coren`` — consistency-guided reward ensemble
 * ``potential`` — the success-model potential: ΔΦ from a model of the log's own success flags (no judge)
 * ``cluster`` — labeling on Ray judge actors (optional)
+* ``audit`` — a person's (or the judge's) marks on sampled steps, and each channel's credit against them
 * ``prompts`` — shipped prompt files
 * ``rubrics`` — shipped rubric files
 

@@ -52,7 +52,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -275,10 +275,12 @@ MESSAGES = {
     "worse than the sparse reward",
     "n/a": "only one class of episode (all successes or all failures): nothing to check against",
     "too few": f"fewer than {MIN_PER_CLASS} successes or failures: too few to tell labels from chance",
+    "audit disagrees": "the steps an audit marked as progress are not the ones this channel credits: "
+    "whatever the success flags say, its step credit is not what the auditor sees (edgejudge label audit)",
 }
 
 
-CAUTIONS = ("weak", "inverted", "last step", "length", "misplaced")
+CAUTIONS = ("weak", "inverted", "last step", "length", "misplaced", "audit disagrees")
 """Verdicts that say the labels may not help even where the labeler did not fit them on the flags."""
 WARNED = (*CAUTIONS, "too few", "in-sample")
 """Verdicts that print a warning line."""
@@ -344,6 +346,18 @@ def heldout_check(
     check = _episode_check(channel, mean_reward, [bool(x) for x in success], boots, seed, fitted=False)
     check.message += " (held-out episodes)"
     return check
+
+
+def with_audit(checks: Sequence[ChannelCheck], contradicted: set[str]) -> list[ChannelCheck]:
+    """``checks`` with the verdict ``audit disagrees`` for every channel an audit contradicts
+    (:mod:`labeler.audit.agreement`): the success flags cannot vouch for step credit a person's marks
+    refute."""
+    out = []
+    for c in checks:
+        if c.channel in contradicted:
+            c = replace(c, verdict="audit disagrees", message=MESSAGES["audit disagrees"])
+        out.append(c)
+    return out
 
 
 def format_checks(checks: Sequence[ChannelCheck], path: str = "") -> str:

@@ -7,6 +7,7 @@ Each labeling method registers itself here with one line in :data:`LABEL_SUBCOMM
 * ``label potential`` — success-model potential ΔΦ, no judge (``labeler.potential.cli``)
 * ``label quality`` — AUROC of every label channel vs the environment's ground truth (``labeler.quality``)
 * ``label trca``    — TRCA rubric credit assignment (``labeler.trca.cli``)
+* ``label audit``   — a person marks sampled steps; the quality check reads the marks (``labeler.audit.cli``)
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ LABEL_SUBCOMMANDS: dict[str, str] = {
     "coren": "labeler.coren.cli:coren",
     "potential": "labeler.potential.cli:potential",
     "quality": "labeler.quality:quality",
+    "audit": "labeler.audit.cli:audit",
 }
 
 

@@ -28,7 +28,7 @@ from typing import Any
 import click
 
 from labeler.auroc import auroc
-from labeler.label_check import check_channels, format_checks
+from labeler.label_check import check_channels, format_checks, with_audit
 from models.settings import AtomicFile
 from models.trajectory import DatasetError, Trajectory, read_trajectories
 
@@ -217,8 +217,20 @@ def plot_channels(
     default=None,
     help="The label check from the success flags alone (default: only when FILE has no ground truth).",
 )
+@click.option(
+    "--audit",
+    "audit_path",
+    type=click.Path(dir_okay=False, exists=True),
+    help="A marks file of 'edgejudge label audit': every channel's step credit against the marked steps "
+    "(per auditor), the channel the marks support, and no 'separates' for a channel they contradict.",
+)
 def quality(
-    file: str, as_json: bool, png: str | None, plot_trajectories: int, with_check: bool | None
+    file: str,
+    as_json: bool,
+    png: str | None,
+    plot_trajectories: int,
+    with_check: bool | None,
+    audit_path: str | None,
 ) -> None:
     """AUROC of every label channel in FILE against the environment's ground truth.
 
@@ -244,18 +256,44 @@ def quality(
         checks = check_channels(
             trajs, [n for n in names if not n.partition(".")[2].startswith(("w_", "adv"))]
         )
+    audits = _audits(trajs, audit_path) if audit_path else []
+    if checks is not None and audits:
+        checks = with_audit(checks, {f.channel for fs in audits for f in fs if f.contradicted})
     if as_json:
         d = report.to_dict()
         if checks is not None:
             d["label_check"] = [c.to_dict() for c in checks]
+        if audit_path:
+            d["audit"] = [f.to_dict() for fs in audits for f in fs]
         click.echo(json.dumps(d, indent=2))
     else:
         if not no_truth or checks is None:
             click.echo(format_report(report))
         if checks is not None:
             click.echo(format_checks(checks, file))
+        if audits:
+            from labeler.audit.agreement import format_audit
+
+            for figures in audits:
+                click.echo(format_audit(figures))
     if png:
         # rewards only: ensemble weights (w_*) are in the table but would flatten the plot
         rewards = [c.channel for c in report.channels if not c.channel.partition(".")[2].startswith("w_")]
         n = plot_channels(trajs, rewards, png, plot_trajectories)
         click.echo(f"wrote {png} ({n} trajectories)", err=as_json)
+
+
+def _audits(trajs: Sequence[Trajectory], path: str) -> list[list[Any]]:
+    """Per auditor in the marks file ``path``, every audited channel against the auditor's marks."""
+    from labeler.audit.agreement import audit_figures
+    from labeler.audit.marks import MarksError, current, read_marks
+    from labeler.audit.sample import audited_channels
+
+    try:
+        marks = read_marks(path)
+    except MarksError as e:
+        raise click.ClickException(str(e)) from None
+    channels = audited_channels(trajs)
+    return [
+        audit_figures(trajs, current(marks, by), channels, by) for by in dict.fromkeys(m.by for m in marks)
+    ]

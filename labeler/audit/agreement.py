@@ -1,0 +1,127 @@
+"""Each channel's step credit against an audit's marks: does the channel rank the steps the auditor called
+progress above the others?
+
+Per channel and auditor, the AUROC of the channel's value on the marked steps, ``progress`` positive against
+``harmful`` and ``neither``, with a 90 % bootstrap interval over the marked steps. The audit *supports* a
+channel whose interval's low end is above chance and whose AUROC is at least
+:data:`labeler.label_check.SEPARATES_AUROC`, and *contradicts* one whose interval's high end is below chance
+or whose AUROC is under :data:`CONTRADICTED_BELOW` with enough marks. Fewer than :data:`MIN_PER_CLASS`
+progress marks or other marks give no figure.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from labeler.audit.marks import Mark
+from labeler.audit.sample import step_value
+from labeler.label_check import MIN_PER_CLASS, NO_FIGURE, SEPARATES_AUROC, Figure, bootstrap_auroc
+from models.trajectory import Trajectory
+
+CONTRADICTED_BELOW = 0.55
+"""An AUROC under this against a person's marks: the channel's step credit is not what the person sees."""
+
+
+@dataclass(frozen=True)
+class AuditFigure:
+    channel: str
+    by: str
+    marked: int
+    """Steps with a mark of this auditor that the log holds."""
+    progress: int
+    """Of them, marked progress."""
+    figure: Figure
+    """The AUROC of the channel's value, progress against the other marks, and its interval."""
+
+    @property
+    def supported(self) -> bool:
+        return self.figure.separates
+
+    @property
+    def contradicted(self) -> bool:
+        f = self.figure
+        if f.value is None:
+            return False
+        return (f.high is not None and f.high < 0.5) or f.value < CONTRADICTED_BELOW
+
+    @property
+    def verdict(self) -> str:
+        if self.figure.value is None:
+            return "too few marks"
+        if self.supported:
+            return "supported"
+        return "contradicted" if self.contradicted else "unclear"
+
+    def to_dict(self) -> dict:
+        f = self.figure
+        return {
+            "channel": self.channel,
+            "by": self.by,
+            "marked": self.marked,
+            "progress": self.progress,
+            "auroc": None if f.value is None else round(f.value, 4),
+            "low": None if f.low is None else round(f.low, 4),
+            "high": None if f.high is None else round(f.high, 4),
+            "verdict": self.verdict,
+        }
+
+
+def audit_figures(
+    trajectories: Sequence[Trajectory],
+    marks: Mapping[tuple[str, int], Mark],
+    channels: Sequence[str],
+    by: str = "person",
+    boots: int = 400,
+    seed: int = 0,
+) -> list[AuditFigure]:
+    """One :class:`AuditFigure` per channel for the standing ``marks`` (:func:`labeler.audit.marks.current`)
+    of auditor ``by`` on the steps of ``trajectories``."""
+    by_id = {t.id: t for t in trajectories}
+    marked = [
+        (by_id[m.id], m.step, m.mark == "progress")
+        for m in marks.values()
+        if m.by == by and m.id in by_id and 0 <= m.step < len(by_id[m.id].steps)
+    ]
+    n_pos = sum(1 for *_, p in marked if p)
+    out = []
+    for ch in channels:
+        fig = NO_FIGURE
+        if min(n_pos, len(marked) - n_pos) >= MIN_PER_CLASS:
+            scores = [step_value(t, i, ch) for t, i, _ in marked]
+            fig = Figure(*bootstrap_auroc(scores, [p for *_, p in marked], boots, seed))
+        out.append(AuditFigure(ch, by, len(marked), n_pos, fig))
+    return out
+
+
+def best_supported(figures: Sequence[AuditFigure]) -> AuditFigure | None:
+    """The channel the audit supports with the highest AUROC (None when it supports none)."""
+    return max((f for f in figures if f.supported), key=lambda f: f.figure.value or 0.0, default=None)
+
+
+def format_audit(figures: Sequence[AuditFigure]) -> str:
+    """The audit's table and the channel it points to."""
+    if not figures:
+        return "audit: no channel to compare with the marks"
+    first = figures[0]
+    lines = [
+        f"audit by {first.by}: {first.marked} marked steps, {first.progress} progress; per channel, the "
+        "AUROC of its credit on progress steps against the other marked steps [90 % bootstrap]",
+    ]
+    for f in figures:
+        fig = f.figure
+        value = "  n/a " if fig.value is None else f"{fig.value:.3f} [{fig.low:.2f}, {fig.high:.2f}]"
+        lines.append(f"  {f.channel:28s} {value:22s} {f.verdict}")
+    best = best_supported(figures)
+    if best is not None:
+        lines.append(f"train on {best.channel}: the audit supports its step credit ({best.figure.value:.3f})")
+    elif all(f.figure.value is None for f in figures):
+        lines.append(
+            f"step credit unverified: mark at least {MIN_PER_CLASS} progress and {MIN_PER_CLASS} other steps"
+        )
+    else:
+        lines.append("step credit unverified: the audit supports no channel (mark more steps, or relabel)")
+    return "\n".join(lines)
+
+
+__all__ = ["SEPARATES_AUROC", "AuditFigure", "audit_figures", "best_supported", "format_audit"]
