@@ -18,6 +18,7 @@ from policy.matrix.groups import (
     HEADLINE,
     ROW_NAMES,
     color,
+    expert_sizes,
     find,
     find_expert,
     pct,
@@ -71,6 +72,26 @@ def _matched(agg, world: str, g: dict[str, Any] | None) -> tuple[int, dict[str, 
     return (n, found) if found else None
 
 
+def _ceiling(agg, world: str, matched: set[int]) -> tuple[int, dict[str, Any]] | None:
+    """The imitation ceiling: BC on the most expert episodes of a size no round's baseline matched (else the
+    world's largest)."""
+    for n in expert_sizes(agg, world):
+        g = find_expert(agg, world, n) if n not in matched else None
+        if g is not None:
+            return n, g
+    return world_ceiling(agg, world)
+
+
+def _matched_sizes(agg, plan: Sequence[dict[str, Any]], world: str) -> set[int]:
+    """The expert-episode counts of a world's matched baselines (every round of every looped policy)."""
+    out = set()
+    for algo, src, n in loops(plan).get(world, []):
+        for r in range(last_round(plan) + 1):
+            m = _matched(agg, world, find(agg, world, algo, src, n, *HEADLINE, r))
+            out |= {m[0]} if m else set()
+    return out
+
+
 def _verbs(g: dict[str, Any] | None) -> dict[str, list[int]]:
     out: dict[str, list[int]] = {}
     for r in g["rows"] if g else []:
@@ -119,7 +140,7 @@ def rounds_markdown(agg, plan: Sequence[dict[str, Any]]) -> list[str]:
             body.append(
                 [world, "BC on as many expert episodes as the first labeled file has successes", *cells]
             )
-        ceil = world_ceiling(agg, world)
+        ceil = _ceiling(agg, world, _matched_sizes(agg, plan, world))
         if ceil:
             body.append([world, f"imitation ceiling (BC on {ceil[0]} expert episodes)", _cell(ceil[1])])
     lines = [
@@ -177,7 +198,7 @@ def rounds_plot(agg, plan: Sequence[dict[str, Any]]) -> bytes | None:
                 color=line[0].get_color(),
                 alpha=0.12,
             )
-        ceil = world_ceiling(agg, world)
+        ceil = _ceiling(agg, world, _matched_sizes(agg, plan, world))
         if ceil:
             ax.axhline(
                 ceil[1]["mean"], color="black", linestyle="--", label=f"BC on {ceil[0]} expert episodes"
