@@ -27,7 +27,7 @@ EVAL=("${EJ[@]}" eval "${WORLD[@]}" --split test --episodes "$TEST_EPISODES" --j
 stage() { printf '\n== %s\n' "$*"; }
 RUBRIC=()
 if [ -f "$OUT/rubric.toml" ]; then RUBRIC=(--rubrics "$OUT/rubric.toml"); fi
-rm -f "$OUT"/round-1.*  # a round is remade whole: the logs append
+rm -rf "$OUT"/round-1.*  # a round is remade whole: the logs append, checkpoints are not overwritten
 
 stage "1/3 deploy: each bundle plays $ROUND_EPISODES train games through edge-serve, logged by the robot's writer"
 for who in credit bc; do

@@ -138,19 +138,19 @@ def loop_main(out_dir: str) -> None:
     ]
     first = _load(out / "round-1.drive.credit.json")
     print(f"the loop, one round: {first['episodes']} {first['env']} test games through edge-serve, one seed")
-    print(f"{'learner':46s} {'round 0':18s} {'round 1':18s} {'its deployed episodes (round 1)'}")
+    print(f"{'learner':50s} {'round 0':18s} {'round 1':18s} {'its deployed episodes (round 1)'}")
     rates = {}
     for name, before, who in loops:
         r0, r1 = _load(out / before), _load(out / f"round-1.drive.{who}.json")
         rates[who] = (r0["success_rate"], r1["success_rate"])
-        print(f"{name:46s} {_short(r0):18s} {_short(r1):18s} {_deployed(out / f'round-1.{who}.jsonl')}")
+        print(f"{name:50s} {_short(r0):18s} {_short(r1):18s} {_deployed(out / f'round-1.{who}.jsonl')}")
     for name, path in (
         ("teacher: BC on as many expert episodes (round 0)", "drive.expert-same.json"),
         ("ceiling: BC on all expert episodes", "drive.expert.json"),
     ):
         r = _maybe(out / path)
         if r is not None:
-            print(f"{name:46s} {_rate(r)}")
+            print(f"{name:50s} {_rate(r)}")
     (c0, c1), (b0, b1) = rates["credit"], rates["bc"]
     print(
         f"round 1: the recipe {100 * (c1 - c0):+.0f} points on its own episodes, self-imitation "
