@@ -170,18 +170,10 @@ class WorldData:
         """The labels behind a row: per-step AUROC of the reward channel of ``source`` against score progress
         and the gold path (``label quality``), and its success separation (``label quality --check``); None
         for the success flag and expert episodes, or when the labeled file is not there. Cached beside it."""
-        from models.trajectory import read_trajectories
-
         path = self.label_path(source, n)
         if source in ("sparse", EXPERT) or not path.exists():
             return None
-        cache = path.with_name(path.name.removesuffix(".jsonl.gz") + ".quality.json")
-        if cache.exists():
-            return json.loads(cache.read_text())
-        full = label_summary(read_trajectories(path), channel_of(source))
-        out = {k: full[k] for k in ("channel", "auroc_progress", "auroc_gold", "check", "check_auroc")}
-        cache.write_text(json.dumps(out))
-        return out
+        return file_label_quality(path, source)
 
     def _cut_from_largest(self, source: str, n: int, shape: str) -> Path:
         """The ``n``-episode file's labels cut from those of the largest file ``source`` labels (labeled once:
@@ -253,6 +245,20 @@ class WorldData:
                 edgejudge("label", src.reward, str(merged), "--out", str(out), *extra)
                 merged.unlink()
         return out, file_stats(out)
+
+
+def file_label_quality(path: Path, source: str) -> dict[str, Any]:
+    """The labels of ``source`` in the file ``path`` as a row records them (:func:`label_summary`'s channel,
+    per-step AUROCs and check), cached beside the file."""
+    from models.trajectory import read_trajectories
+
+    cache = path.with_name(path.name.removesuffix(".jsonl.gz") + ".quality.json")
+    if cache.exists():
+        return json.loads(cache.read_text())
+    full = label_summary(read_trajectories(path), channel_of(source))
+    out = {k: full[k] for k in ("channel", "auroc_progress", "auroc_gold", "check", "check_auroc")}
+    cache.write_text(json.dumps(out))
+    return out
 
 
 def file_stats(path: Path) -> dict[str, Any]:

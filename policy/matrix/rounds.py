@@ -27,7 +27,7 @@ from typing import Any
 import click
 
 from models.cli_run import edgejudge
-from policy.matrix.data import short_hash
+from policy.matrix.data import file_label_quality, short_hash
 from policy.matrix.plan import EXPERT, RoundUnit, Unit, World, round_units, unit
 from policy.matrix.recipes import SOURCES
 from policy.matrix.run import Matrix
@@ -155,18 +155,7 @@ def round_label_quality(data: Path, source: str) -> dict[str, Any] | None:
     """The labels of a round's training file (per-step AUROC against score progress and the gold path, the
     label check's verdict), as the matrix records them for its files; None for the success flag. Cached
     beside the file."""
-    from models.trajectory import read_trajectories
-    from policy.matrix.data import channel_of, label_summary
-
-    if not SOURCES[source].dense:
-        return None
-    cache = data.with_name(data.name.removesuffix(".jsonl.gz") + ".quality.json")
-    if cache.exists():
-        return json.loads(cache.read_text())
-    full = label_summary(read_trajectories(data), channel_of(source))
-    out = {k: full[k] for k in ("channel", "auroc_progress", "auroc_gold", "check", "check_auroc")}
-    cache.write_text(json.dumps(out))
-    return out
+    return file_label_quality(data, source) if SOURCES[source].dense else None
 
 
 def matched_experts(s, rows: list[dict[str, Any]], w: World) -> list[Unit]:
