@@ -126,6 +126,8 @@ def rounds_markdown(agg, plan: Sequence[dict[str, Any]]) -> list[str]:
         first_dense = next(((a, s, n) for a, s, n in looped if SOURCES[s].dense), None)
         for algo, src, n in looped:
             groups = [find(agg, world, algo, src, n, *HEADLINE, r) for r in range(last + 1)]
+            if not any(groups[1:]):
+                continue  # a policy of the plan that no loop ran
             cells = [_cell(g, _deployed(g) if r else "") for r, g in enumerate(groups)]
             body.append([world, ROW_NAMES[(algo, src)], *cells])
             moved = _verb_moves(groups[0], groups[-1])

@@ -13,3 +13,6 @@ for w in twc-easy cookingworld-small twc-medium twc-hard; do
   # IQL on the success flag, the same rounds
   edgejudge matrix --world $w --sources sparse --algos iql $R
 done
+# the report of every loop above
+edgejudge matrix --world twc-easy --world cookingworld-small --world twc-medium --world twc-hard \
+    --sources sparse,trca-built --algos credit,bc,iql $R --report-only
