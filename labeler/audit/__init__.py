@@ -10,5 +10,6 @@ Modules:
   followed
 * ``agreement`` — each channel's credit against the marks: AUROC with a bootstrap interval, and the channel
   the audit supports
-* ``cli`` — ``edgejudge label audit``: the terminal session, one keystroke per mark
+* ``judge_audit`` — the local judge marks the sample: two prompt variants per step, marked where they agree
+* ``cli`` — ``edgejudge label audit``: the terminal session, one keystroke per mark, or the judge's marks
 """

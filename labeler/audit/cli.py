@@ -7,6 +7,8 @@ import click
 from labeler.audit.marks import UNDONE, Mark, MarksError, append_mark, current, default_marks_path, read_marks
 from labeler.audit.sample import StepRef, audited_channels, sample_steps
 from labeler.audit.view import HELP, KEYS, render
+from models.cli_options import cache_option
+from models.registry import DEFAULT_JUDGE
 from models.trajectory import DatasetError, read_trajectories
 
 
@@ -31,7 +33,25 @@ from models.trajectory import DatasetError, read_trajectories
     "--seed", default=0, show_default=True, help="Seed of the sample (the same seed, the same steps)."
 )
 @click.option("--by", default="person", show_default=True, help="Who marks (recorded with every mark).")
-def audit(file: str, marks_path: str | None, steps: int, seed: int, by: str) -> None:
+@click.option(
+    "--judge",
+    "judge_ref",
+    is_flag=False,
+    flag_value=DEFAULT_JUDGE,
+    default=None,
+    help=f"The local judge marks the sample instead of a person (no terminal): --judge alone for "
+    f"{DEFAULT_JUDGE}, or a .gguf path; two prompts per step, a step marked only where they agree.",
+)
+@cache_option()
+def audit(
+    file: str,
+    marks_path: str | None,
+    steps: int,
+    seed: int,
+    by: str,
+    judge_ref: str | None,
+    cache: str | None,
+) -> None:
     """Mark sampled steps of FILE: did each move the episode toward its task?
 
     Each step shows the task, the episode so far in short, the state, the action and what followed (not the
@@ -49,6 +69,9 @@ def audit(file: str, marks_path: str | None, steps: int, seed: int, by: str) -> 
     except MarksError as e:
         raise click.ClickException(str(e)) from None
     sample = sample_steps(trajs, steps, seed, audited_channels(trajs))
+    if judge_ref is not None:
+        _judge_session(trajs, sample, path, judge_ref, cache, file)
+        return
     todo = [r for r in sample if (r.id, r.step) not in done]
     made = _session(trajs, todo, path, by, already=len(sample) - len(todo), total=len(sample))
     marked = len(current(read_marks(path), by))
@@ -93,3 +116,33 @@ def _session(trajs, todo: list[StepRef], path: str, by: str, *, already: int, to
             made += 1
             i += 1
     return made
+
+
+def _judge_session(
+    trajs, sample: list[StepRef], path: str, judge_ref: str, cache: str | None, file: str
+) -> None:
+    """The judge's marks of ``sample`` (the steps it has not marked yet), appended to ``path``."""
+    import time
+
+    from labeler.audit.judge_audit import auditor_name, judge_audit
+    from labeler.judge import JudgeError, open_judge
+    from labeler.trca.pipeline import default_cache
+
+    by = auditor_name(judge_ref)
+    done = current(read_marks(path), by)
+    todo = [r for r in sample if (r.id, r.step) not in done]
+    t0 = time.perf_counter()
+    try:
+        with open_judge(judge_ref, cache=cache or default_cache()) as judge:
+            result = judge_audit(trajs, todo, judge, by)
+    except JudgeError as e:
+        raise click.ClickException(str(e)) from None
+    for m in result.marks:
+        append_mark(path, m)
+    progress = sum(m.mark == "progress" for m in result.marks)
+    seconds = time.perf_counter() - t0
+    click.echo(
+        f"{by}: {result.agreed} of {result.asked} steps marked (its two prompts agreed), {progress} "
+        f"progress; {result.queries} queries ({result.cached} cached), {seconds:.1f} s; {path}"
+    )
+    click.echo(f"next: edgejudge label quality {file} --audit {path}")

@@ -1,0 +1,37 @@
+"""The judge audits the steps: the real embedded judge marks a sample (two prompts, marked where they agree),
+cached, read by ``label quality --audit`` like a person's marks."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from labeler.audit.marks import read_marks
+from models.trajectory import write_trajectories
+from tests.labeler.audit.helpers import labeled_log
+
+
+@pytest.mark.real
+def test_the_judge_marks_a_sample_and_the_check_reads_it(tmp_path, cli):
+    log = tmp_path / "fleet.jsonl"
+    write_trajectories(log, labeled_log(4, 4))
+    cache = tmp_path / "judge.sqlite"
+    args = ["label", "audit", str(log), "--judge", "--steps", "10", "--cache", str(cache)]
+    first = cli(*args, check=True, timeout=600).stdout
+    m = re.search(r"judge:gemma3-270m: (\d+) of 10 steps marked \(its two prompts agreed\), (\d+) progress; "
+                  r"20 queries \(0 cached\)", first)  # fmt: skip
+    assert m, first
+    marks = read_marks(tmp_path / "fleet.audit.jsonl")
+    assert len(marks) == int(m[1]) and {x.by for x in marks} == {"judge:gemma3-270m"}
+    assert {x.mark for x in marks} <= {"progress", "neither"} and sum(
+        x.mark == "progress" for x in marks
+    ) == int(m[2])
+    # a rerun asks only the steps left unmarked, from the cache
+    again = cli(*args, check=True, timeout=600).stdout
+    left = 10 - int(m[1])
+    assert f"of {left} steps marked" in again and f"{2 * left} queries ({2 * left} cached)" in again
+    report = cli(
+        "label", "quality", str(log), "--audit", str(tmp_path / "fleet.audit.jsonl"), check=True
+    ).stdout
+    assert "audit by judge:gemma3-270m:" in report and "good.r" in report
