@@ -276,6 +276,8 @@ def quality(
 
             for figures in audits:
                 click.echo(format_audit(figures))
+    if audits:
+        _record_choice(file, audits)
     if png:
         # rewards only: ensemble weights (w_*) are in the table but would flatten the plot
         rewards = [c.channel for c in report.channels if not c.channel.partition(".")[2].startswith("w_")]
@@ -297,3 +299,25 @@ def _audits(trajs: Sequence[Trajectory], path: str) -> list[list[Any]]:
     return [
         audit_figures(trajs, current(marks, by), channels, by) for by in dict.fromkeys(m.by for m in marks)
     ]
+
+
+def _record_choice(file: str, audits: list[list[Any]]) -> None:
+    """The channel the audits support (a person's audit before a judge's) recorded beside FILE for
+    ``edgejudge train --reward auto``; a choice recorded before is removed when no audit supports one now."""
+    from labeler.audit.agreement import best_supported
+    from models.channel_choice import choice_path, write_choice
+
+    ranked = sorted(audits, key=lambda figs: figs[0].by.startswith("judge:") if figs else True)
+    for figures in ranked:
+        best = best_supported(figures)
+        if best is not None:
+            f = best.figure
+            evidence = (
+                f"the audit by {best.by} supports it: AUROC {f.value:.3f} [{f.low:.2f}, {f.high:.2f}] on "
+                f"{best.marked} marked steps ({best.progress} progress)"
+            )
+            path = write_choice(file, best.channel, best.by, evidence)
+            click.echo(f"recorded in {path}: 'edgejudge train {file} --reward auto' trains on {best.channel}",
+                       err=True)  # fmt: skip
+            return
+    choice_path(file).unlink(missing_ok=True)

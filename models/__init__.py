@@ -20,6 +20,7 @@ Modules:
 * ``trajectory_view`` — what a trajectory's texts say, read once: layout, responses, partial states, world
   keys, path
 * ``log_set`` — several logs (files or folders) read as one set of episodes
+* ``channel_choice`` — the label channel a log's check chose, recorded beside it for ``train --reward auto``
 * ``log_layout`` — which trajectories need an inferred state layout, and the notices of how a log is read
 * ``progress`` — progress bars
 * ``actions`` — the one parser of text actions (verb, object, target, argument words) and its word lists

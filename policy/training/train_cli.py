@@ -26,7 +26,8 @@ from policy.training.learners.registry import LEARNERS, names
     default="sparse",
     show_default=True,
     help="sparse (success flag only) | coren (coren.ensemble) | trca (trca.total) | potential "
-    "(potential.delta) | METHOD.CHANNEL.",
+    "(potential.delta) | METHOD.CHANNEL | auto (the channel an audit supports, recorded by 'edgejudge label "
+    "quality DATA --audit MARKS').",
 )
 @click.option(
     "--terminal-bonus",
@@ -115,6 +116,8 @@ def train(
     from policy.training.rewards import RewardError, parse_reward
     from policy.training.train import make_config, parse_overrides, train_from_file
 
+    if reward == "auto":
+        reward = _chosen_channel(data)
     try:
         spec = parse_reward(reward, terminal_bonus=terminal_bonus, detour_penalty=detour_penalty)
         ov = parse_overrides(overrides)
@@ -168,3 +171,26 @@ def train(
             f"{spec.name}; {key} {first.get(key):.4g} -> {last.get(key):.4g}; {run.seconds:.1f} s "
             f"({run.texts_embedded} texts embedded)"
         )
+
+
+def _chosen_channel(data: tuple[str, ...]) -> str:
+    """``--reward auto``: the channel recorded for the one log ``data`` by its audited check (said in one
+    line)."""
+    from models.channel_choice import read_choice
+
+    if len(data) != 1:
+        raise click.UsageError(
+            "--reward auto reads the choice recorded for one labeled log: give one DATA file"
+        )
+    try:
+        choice = read_choice(data[0])
+    except ValueError as e:
+        raise click.UsageError(str(e)) from None
+    if choice is None:
+        raise click.UsageError(
+            f"--reward auto: no channel chosen for {data[0]}: audit its steps ('edgejudge label audit "
+            f"{data[0]}', or --judge), then 'edgejudge label quality {data[0]} --audit MARKS' records the "
+            "one the audit supports; or name --reward"
+        )
+    click.echo(f"reward auto: {choice['channel']} ({choice.get('evidence', '')})", err=True)
+    return str(choice["channel"])

@@ -10,6 +10,8 @@ import sys
 import termios
 import time
 
+import pytest
+
 from labeler.audit.marks import Mark, append_mark, current, read_marks
 from models.trajectory import write_trajectories
 from tests.labeler.audit.helpers import labeled_log
@@ -89,3 +91,25 @@ def test_label_quality_reads_the_audit_and_names_the_channel_it_supports(tmp_pat
     d = json.loads(cli("label", "quality", str(log), "--audit", str(marks), "--json", check=True).stdout)
     by_channel = {a["channel"]: a for a in d["audit"]}
     assert by_channel["good.r"]["verdict"] == "supported" and by_channel["bad.r"]["verdict"] == "contradicted"
+
+
+@pytest.mark.real
+def test_train_reward_auto_trains_on_the_channel_the_audit_supports(tmp_path, cli):
+    log = tmp_path / "fleet.jsonl"
+    trajs = labeled_log(6, 4)
+    write_trajectories(log, trajs)
+    args = ["train", str(log), "--algo", "iql", "--reward", "auto", "--steps", "2", "--set", "hidden=8"]
+    refused = cli(*args, "--out", str(tmp_path / "a"))
+    assert (
+        refused.returncode == 2
+        and "no channel chosen for" in refused.stderr
+        and "label audit" in refused.stderr
+    )
+    marks = tmp_path / "marks.jsonl"
+    for t in trajs:
+        for i, s in enumerate(t.steps):
+            append_mark(marks, Mark(t.id, i, "neither" if s.action == "look" else "progress"))
+    cli("label", "quality", str(log), "--audit", str(marks), check=True)
+    p = cli(*args, "--out", str(tmp_path / "b"), "--no-progress", check=True)
+    assert "reward auto: good.r (the audit by person supports it: AUROC 1.000" in p.stderr
+    assert "reward good.r" in p.stdout
