@@ -7,8 +7,7 @@ import click
 from labeler.audit.marks import UNDONE, Mark, MarksError, append_mark, current, default_marks_path, read_marks
 from labeler.audit.sample import StepRef, audited_channels, sample_steps
 from labeler.audit.view import HELP, KEYS, render
-from models.cli_options import cache_option
-from models.registry import DEFAULT_JUDGE
+from models.cli_options import cache_option, judge_option
 from models.trajectory import DatasetError, read_trajectories
 
 
@@ -32,16 +31,18 @@ from models.trajectory import DatasetError, read_trajectories
 @click.option(
     "--seed", default=0, show_default=True, help="Seed of the sample (the same seed, the same steps)."
 )
-@click.option("--by", default="person", show_default=True, help="Who marks (recorded with every mark).")
 @click.option(
-    "--judge",
-    "judge_ref",
-    is_flag=False,
-    flag_value=DEFAULT_JUDGE,
-    default=None,
-    help=f"The local judge marks the sample instead of a person (no terminal): --judge alone for "
-    f"{DEFAULT_JUDGE}, or a .gguf path; two prompts per step, a step marked only where they agree.",
+    "--by", default="person", show_default=True, help="The person's name, recorded with each of their marks."
 )
+@click.option(
+    "--auditor",
+    type=click.Choice(["person", "judge"]),
+    default="person",
+    show_default=True,
+    help="Who marks: a person in this terminal, or the local judge (--judge; no terminal: two prompts per "
+    "step, a step marked only where they agree).",
+)
+@judge_option()
 @cache_option()
 def audit(
     file: str,
@@ -49,7 +50,8 @@ def audit(
     steps: int,
     seed: int,
     by: str,
-    judge_ref: str | None,
+    auditor: str,
+    judge_ref: str,
     cache: str | None,
 ) -> None:
     """Mark sampled steps of FILE: did each move the episode toward its task?
@@ -69,7 +71,7 @@ def audit(
     except MarksError as e:
         raise click.ClickException(str(e)) from None
     sample = sample_steps(trajs, steps, seed, audited_channels(trajs))
-    if judge_ref is not None:
+    if auditor == "judge":
         _judge_session(trajs, sample, path, judge_ref, cache, file)
         return
     todo = [r for r in sample if (r.id, r.step) not in done]

@@ -189,8 +189,8 @@ def _chosen_channel(data: tuple[str, ...]) -> str:
     if choice is None:
         raise click.UsageError(
             f"--reward auto: no channel chosen for {data[0]}: audit its steps ('edgejudge label audit "
-            f"{data[0]}', or --judge), then 'edgejudge label quality {data[0]} --audit MARKS' records the "
-            "one the audit supports; or name --reward"
+            f"{data[0]}', or with --auditor judge), then 'edgejudge label quality {data[0]} --audit "
+            "MARKS' records the one the audit supports; or name --reward"
         )
     click.echo(f"reward auto: {choice['channel']} ({choice.get('evidence', '')})", err=True)
     return str(choice["channel"])

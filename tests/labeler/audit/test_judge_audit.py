@@ -17,7 +17,7 @@ def test_the_judge_marks_a_sample_and_the_check_reads_it(tmp_path, cli):
     log = tmp_path / "fleet.jsonl"
     write_trajectories(log, labeled_log(4, 4))
     cache = tmp_path / "judge.sqlite"
-    args = ["label", "audit", str(log), "--judge", "--steps", "10", "--cache", str(cache)]
+    args = ["label", "audit", str(log), "--auditor", "judge", "--steps", "10", "--cache", str(cache)]
     first = cli(*args, check=True, timeout=600).stdout
     m = re.search(r"judge:gemma3-270m: (\d+) of 10 steps marked \(its two prompts agreed\), (\d+) progress; "
                   r"20 queries \(0 cached\)", first)  # fmt: skip
