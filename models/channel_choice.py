@@ -4,7 +4,7 @@
     {"channel": "trca.total", "by": "person", "evidence": "the audit by person supports it: AUROC 0.83 ..."}
 
 Written by ``edgejudge label quality LOG --audit MARKS`` when the audit supports a channel; read by the
-trainer. Stdlib only.
+trainer.
 """
 
 from __future__ import annotations
@@ -14,18 +14,13 @@ import os
 from pathlib import Path
 from typing import Any
 
+from models.log_set import beside
 from models.settings import atomic_write
 
 
 def choice_path(log: str | os.PathLike[str]) -> Path:
     """``LOG.choice.json`` beside the log (``.jsonl`` / ``.jsonl.gz`` replaced)."""
-    p = Path(log)
-    name = p.name
-    for suffix in (".jsonl.gz", ".jsonl", ".gz"):
-        if name.endswith(suffix):
-            name = name[: -len(suffix)]
-            break
-    return p.with_name(f"{name}.choice.json")
+    return beside(log, ".choice.json")
 
 
 def write_choice(log: str | os.PathLike[str], channel: str, by: str, evidence: str) -> Path:

@@ -69,6 +69,18 @@ def read_logs(paths: Sequence[PathLike] | PathLike, **kwargs: Any) -> list[Traje
     return out
 
 
+def beside(log: PathLike, ending: str) -> Path:
+    """The file named after ``log`` with ``ending`` instead of ``.jsonl`` / ``.jsonl.gz``, beside it
+    (``fleet.jsonl.gz`` and ``.audit.jsonl``: ``fleet.audit.jsonl``)."""
+    p = Path(log)
+    name = p.name
+    for suffix in (".jsonl.gz", ".jsonl", ".gz"):
+        if name.endswith(suffix):
+            name = name[: -len(suffix)]
+            break
+    return p.with_name(name + ending)
+
+
 def describe_logs(paths: Sequence[PathLike] | PathLike) -> str:
     """How provenance names a set of logs: the one path, or the paths joined by ``, ``."""
     if isinstance(paths, (str, os.PathLike)):

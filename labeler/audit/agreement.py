@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from labeler.audit.marks import Mark
 from labeler.audit.sample import step_value
-from labeler.label_check import MIN_PER_CLASS, NO_FIGURE, SEPARATES_AUROC, Figure, bootstrap_auroc
+from labeler.label_check import MIN_PER_CLASS, NO_FIGURE, Figure, bootstrap_auroc
 from models.trajectory import Trajectory
 
 CONTRADICTED_BELOW = 0.55
@@ -122,6 +122,3 @@ def format_audit(figures: Sequence[AuditFigure]) -> str:
     else:
         lines.append("step credit unverified: the audit supports no channel (mark more steps, or relabel)")
     return "\n".join(lines)
-
-
-__all__ = ["SEPARATES_AUROC", "AuditFigure", "audit_figures", "best_supported", "format_audit"]

@@ -66,15 +66,19 @@ def audit(
     except DatasetError as e:
         raise click.ClickException(str(e)) from None
     path = marks_path or str(default_marks_path(file))
+    if auditor == "judge":
+        from labeler.audit.judge_audit import auditor_name
+
+        by = auditor_name(judge_ref)
     try:
         done = current(read_marks(path), by)
     except MarksError as e:
         raise click.ClickException(str(e)) from None
     sample = sample_steps(trajs, steps, seed, audited_channels(trajs))
-    if auditor == "judge":
-        _judge_session(trajs, sample, path, judge_ref, cache, file)
-        return
     todo = [r for r in sample if (r.id, r.step) not in done]
+    if auditor == "judge":
+        _judge_session(trajs, todo, path, judge_ref, by, cache, file)
+        return
     made = _session(trajs, todo, path, by, already=len(sample) - len(todo), total=len(sample))
     marked = len(current(read_marks(path), by))
     click.echo(f"\n{made} marks made, {marked} steps marked by {by} in {path}")
@@ -121,18 +125,15 @@ def _session(trajs, todo: list[StepRef], path: str, by: str, *, already: int, to
 
 
 def _judge_session(
-    trajs, sample: list[StepRef], path: str, judge_ref: str, cache: str | None, file: str
+    trajs, todo: list[StepRef], path: str, judge_ref: str, by: str, cache: str | None, file: str
 ) -> None:
-    """The judge's marks of ``sample`` (the steps it has not marked yet), appended to ``path``."""
+    """The judge's marks of the steps ``todo`` (those it has not marked yet), appended to ``path``."""
     import time
 
-    from labeler.audit.judge_audit import auditor_name, judge_audit
+    from labeler.audit.judge_audit import judge_audit
     from labeler.judge import JudgeError, open_judge
     from labeler.trca.pipeline import default_cache
 
-    by = auditor_name(judge_ref)
-    done = current(read_marks(path), by)
-    todo = [r for r in sample if (r.id, r.step) not in done]
     t0 = time.perf_counter()
     try:
         with open_judge(judge_ref, cache=cache or default_cache()) as judge:

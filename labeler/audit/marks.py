@@ -15,6 +15,8 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from models.log_set import beside
+
 MARKS = ("progress", "harmful", "neither")
 """What a step did toward the episode's instruction."""
 UNDONE = "undone"
@@ -44,13 +46,7 @@ class Mark:
 
 def default_marks_path(log: str | os.PathLike[str]) -> Path:
     """``LOG.audit.jsonl`` beside the log (``.jsonl`` / ``.jsonl.gz`` replaced)."""
-    p = Path(log)
-    name = p.name
-    for suffix in (".jsonl.gz", ".jsonl", ".gz"):
-        if name.endswith(suffix):
-            name = name[: -len(suffix)]
-            break
-    return p.with_name(f"{name}.audit.jsonl")
+    return beside(log, ".audit.jsonl")
 
 
 def append_mark(path: str | os.PathLike[str], mark: Mark) -> None:
