@@ -1,6 +1,11 @@
 """A label check that needs no ground truth: do a channel's rewards separate successful from failed
 trajectories, and are the labels likely to help a policy?
 
+A verdict is about whole episodes: ``separates`` says that a channel's mean reward per episode tells
+successful from failed episodes apart, not that it credits the right steps, which is what a learner reads.
+Only an audit of the steps says that (:mod:`labeler.audit`); :func:`step_credit`, printed after the table,
+names the channel an audit supports or says the step credit is unverified.
+
 Only the success flag of each trajectory is used (a robot log has it; ``info`` is not read). Per channel:
 
 * **AUROC of the mean reward per step vs success** — the trajectory's rewards averaged over its steps (the
@@ -58,6 +63,7 @@ from typing import Any
 import numpy as np
 
 from labeler.auroc import auroc
+from models.channel_choice import choice_path, how_to_choose, read_choice
 from models.trajectory import Trajectory
 
 SEPARATES_AUROC = 0.6
@@ -383,3 +389,25 @@ def format_checks(checks: Sequence[ChannelCheck], path: str = "") -> str:
         if c.verdict in WARNED:
             lines.append(f"warning: {c.channel}: {c.message}")
     return "\n".join(lines)
+
+
+def step_credit(path: str | os.PathLike[str]) -> str:
+    """What the check's table leaves open, said after it: the verdicts read the success flags alone, so they
+    name no channel to train on. The channel an audit of the steps supports (recorded beside ``path`` by
+    ``label quality --audit``, :mod:`models.channel_choice`) is named with its evidence; without one, two
+    lines say the step credit is unverified and how to verify it."""
+    try:
+        choice = read_choice(path)
+    except ValueError as e:
+        choice, why = None, str(e)
+    else:
+        why = (
+            "the verdicts say only whether a channel's mean reward per episode separates successful from "
+            "failed episodes, not whether its steps are credited right"
+        )
+    if choice is not None:
+        return (
+            f"train on {choice['channel']}: {choice.get('evidence') or 'an audit supports it'} "
+            f"({choice_path(path).name}: 'edgejudge train --reward auto' trains on it)"
+        )
+    return f"step credit unverified: {why}\nverify it: {how_to_choose(path)}"

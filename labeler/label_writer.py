@@ -14,7 +14,7 @@ import os
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from labeler.label_check import check_channels, format_checks
+from labeler.label_check import check_channels, format_checks, step_credit
 from models.trajectory import Trajectory, TrajectoryWriter, read_trajectories
 
 Channels = Mapping[str, Any]
@@ -75,7 +75,8 @@ def closing_check(
 ) -> str:
     """What a labeling command prints after writing ``path``: the label check
     (:mod:`labeler.label_check`) of the ``channel`` it added, over ``trajectories`` (default: read back from
-    ``path``); empty when no step carries the channel."""
+    ``path``), closed by what the check cannot say (:func:`labeler.label_check.step_credit`: the channel a
+    step audit supports, or that step credit is unverified); empty when no step carries the channel."""
     trajs = read_trajectories(path) if trajectories is None else trajectories
     checks = check_channels(trajs, [channel])
-    return format_checks(checks, str(path)) if checks else ""
+    return f"{format_checks(checks, str(path))}\n{step_credit(path)}" if checks else ""

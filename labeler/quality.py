@@ -12,7 +12,8 @@ For every numeric label channel found in a dataset (any method: ``coren.contextu
 The environment's own sparse reward is reported beside them as the baseline row ``env.reward``. Ground truth
 under ``info`` is read here, and only here: labeling never sees it. A file without ground truth (a robot's
 log) gets the check of :mod:`labeler.label_check` instead: from the success flags alone, whether each
-channel's rewards separate successes from failures (``--check`` adds it to any file). AUROC is computed by
+channel's rewards separate successes from failures (``--check`` adds it to any file), closed by the channel a
+step audit supports or the word that step credit is unverified. AUROC is computed by
 ranks (Mann-Whitney U, :mod:`labeler.auroc`), ties get the average rank, and a comparison with only one class
 present is reported as ``null``.
 """
@@ -28,7 +29,7 @@ from typing import Any
 import click
 
 from labeler.auroc import auroc
-from labeler.label_check import check_channels, format_checks, with_audit
+from labeler.label_check import check_channels, format_checks, step_credit, with_audit
 from models.settings import AtomicFile
 from models.trajectory import DatasetError, Trajectory, read_trajectories
 
@@ -240,7 +241,9 @@ def quality(
 
     Without ground truth in FILE (no info.progress / info.gold), the label check from the success flags
     alone: per channel, the AUROC of its mean reward per step against success, with a 90 % bootstrap interval,
-    whether the labeler fit it on these flags, and a warning for labels not likely to help.
+    whether the labeler fit it on these flags, and a warning for labels not likely to help. Its verdicts say
+    whether episodes separate, not whether steps are credited right: a last line names the channel a step
+    audit supports (--audit records it), or says step credit is unverified.
     """
     try:
         trajs = read_trajectories(file)
@@ -259,6 +262,8 @@ def quality(
     audits = _audits(trajs, audit_path) if audit_path else []
     if checks is not None and audits:
         checks = with_audit(checks, {f.channel for fs in audits for f in fs if f.contradicted})
+    if audits:  # before the check is printed: the channel it names is this audit's
+        _record_choice(file, audits)
     if as_json:
         d = report.to_dict()
         if checks is not None:
@@ -271,13 +276,12 @@ def quality(
             click.echo(format_report(report))
         if checks is not None:
             click.echo(format_checks(checks, file))
+            click.echo(step_credit(file))
         if audits:
             from labeler.audit.agreement import format_audit
 
             for figures in audits:
                 click.echo(format_audit(figures))
-    if audits:
-        _record_choice(file, audits)
     if png:
         # rewards only: ensemble weights (w_*) are in the table but would flatten the plot
         rewards = [c.channel for c in report.channels if not c.channel.partition(".")[2].startswith("w_")]

@@ -4,7 +4,8 @@
     {"channel": "trca.total", "by": "person", "evidence": "the audit by person supports it: AUROC 0.83 ..."}
 
 Written by ``edgejudge label quality LOG --audit MARKS`` when the audit supports a channel; read by the
-trainer.
+trainer and the matrix (:func:`chosen_channel`, the one resolution of ``auto`` both use) and named after the
+label check's table (:func:`labeler.label_check.step_credit`).
 """
 
 from __future__ import annotations
@@ -16,6 +17,15 @@ from typing import Any
 
 from models.log_set import beside
 from models.settings import atomic_write
+
+AUTO = "auto"
+"""The reward that means "the channel recorded for this log" (``edgejudge train --reward auto``)."""
+AUDIT_MARKS = ".audit.jsonl"
+"""The ending of the marks file ``edgejudge label audit`` writes beside a log (``LOG.audit.jsonl``)."""
+
+
+class ChoiceError(ValueError):
+    """No usable choice for a log: none recorded, or a file that is not one; the message says which."""
 
 
 def choice_path(log: str | os.PathLike[str]) -> Path:
@@ -43,3 +53,27 @@ def read_choice(log: str | os.PathLike[str]) -> dict[str, Any] | None:
     except (json.JSONDecodeError, AttributeError, ValueError) as e:
         raise ValueError(f"{path}: not a channel choice ({e})") from None
     return raw
+
+
+def how_to_choose(log: str | os.PathLike[str]) -> str:
+    """The commands that record a choice for ``log``: an audit of its steps, then the check that reads it."""
+    marks = beside(log, AUDIT_MARKS)
+    return (
+        f"'edgejudge label audit {log}' (a person, or --auditor judge), then "
+        f"'edgejudge label quality {log} --audit {marks}'"
+    )
+
+
+def chosen_channel(log: str | os.PathLike[str]) -> tuple[str, str]:
+    """What ``auto`` trains on for ``log``: the recorded channel and its evidence. Without a recorded choice
+    it is a :class:`ChoiceError` naming the log and the commands that record one; no default channel stands
+    in, since ``auto`` promises a channel whose step credit an audit supports."""
+    try:
+        choice = read_choice(log)
+    except ValueError as e:
+        raise ChoiceError(str(e)) from None
+    if choice is None:
+        raise ChoiceError(
+            f"no channel chosen for {log}: {how_to_choose(log)} records the one the audit supports"
+        )
+    return str(choice["channel"]), str(choice.get("evidence", ""))

@@ -15,6 +15,7 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from models.channel_choice import AUDIT_MARKS
 from models.log_set import beside
 
 MARKS = ("progress", "harmful", "neither")
@@ -46,7 +47,7 @@ class Mark:
 
 def default_marks_path(log: str | os.PathLike[str]) -> Path:
     """``LOG.audit.jsonl`` beside the log (``.jsonl`` / ``.jsonl.gz`` replaced)."""
-    return beside(log, ".audit.jsonl")
+    return beside(log, AUDIT_MARKS)
 
 
 def append_mark(path: str | os.PathLike[str], mark: Mark) -> None:

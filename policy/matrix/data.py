@@ -18,13 +18,16 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
+
+import click
 
 from labeler.response_only import flattened, response_only
 from labeler.rubrics_cli import per_task_type_path
 from labeler.subset import pool_is_enough, scarce_subset
+from models.channel_choice import AUTO, ChoiceError, chosen_channel
 from models.cli_run import edgejudge
 from policy.matrix.plan import Sizes, World
 from policy.matrix.recipes import EXPERT, SOURCES
@@ -158,7 +161,9 @@ class WorldData:
 
     def label_path(self, source: str, n: int, shape: str = "full") -> Path:
         """Where the ``n``-episode training file of log shape ``shape`` labeled for ``source`` is kept (made
-        or not); the success flag and the sparse reward need no labels: the unlabeled file."""
+        or not); the success flag and the sparse reward need no labels: the unlabeled file; a source that
+        reads another's labels (``trca-auto``): that one's file."""
+        source = SOURCES[source].label_source
         labeling = SOURCES[source].labeling
         if labeling == "expert":
             return self.dir / f"expert-n{n}.jsonl.gz"
@@ -202,7 +207,9 @@ class WorldData:
 
     def training_file(self, source: str, n: int, shape: str = "full") -> tuple[Path, dict[str, Any]]:
         """The success-scarce training file of ``n`` episodes in log shape ``shape`` labeled for ``source``,
-        and its statistics."""
+        and its statistics; for an ``auto`` source, a file without a recorded choice is a
+        :class:`click.ClickException` (:func:`train_reward`) before anything trains on it."""
+        row_source, source = source, SOURCES[source].label_source
         labeling = SOURCES[source].labeling
         if labeling == "expert":
             path = self.expert(n)
@@ -216,6 +223,7 @@ class WorldData:
                 edgejudge("label", SOURCES[source].reward, str(self.plain(n, shape)), "--out", str(path))
         else:
             path = self._cut_from_largest(source, n, shape)
+        train_reward(row_source, [path])
         return path, file_stats(path)
 
     def round_training_file(
@@ -229,7 +237,7 @@ class WorldData:
         from models.log_set import read_logs
         from models.trajectory import write_trajectories
 
-        src = SOURCES[source]
+        src = SOURCES[SOURCES[source].label_source]
         if not out.exists():
             merged = out.with_name(out.name.replace(".jsonl.gz", ".plain.jsonl.gz"))
             write_trajectories(merged, read_logs([self.plain(n), *logs]))
@@ -244,18 +252,26 @@ class WorldData:
                 self.log(f"{self.w.label}: label {source} on {out.name}")
                 edgejudge("label", src.reward, str(merged), "--out", str(out), *extra)
                 merged.unlink()
+        train_reward(source, [out])
         return out, file_stats(out)
 
 
-def file_label_quality(path: Path, source: str) -> dict[str, Any]:
+def file_label_quality(path: Path, source: str) -> dict[str, Any] | None:
     """The labels of ``source`` in the file ``path`` as a row records them (:func:`label_summary`'s channel,
-    per-step AUROCs and check), cached beside the file."""
+    per-step AUROCs and check), cached beside the file; None for an ``auto`` source whose file has no usable
+    recorded choice."""
     from models.trajectory import read_trajectories
 
+    channel = channel_of(source)
+    if channel == AUTO:
+        try:
+            channel = chosen_channel(path)[0]
+        except ChoiceError:
+            return None
     cache = path.with_name(path.name.removesuffix(".jsonl.gz") + ".quality.json")
-    if cache.exists():
-        return json.loads(cache.read_text())
-    full = label_summary(read_trajectories(path), channel_of(source))
+    if cache.exists() and (cached := json.loads(cache.read_text()))["channel"] == channel:
+        return cached  # sources that share a file may measure different channels
+    full = label_summary(read_trajectories(path), channel)
     out = {k: full[k] for k in ("channel", "auroc_progress", "auroc_gold", "check", "check_auroc")}
     cache.write_text(json.dumps(out))
     return out
@@ -279,6 +295,23 @@ def _shape_tag(shape: str) -> str:
     if shape not in SHAPES:
         raise ValueError(f"unknown log shape {shape!r}: expected one of {', '.join(SHAPES)}")
     return "" if shape == "full" else f".{shape}"
+
+
+def train_reward(source: str, files: Sequence[Path]) -> str:
+    """The ``edgejudge train --reward`` of a row of ``source`` trained on ``files``: the source's own, or for
+    an ``auto`` source the channel recorded beside its one labeled file
+    (:func:`models.channel_choice.chosen_channel`, the resolution of ``edgejudge train --reward auto``), so
+    the checkpoint names the channel it trained on. No recorded choice is a :class:`click.ClickException`
+    naming the file and the commands that record one: no default channel stands in."""
+    reward = SOURCES[source].reward
+    if reward != AUTO:
+        return reward
+    if len(files) != 1:
+        raise click.ClickException(f"{source}: auto reads the choice recorded for one labeled file")
+    try:
+        return chosen_channel(files[0])[0]
+    except ChoiceError as e:
+        raise click.ClickException(f"{source}: {e}") from None
 
 
 def channel_of(source: str) -> str:

@@ -12,6 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from models.channel_choice import AUTO
+
 LABELINGS = ("none", "whole", "per-file", "built", "expert")
 """How a source's labels are made for the ``n``-episode training file: ``none`` (the file as collected),
 ``whole`` (the largest file labeled once, each smaller one cut from it), ``per-file`` (each file on its own:
@@ -25,9 +27,11 @@ class Source:
     title: str
     """How rows name it: ``IQL, <title>``."""
     reward: str
-    """``edgejudge train --reward``."""
+    """``edgejudge train --reward`` (``auto``: the channel recorded beside the row's labeled file,
+    :func:`policy.matrix.data.train_reward`)."""
     channel: str
-    """The label channel its label quality is measured on (``success``: the episode's flag on every step)."""
+    """The label channel its label quality is measured on (``success``: the episode's flag on every step;
+    ``auto``: the recorded one)."""
     labeling: str
     """One of :data:`LABELINGS`."""
     trca: bool = False
@@ -39,10 +43,18 @@ class Source:
     """A source ``edgejudge matrix --sources`` takes (the label grid also measures the others)."""
     about: str = ""
     """One line for ``--help``."""
+    labels_of: str = ""
+    """The source whose labeled files it trains on (default: its own): it shares them, so an audit of one of
+    those files serves both."""
 
     @property
     def dense(self) -> bool:
         return self.reward != "sparse"
+
+    @property
+    def label_source(self) -> str:
+        """The source whose labeling makes its files."""
+        return self.labels_of or self.name
 
 
 SOURCES: dict[str, Source] = {
@@ -58,6 +70,17 @@ SOURCES: dict[str, Source] = {
             trca=True,
             about="TRCA on the shipped rubric of the task type",
         ),  # fmt: skip
+        Source(
+            "trca-auto",
+            "TRCA (shipped rubric), the channel its audit supports",
+            AUTO,
+            AUTO,
+            "whole",
+            trca=True,
+            about="trca's labeled files, each trained on the channel a step audit of it supports (recorded "
+            "by 'edgejudge label quality FILE --audit MARKS'); a file without one is the row's error",
+            labels_of="trca",
+        ),
         Source(
             "trca-built",
             "TRCA (rubric built from the data, unreviewed)",

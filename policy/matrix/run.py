@@ -23,9 +23,9 @@ from typing import Any
 import click
 
 from models.cli_run import edgejudge
-from policy.matrix.data import WorldData, short_hash
+from policy.matrix.data import WorldData, short_hash, train_reward
 from policy.matrix.plan import Sizes, Unit, World, baseline_rows, round_units, units
-from policy.matrix.recipes import RECIPES, SOURCES
+from policy.matrix.recipes import RECIPES
 from policy.matrix.store import FINAL, RowStore, episodes_digest
 
 
@@ -158,7 +158,7 @@ class Matrix:
                 "--algo",
                 algo,
                 "--reward",
-                SOURCES[u.source].reward,
+                train_reward(u.source, files),
                 "--steps",
                 str(self.s.steps),
                 "--seed",

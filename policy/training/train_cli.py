@@ -9,6 +9,7 @@ import json
 
 import click
 
+from models.channel_choice import AUTO
 from models.cli_options import fail, progress_option
 from policy.training.learners.registry import LEARNERS, names
 
@@ -116,7 +117,7 @@ def train(
     from policy.training.rewards import RewardError, parse_reward
     from policy.training.train import make_config, parse_overrides, train_from_file
 
-    if reward == "auto":
+    if reward == AUTO:
         reward = _chosen_channel(data)
     try:
         spec = parse_reward(reward, terminal_bonus=terminal_bonus, detour_penalty=detour_penalty)
@@ -174,23 +175,17 @@ def train(
 
 
 def _chosen_channel(data: tuple[str, ...]) -> str:
-    """``--reward auto``: the channel recorded for the one log ``data`` by its audited check (said in one
-    line)."""
-    from models.channel_choice import read_choice
+    """``--reward auto``: the channel recorded for the one log ``data`` by its audited check
+    (:func:`models.channel_choice.chosen_channel`, as the matrix resolves it), said in one line."""
+    from models.channel_choice import ChoiceError, chosen_channel
 
     if len(data) != 1:
         raise click.UsageError(
             "--reward auto reads the choice recorded for one labeled log: give one DATA file"
         )
     try:
-        choice = read_choice(data[0])
-    except ValueError as e:
-        raise click.UsageError(str(e)) from None
-    if choice is None:
-        raise click.UsageError(
-            f"--reward auto: no channel chosen for {data[0]}: audit its steps ('edgejudge label audit "
-            f"{data[0]}', or with --auditor judge), then 'edgejudge label quality {data[0]} --audit "
-            "MARKS' records the one the audit supports; or name --reward"
-        )
-    click.echo(f"reward auto: {choice['channel']} ({choice.get('evidence', '')})", err=True)
-    return str(choice["channel"])
+        channel, evidence = chosen_channel(data[0])
+    except ChoiceError as e:
+        raise click.UsageError(f"--reward auto: {e}; or name --reward") from None
+    click.echo(f"reward auto: {channel} ({evidence})", err=True)
+    return channel

@@ -16,8 +16,10 @@ from labeler.label_check import (
     heldout_check,
     mean_rewards,
     moves_vs_idle,
+    step_credit,
     verdict,
 )
+from models.channel_choice import choice_path, write_choice
 from models.trajectory import Step, Trajectory, write_trajectories
 
 
@@ -233,3 +235,26 @@ def test_a_heldout_check_has_only_the_whole_episode_figure():
     assert isinstance(c, ChannelCheck) and c.mean_reward.value == 1.0 and not c.fitted
     assert c.without_last_step == c.first_steps == c.moves_vs_idle == NO_FIGURE and c.first_steps_k is None
     assert c.message.endswith("(held-out episodes)")
+
+
+def test_step_credit_is_unverified_until_an_audit_records_a_channel(tmp_path):
+    """The verdicts read the success flags alone: the line after them names a channel to train on only
+    where an audit of the steps supports one, and otherwise says how to get one."""
+    log = tmp_path / "fleet.trca.jsonl.gz"
+    unverified = step_credit(log).split("\n")
+    assert len(unverified) == 2
+    assert unverified[0].startswith("step credit unverified: the verdicts say only whether")
+    assert "not whether its steps are credited right" in unverified[0]
+    assert unverified[1] == (
+        f"verify it: 'edgejudge label audit {log}' (a person, or --auditor judge), then 'edgejudge label "
+        f"quality {log} --audit {tmp_path / 'fleet.trca.audit.jsonl'}'"
+    )
+    write_choice(log, "trca.total", "person", "the audit by person supports it: AUROC 0.830")
+    assert step_credit(log) == (
+        "train on trca.total: the audit by person supports it: AUROC 0.830 (fleet.trca.choice.json: "
+        "'edgejudge train --reward auto' trains on it)"
+    )
+    choice_path(log).write_text("[]")  # not a choice: nothing is vouched for
+    broken = step_credit(log).split("\n")
+    assert broken[0].startswith("step credit unverified: ") and "not a channel choice" in broken[0]
+    assert broken[1] == unverified[1]

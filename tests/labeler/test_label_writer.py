@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from labeler.label_writer import LabelWriter, closing_check, put_labels, write_labeled
+from models.channel_choice import write_choice
 from models.trajectory import Step, Trajectory, read_trajectories, write_trajectories
 
 
@@ -63,3 +64,21 @@ def test_closing_check_reads_the_file_back_or_uses_the_trajectories_given(tmp_pa
     assert text.startswith("l.jsonl: label check from the success flags alone (6 trajectories, 3 successful)")
     assert text == closing_check(p, "m.r", trajs)
     assert closing_check(p, "m.missing") == ""
+
+
+def test_closing_check_says_step_credit_is_unverified_unless_an_audit_chose_a_channel(tmp_path):
+    """``separates`` is about whole episodes: the check closes with the channel an audit supports, or with
+    what would verify the step credit."""
+    trajs = [_traj(f"s{i}", True) for i in range(3)] + [_traj(f"f{i}", False) for i in range(3)]
+    for t in trajs:
+        put_labels(t, "m", [{"r": 1.0 if t.success else 0.0}] * 2, {})
+    p = tmp_path / "l.jsonl"
+    write_trajectories(p, trajs)
+    lines = closing_check(p, "m.r").splitlines()
+    assert lines[-2].startswith("step credit unverified: the verdicts say only whether")
+    assert lines[-1].startswith(f"verify it: 'edgejudge label audit {p}'")
+    assert f"--audit {tmp_path / 'l.audit.jsonl'}" in lines[-1]
+    write_choice(p, "m.r", "person", "the audit by person supports it: AUROC 0.900")
+    lines = closing_check(p, "m.r").splitlines()
+    assert lines[-1].startswith("train on m.r: the audit by person supports it: AUROC 0.900 (l.choice.json")
+    assert not any("unverified" in line for line in lines)

@@ -5,8 +5,10 @@ from __future__ import annotations
 import json
 
 import pytest
+from click.testing import CliRunner
 
-from labeler.quality import BASELINE, channel_names, measure
+from labeler.quality import BASELINE, channel_names, measure, quality
+from models.channel_choice import write_choice
 from models.trajectory import Step, Trajectory, write_trajectories
 
 
@@ -73,3 +75,39 @@ def test_quality_cli_bad_input(cli, tmp_path):
     assert proc.returncode == 1 and f"{bad}:1:" in proc.stderr
     proc = cli("label", "quality", str(bad), "--bogus")
     assert proc.returncode == 2 and "--bogus" in proc.stderr
+
+
+def test_the_check_names_a_channel_to_train_on_only_where_an_audit_chose_one(tmp_path):
+    path = tmp_path / "labeled.jsonl"
+    write_trajectories(path, _dataset())
+    out = CliRunner().invoke(quality, [str(path), "--check"])
+    assert out.exit_code == 0, out.output
+    tail = out.stdout.splitlines()[-2:]
+    assert tail[0].startswith("step credit unverified: the verdicts say only whether")
+    assert tail[1].startswith(f"verify it: 'edgejudge label audit {path}'")
+    write_choice(path, "m.good", "person", "the audit by person supports it: AUROC 0.910")
+    out = CliRunner().invoke(quality, [str(path), "--check"])
+    assert out.stdout.splitlines()[-1].startswith(
+        "train on m.good: the audit by person supports it: AUROC 0.910 (labeled.choice.json"
+    )
+    no_check = CliRunner().invoke(quality, [str(path)])  # ground truth and no check: nothing to qualify
+    assert "step credit" not in no_check.output and "train on" not in no_check.output
+
+
+def test_an_audit_in_the_same_run_is_the_one_the_check_names(tmp_path):
+    """``--audit`` records its choice before the check is printed: the line after the table is this
+    audit's."""
+    from labeler.audit.marks import Mark, append_mark
+    from tests.labeler.audit.helpers import labeled_log
+
+    path = tmp_path / "fleet.jsonl"
+    trajs = labeled_log(6, 4)
+    write_trajectories(path, trajs)
+    marks = tmp_path / "fleet.audit.jsonl"
+    for t in trajs:
+        for i, s in enumerate(t.steps):
+            append_mark(marks, Mark(t.id, i, "neither" if s.action == "look" else "progress"))
+    out = CliRunner().invoke(quality, [str(path), "--check", "--audit", str(marks)])
+    assert out.exit_code == 0, out.output
+    assert "train on good.r: the audit by person supports it: AUROC 1.000" in out.output
+    assert "step credit unverified" not in out.output

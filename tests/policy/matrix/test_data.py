@@ -4,11 +4,20 @@ label summary's figures are the hand-computed ones."""
 
 from __future__ import annotations
 
+import click
 import pytest
 
+from models.channel_choice import write_choice
 from models.state_layout import Part, StateLayout
 from models.trajectory import Step, Trajectory, read_trajectories, write_trajectories
-from policy.matrix.data import WorldData, channel_of, label_summary, short_hash
+from policy.matrix.data import (
+    WorldData,
+    channel_of,
+    file_label_quality,
+    label_summary,
+    short_hash,
+    train_reward,
+)
 from policy.matrix.plan import QUICK, parse_world, with_overrides
 
 LAYOUT = StateLayout((Part("feedback", "Feedback"), Part("inventory", "Inventory", world=True)))
@@ -85,3 +94,44 @@ def test_the_split_is_part_of_the_folder_only_when_it_is_not_train(tmp_path):
            "noise": QUICK.noise, "seed": QUICK.collect_seed,
            "max_success_rate": QUICK.max_success_rate}  # fmt: skip
     assert train.dir.name == f"twc-easy-{short_hash(cfg)}" and dev.dir != train.dir
+
+
+def _labeled_world(tmp_path) -> WorldData:
+    """A world whose 4-episode file is already labeled by TRCA in the work folder (nothing to collect or
+    label)."""
+    s = with_overrides(QUICK, sizes=(4,), max_success_rate=0.5)
+    wd = WorldData(tmp_path, parse_world("twc-easy"), s, lambda msg: None)
+    pool = [_traj(f"e{i}", [0.0, 1.0], [False, True], i % 3 == 0) for i in range(20)]
+    write_trajectories(wd.dir / "pool-20.jsonl.gz", pool)
+    write_trajectories(wd.label_path("trca", 4), read_trajectories(wd.plain(4)))
+    return wd
+
+
+def test_an_auto_row_trains_on_the_channel_recorded_for_its_labeled_file(tmp_path):
+    """``trca-auto`` reads the files ``trca`` labels, and trains (and is measured) on the channel a step
+    audit of its file recorded: resolved as ``edgejudge train --reward auto`` resolves it."""
+    wd = _labeled_world(tmp_path)
+    labeled = wd.label_path("trca", 4)
+    assert wd.label_path("trca-auto", 4) == labeled
+    assert train_reward("trca", [labeled]) == "trca"  # the other sources keep their own reward
+    write_choice(labeled, "trca.foundational", "person", "the audit by person supports it")
+    assert wd.training_file("trca-auto", 4)[0] == labeled
+    assert train_reward("trca-auto", [labeled]) == "trca.foundational"
+    assert file_label_quality(labeled, "trca")["channel"] == "trca.total"
+    assert file_label_quality(labeled, "trca-auto")["channel"] == "trca.foundational"  # not the cached one
+
+
+def test_an_auto_row_without_a_recorded_choice_is_an_error_naming_the_file_and_the_commands(tmp_path):
+    """No silent fallback: without a choice there is no channel to train an ``auto`` row on."""
+    wd = _labeled_world(tmp_path)
+    labeled = wd.label_path("trca", 4)
+    with pytest.raises(click.ClickException) as e:
+        wd.training_file("trca-auto", 4)
+    assert e.value.message == (
+        f"trca-auto: no channel chosen for {labeled}: 'edgejudge label audit {labeled}' (a person, or "
+        f"--auditor judge), then 'edgejudge label quality {labeled} --audit "
+        f"{labeled.with_name('data-n4.trca.audit.jsonl')}' records the one the audit supports"
+    )
+    with pytest.raises(click.ClickException, match="no channel chosen for"):
+        train_reward("trca-auto", [labeled])
+    assert wd.training_file("trca", 4)[0] == labeled  # the source it reads trains as before

@@ -7,10 +7,12 @@ import dataclasses
 
 from click.testing import CliRunner
 
+from models.channel_choice import write_choice
+from models.trajectory import Step, Trajectory, write_trajectories
 from policy.scorer.model import TRAINING_READER, ScorerConfig
 from policy.training.buffer import ScorerOptions
 from policy.training.learners import registry
-from policy.training.train_cli import train
+from policy.training.train_cli import _chosen_channel, train
 
 
 def _option(name: str):
@@ -45,3 +47,20 @@ def test_help_lists_the_learners_without_loading_them():
     result = CliRunner().invoke(train, ["--help"])
     assert result.exit_code == 0
     assert "credit" in result.output and "iql" in result.output
+
+
+def test_reward_auto_without_a_recorded_choice_refuses_before_any_training(tmp_path):
+    log = tmp_path / "fleet.trca.jsonl"
+    steps = [Step("o", "a", ["a"], "o2", labels={"trca": {"total": 1.0}})]
+    write_trajectories(log, [Trajectory("e", "i", "t", True, steps)])
+    out = tmp_path / "ckpt"
+    result = CliRunner().invoke(train, [str(log), "--algo", "iql", "--reward", "auto", "--out", str(out)])
+    assert result.exit_code == 2 and not out.exists()
+    assert f"--reward auto: no channel chosen for {log}: 'edgejudge label audit {log}'" in result.output
+    assert "or name --reward" in result.output
+
+
+def test_reward_auto_resolves_to_the_recorded_channel(tmp_path):
+    log = tmp_path / "fleet.trca.jsonl"
+    write_choice(log, "trca.progress", "person", "the audit by person supports it")
+    assert _chosen_channel((str(log),)) == "trca.progress"
