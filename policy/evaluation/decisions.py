@@ -7,7 +7,8 @@ among the step's candidates, with the episode so far as memory exactly as a roll
 counts how often it picks the logged action, per *verb*: the first word of the logged action
 (:func:`models.actions.verb_of`), read from the candidates themselves, so nothing here knows any world. Steps
 with a single candidate, or whose action is not among its candidates, are not decisions and are counted
-apart.
+apart. A miss that picks an action the episode logs later is counted as *later* too: the log's order is one
+of several that work where a recipe or a list of chores leaves the order free.
 
 Any :class:`edge.policies.Policy` can be measured: a bundle in process, the daemon through its client, a
 training checkpoint.
@@ -32,6 +33,10 @@ class VerbTally:
     wrong_picks: Counter[str] = field(default_factory=Counter)
     """What the policy chose instead, by the verb of its choice (``cook`` -> ``cook``: the same verb with
     other arguments)."""
+    later: int = 0
+    """Misses whose pick is an action the episode logs at a later step: an order the log did not follow
+    (cut the onion before the potato), which may cost nothing, told apart from a choice the log never
+    makes."""
 
     @property
     def accuracy(self) -> float:
@@ -77,6 +82,7 @@ class DecisionReport:
                     "right": t.right,
                     "accuracy": t.accuracy,
                     "wrong_picks": dict(t.wrong_picks.most_common()),
+                    "later": t.later,
                 }
                 for verb, t in sorted(self.verbs.items(), key=lambda kv: -kv[1].decisions)
             },
@@ -84,25 +90,30 @@ class DecisionReport:
 
     def table(self, *, min_decisions: int = 1) -> str:
         """A markdown table, most frequent verb first (verbs with fewer decisions are summed in one row)."""
-        lines = ["| verb | decisions | right | accuracy | instead |", "|---|---|---|---|---|"]
+        lines = ["| verb | decisions | right | accuracy | later | instead |", "|---|---|---|---|---|---|"]
         rest = VerbTally()
         for verb, t in sorted(self.verbs.items(), key=lambda kv: (-kv[1].decisions, kv[0])):
             if t.decisions < min_decisions:
                 rest.decisions += t.decisions
                 rest.right += t.right
+                rest.later += t.later
                 rest.wrong_picks.update(t.wrong_picks)
                 continue
             lines.append(_row(verb, t))
         if rest.decisions:
             lines.append(_row(f"(verbs under {min_decisions})", rest))
-        overall = VerbTally(self.decisions, sum(v.right for v in self.verbs.values()))
+        overall = VerbTally(
+            self.decisions,
+            sum(v.right for v in self.verbs.values()),
+            later=sum(v.later for v in self.verbs.values()),
+        )
         lines.append(_row("**all**", overall))
         return "\n".join(lines)
 
 
 def _row(verb: str, t: VerbTally) -> str:
     instead = ", ".join(f"{v} {n}" for v, n in t.wrong_picks.most_common(3))
-    return f"| {verb} | {t.decisions} | {t.right} | {t.accuracy:.3f} | {instead} |"
+    return f"| {verb} | {t.decisions} | {t.right} | {t.accuracy:.3f} | {t.later} | {instead} |"
 
 
 def decision_accuracy(policy: Policy, trajectories: Iterable[Trajectory]) -> DecisionReport:
@@ -123,6 +134,7 @@ def decision_accuracy(policy: Policy, trajectories: Iterable[Trajectory]) -> Dec
                     tally.right += 1
                 else:
                     tally.wrong_picks[verb_of(pick)] += 1
+                    tally.later += any(later.action == pick for later in t.steps[i + 1 :])
                     misses.append(Miss(e, i, pick))
             else:
                 skipped += 1

@@ -44,7 +44,9 @@ def decisions(policy_path, data, min_decisions, replay, max_steps, as_json, thre
 
     Every step with more than one candidate is a decision: the policy is asked with the episode so far as
     its memory, as in a rollout, and counts as right when it picks the logged action. 'instead' lists the
-    verbs it picked when wrong ('cook' under cook: the right verb with other arguments). A policy without
+    verbs it picked when wrong ('cook' under cook: the right verb with other arguments); 'later' counts the
+    misses that pick an action the episode takes at a later step (another order, which may cost nothing:
+    --replay tells). A policy without
     recovery succeeds with about p^L (p: accuracy, L: path length), so one verb it gets wrong caps a world.
     """
     from models.trajectory import DatasetError, read_trajectories

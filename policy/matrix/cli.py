@@ -187,6 +187,12 @@ def _check_serving() -> None:
     default=None,
     help="Start each round's training from the last round's policy.",
 )
+@click.option(
+    "--augment",
+    type=click.IntRange(0),
+    help="Every trained policy also learns from up to N renamed copies of each episode (edgejudge train "
+    "--augment; the log decides what may be renamed). Default 0.",
+)
 @click.option("--baselines-only", is_flag=True, help="Compute only the random and LLM-as-agent rows.")
 @click.option("--report-only", is_flag=True, help="Write OUT.json/.md/.png from the rows already there.")
 @click.option("--dry-run", is_flag=True, help="List the rows and whether each is done; compute nothing.")
@@ -216,6 +222,7 @@ def matrix(
     round_episodes,
     round_temperature,
     round_init,
+    augment,
     baselines_only,
     report_only,
     dry_run,
@@ -275,6 +282,7 @@ def matrix(
         round_episodes=round_episodes,
         round_temperature=round_temperature,
         round_init=round_init,
+        augment=augment,
     )
     try:
         ws = [parse_world(w) for w in s.worlds]

@@ -129,6 +129,8 @@ class Sizes:
     """Its exploration while it collects: a draw from softmax(scores / T) at every step."""
     round_init: bool = False
     """Start each round's training from the last round's checkpoint (``edgejudge train --init``)."""
+    augment: int = 0
+    """Renamed copies of each episode every policy also trains on (``edgejudge train --augment``); 0: none."""
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -205,6 +207,7 @@ def train_config(w: World, s: Sizes, source: str, algo: str, n: int, seed: int) 
             "noise": 0.0,
             "collect_seed": s.collect_seed,
             "bc_filter": "all",
+            **({"augment": s.augment} if s.augment else {}),  # only when set: earlier rows keep their keys
         }
     cfg = {
         "source": source,
@@ -223,6 +226,8 @@ def train_config(w: World, s: Sizes, source: str, algo: str, n: int, seed: int) 
         cfg["bc_filter"] = recipe.bc_filter
     if s.encoder:  # only when set: the rows of the default encoder keep their keys
         cfg["encoder"] = s.encoder
+    if s.augment:
+        cfg["augment"] = s.augment
     cfg.update(recipe.settings)
     if SOURCES[source].per_step_judge:
         cfg["coren_prompts"] = s.coren_prompts

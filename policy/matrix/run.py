@@ -171,6 +171,8 @@ class Matrix:
             ]
             if base["detour_penalty"]:
                 args += ["--detour-penalty", str(base["detour_penalty"])]
+            if base.get("augment"):
+                args += ["--augment", str(base["augment"])]
             if algo == "bc":
                 args += ["--set", f"filter={base.get('bc_filter', 'success')}"]
             _out, wall, cpu = self.timed(edgejudge, *args)

@@ -23,8 +23,11 @@ Which names are interchangeable is read from the log, not from a world:
   :data:`DECIDING_SHARE` of cases marks all its objects as deciding; so does a verb with no such evidence.
 - **Fixtures are never renamed.** A name in the candidates of most episodes (:data:`FIXTURE_SHARE`: the
   knife, the cookbook) is part of every world; its identity is what the episodes share.
-- **Classes.** Names that fill the object slots of the same set of verbs (an ingredient that is cooked,
-  sliced and eaten; not a liquid that is only taken) form a class, and are swapped only within it.
+- **Classes.** Names that fill the object slots of the same *free* verbs (those whose objects end at varying
+  targets) form a class, whatever else can be done with them: every cooked thing, the chicken leg that is
+  never sliced with the carrot that is, since a name-to-target habit is what the copies must break (the
+  training games grill every chicken and the test games fry it). A name no free verb acts on (a liquid that
+  is only taken) is not renamed.
 
 Copies keep the labels, rewards and success flag of their episode; their ids get ``~swapN``.
 """
@@ -89,7 +92,7 @@ def interchangeable(trajectories: Sequence[Trajectory]) -> list[frozenset[str]]:
         fixture = episodes[name] > FIXTURE_SHARE * len(trajectories)
         if fixture or name in targets or not (used & free_verbs) or used & (verbs - free_verbs):
             continue
-        classes[frozenset(used)].add(name)
+        classes[frozenset(used & free_verbs)].add(name)
     return sorted((frozenset(c) for c in classes.values() if len(c) >= 2), key=lambda c: sorted(c))
 
 

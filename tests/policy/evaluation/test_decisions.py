@@ -68,10 +68,26 @@ def test_counts_per_verb_with_the_verb_the_policy_chose_instead():
 def test_table_and_json(tmp_path):
     report = decision_accuracy(PrefersOven(), EPISODES)
     table = report.table(min_decisions=2)
-    assert "| cook | 2 | 1 | 0.500 | cook 1 |" in table
-    assert "| (verbs under 2) | 1 | 1 | 1.000 |  |" in table
-    assert table.splitlines()[-1] == "| **all** | 3 | 2 | 0.667 |  |"
+    assert "| cook | 2 | 1 | 0.500 | 0 | cook 1 |" in table
+    assert "| (verbs under 2) | 1 | 1 | 1.000 | 0 |  |" in table
+    assert table.splitlines()[-1] == "| **all** | 3 | 2 | 0.667 | 0 |  |"
     assert json.loads(json.dumps(report.to_dict()))["verbs"]["cook"]["wrong_picks"] == {"cook": 1}
+
+
+def test_a_miss_the_episode_takes_later_is_counted_apart():
+    """Picking an action the episode logs later (a reordering: cut the onion before the potato) is a miss,
+    counted under 'later' so that order is told apart from a wrong choice."""
+    episode = _episode(0, [
+        ("cook potato in stove", ["cook potato in stove", "cook onion in oven"]),  # later: oven first
+        ("cook onion in oven", ["cook onion in oven", "take onion"]),
+        ("take potato", ["take potato", "cook potato in oven"]),  # never logged: a wrong choice
+    ])  # fmt: skip
+    report = decision_accuracy(PrefersOven(), [episode])
+    cook, take = report.verbs["cook"], report.verbs["take"]
+    assert (cook.decisions, cook.right, cook.later) == (2, 1, 1)
+    assert (take.decisions, take.right, take.later) == (1, 0, 0)
+    assert report.to_dict()["verbs"]["cook"]["later"] == 1
+    assert "| cook | 2 | 1 | 0.500 | 1 | cook 1 |" in report.table()
 
 
 def test_cli_on_a_real_bundle(tmp_path, cli):

@@ -77,6 +77,15 @@ def test_an_encoder_is_part_of_a_rows_configuration_only_when_set():
     assert train_config(w, static, "sparse", "bc", 30, 0)["encoder"] == "static"
 
 
+def test_augmentation_is_part_of_every_trained_rows_configuration_only_when_set():
+    from policy.matrix.plan import EXPERT, QUICK, parse_world, train_config, with_overrides
+
+    w = parse_world("cookingworld-large")
+    for source in ("sparse", EXPERT):
+        assert "augment" not in train_config(w, QUICK, source, "bc", 30, 0)  # earlier rows keep their keys
+        assert train_config(w, with_overrides(QUICK, augment=2), source, "bc", 30, 0)["augment"] == 2
+
+
 def test_the_loop_continues_every_trained_policy_of_the_largest_size():
     from policy.matrix.plan import round_units
 

@@ -56,6 +56,17 @@ def test_foods_whose_appliance_varies_are_interchangeable_the_fixture_and_applia
     assert cls == {"carrot", "red potato", "egg"}  # not the knife (every episode), not an appliance (targets)
 
 
+def test_a_food_always_cooked_one_way_is_renamed_with_the_others_whatever_else_it_affords():
+    """The training games grill every chicken; the recipe, not the name, must pick the appliance: the
+    chicken is renamed with the foods that can also be sliced (classes follow the free verbs only)."""
+    log = _cooking_log() + [_cooking(10 + i, "chicken wing", "roast") for i in range(3)]
+    for t in log[:5]:  # the other foods can be sliced too
+        food = t.steps[1].action.removeprefix("take ")
+        t.steps[2].candidates.append(f"slice {food}")
+    (cls,) = interchangeable(log)
+    assert cls == {"carrot", "red potato", "egg", "chicken wing"}
+
+
 def test_names_that_decide_the_place_are_never_renamed():
     # each thing always ends on the same place in the successful episodes: its name is the knowledge
     log = [_placing(i, t, p) for i, (t, p) in enumerate([("cup", "shelf"), ("cup", "shelf"), ("can", "bin"),
