@@ -15,6 +15,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from labeler.label_check import check_channels, format_checks, step_credit
+from models.channel_choice import choice_path
 from models.trajectory import Trajectory, TrajectoryWriter, read_trajectories
 
 Channels = Mapping[str, Any]
@@ -55,6 +56,10 @@ class LabelWriter:
 
     def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
         self._out.__exit__(exc_type, exc, tb)
+        if exc_type is None:
+            # A channel an audit chose for the labels this file held before is no choice for these: the
+            # closing check says the step credit is unverified until they are audited again.
+            choice_path(self._out.path).unlink(missing_ok=True)
 
 
 def write_labeled(

@@ -54,6 +54,24 @@ def test_the_label_writer_streams_and_counts(tmp_path):
     assert w.count == 3 and [t.steps[0].labels["m"]["r"] for t in read_trajectories(out)] == [0.0, 1.0, 2.0]
 
 
+def test_new_labels_drop_the_channel_an_audit_chose_for_the_old_ones_and_a_failure_keeps_it(tmp_path):
+    from models.channel_choice import read_choice
+
+    out = tmp_path / "log.jsonl.gz"
+    write_labeled(out, "m", [(_traj("a", True), [{"r": 1.0}] * 2, {})])
+    write_choice(out, "m.r", "person", "the audit by person supports it")
+
+    def broken():
+        yield _traj("b", False), [{"r": 0.0}] * 2, {}
+        raise RuntimeError("labeler failed")
+
+    with pytest.raises(RuntimeError):
+        write_labeled(out, "m", broken())
+    assert read_choice(out)["channel"] == "m.r"  # the labels it was chosen for are still there
+    write_labeled(out, "m", [(_traj("a", True), [{"r": 0.5}] * 2, {})])
+    assert read_choice(out) is None
+
+
 def test_closing_check_reads_the_file_back_or_uses_the_trajectories_given(tmp_path):
     trajs = [_traj(f"s{i}", True) for i in range(3)] + [_traj(f"f{i}", False) for i in range(3)]
     for t in trajs:
