@@ -84,22 +84,32 @@ def _decision_tables(rows: Sequence[dict[str, Any]], min_decisions: int = 20) ->
         "### Where the imitation ceiling fails: per-decision accuracy on the test gold paths, per verb",
         "",
         f"`edgejudge decisions BUNDLE GOLD`; verbs with fewer than {min_decisions} decisions are summed in "
-        "one row; *instead*: the verbs picked when wrong.",
+        "one row; *later*: misses that pick an action the gold path takes at a later step (another order); "
+        "*instead*: the verbs picked when wrong.",
         "",
     ]
     body = []
     for (world, n, seed), d in sorted(seen.items()):
-        rest = [0, 0]
+        rest = [0, 0, 0]
+        counted = all("later" in v for v in d["verbs"].values())  # rows stored before it was counted: not
         for verb, v in sorted(d["verbs"].items(), key=lambda kv: -kv[1]["decisions"]):
             if v["decisions"] < min_decisions:
                 rest[0] += v["decisions"]
                 rest[1] += v["right"]
+                rest[2] += v.get("later", 0)
                 continue
             # the most frequent first: the stored rows keep their keys sorted, not in the order counted
             picks = sorted(v["wrong_picks"].items(), key=lambda kc: -kc[1])[:3]
             instead = ", ".join(f"{k} {c}" for k, c in picks)
             body.append(
-                [f"{world} (n={n}, seed {seed})", verb, str(v["decisions"]), f"{v['accuracy']:.3f}", instead]
+                [
+                    f"{world} (n={n}, seed {seed})",
+                    verb,
+                    str(v["decisions"]),
+                    f"{v['accuracy']:.3f}",
+                    str(v["later"]) if counted else "",
+                    instead,
+                ]
             )
         if rest[0]:
             body.append(
@@ -108,13 +118,21 @@ def _decision_tables(rows: Sequence[dict[str, Any]], min_decisions: int = 20) ->
                     "(rarer verbs)",
                     str(rest[0]),
                     f"{rest[1] / rest[0]:.3f}",
+                    str(rest[2]) if counted else "",
                     "",
                 ]
             )
         body.append(
-            [f"{world} (n={n}, seed {seed})", "**all**", str(d["decisions"]), f"{d['accuracy']:.3f}", ""]
+            [
+                f"{world} (n={n}, seed {seed})",
+                "**all**",
+                str(d["decisions"]),
+                f"{d['accuracy']:.3f}",
+                str(sum(v["later"] for v in d["verbs"].values())) if counted else "",
+                "",
+            ]
         )
-    return lines + table(["world", "verb", "decisions", "accuracy", "instead"], body)
+    return lines + table(["world", "verb", "decisions", "accuracy", "later", "instead"], body)
 
 
 def _verbs(group: dict[str, Any]) -> dict[str, list[int]] | None:

@@ -78,7 +78,12 @@ def test_the_verbs_picked_instead_are_listed_most_frequent_first():
     gold["verbs"]["take"]["wrong_picks"] = {"look": 1, "open": 3, "put": 8}  # a stored row: keys sorted
     row = {"world": "twc-easy", "train_episodes": 36, "seed": 0, "source": "expert", "gold_decisions": gold}
     (line,) = [x for x in _decision_tables([row]) if "| take |" in x]
-    assert line.endswith("| put 8, open 3, look 1 |")
+    assert line.endswith("| 0.600 |  | put 8, open 3, look 1 |")  # stored before 'later' was counted
+    for v, later in (("take", 5), ("put", 0)):
+        gold["verbs"][v]["later"] = later
+    lines = _decision_tables([row])
+    assert next(x for x in lines if "| take |" in x).endswith("| 0.600 | 5 | put 8, open 3, look 1 |")
+    assert next(x for x in lines if "| **all** |" in x).endswith("| 0.760 | 5 |  |")
 
 
 def test_the_loop_report_shows_each_learner_per_round_beside_its_baselines(tmp_path):
