@@ -38,7 +38,7 @@ def run(trajs, prompts, templates, cfg, qa, files: Files, judge_args: tuple, epo
     size, threads, cache, GPU layers and the Ray cluster or None)."""
     from labeler.coren import orchestrator as orch
     from labeler.coren.pipeline import METHOD, labeled, step_features
-    from labeler.label_writer import write_labeled
+    from labeler.label_writer import closing_check, write_labeled
 
     t0 = time.perf_counter()
     enc_ref, encoder = _encoder()
@@ -64,6 +64,9 @@ def run(trajs, prompts, templates, cfg, qa, files: Files, judge_args: tuple, epo
 
     report = _report(labeler, judged, time.perf_counter() - t0, files.report)
     click.echo(_summary(files.out, trajs, labeler, report))
+    check = closing_check(files.out, f"{METHOD}.ensemble")
+    if check:
+        click.echo(check)
 
 
 @dataclass

@@ -88,6 +88,7 @@ def test_the_robot_event_log_how_to(tmp_path, cli):
     c = cli("label", "coren", str(labeled), "--out", str(coren), "--limit", "1", "--prompts", "1",
             "--no-progress", timeout=600)  # fmt: skip
     assert c.returncode == 0, c.stderr
+    assert "coren.ensemble" in c.stdout and "step credit unverified" in c.stdout  # the closing check
     first = read_trajectories(coren)[0]
     for s in first.steps:
         lab = s.labels["coren"]
