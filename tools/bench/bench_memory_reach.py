@@ -45,7 +45,8 @@ def reach(env, split: str, episodes: int, encoding: StateEncoding) -> dict:
                 t = tally[verb_of(action)]
                 t["decisions"] += 1
                 said = _earlier_pieces(layout, memory, set(argument_words(action)))
-                items = {text for _kind, text in state_texts(layout, encoding, state.observation, memory).items}
+                read_now = state_texts(layout, encoding, state.observation, memory).items
+                items = {text for _kind, text in read_now}
                 shown = set(pieces(state.observation)) | set(state.observation.splitlines())
                 needed = [p for p in said if p not in shown]
                 if needed:

@@ -1,5 +1,5 @@
-"""tools.bench.bench_memory_reach on a real world, tiny: per verb, the decisions whose action needs words of an
-earlier response, and whether the policy's items still hold them."""
+"""tools.bench.bench_memory_reach on a real world, tiny: per verb, the decisions whose action needs words of
+an earlier response, and whether the policy's items still hold them."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ def test_the_recipe_reaches_every_cooking_decision_and_a_short_window_loses_it()
         full = reach(env, "test", 2, StateEncoding())
         short = reach(env, "test", 2, StateEncoding(memory=1, facts=2))
     cook = full["verbs"]["cook"]
-    # every cook decision needs what the recipe said about the ingredient, and with the default window reads it
+    # every cook decision needs what the recipe said of the ingredient; the default window reads it
     assert cook["needing"] == cook["decisions"] > 0 and cook["all_read"] == cook["needing"]
     assert cook["read"] == cook["pieces"] > 0
     assert short["verbs"]["cook"]["read"] < cook["read"]  # a window of one step has forgotten the recipe
