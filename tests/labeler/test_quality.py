@@ -97,16 +97,13 @@ def test_the_check_names_a_channel_to_train_on_only_where_an_audit_chose_one(tmp
 def test_an_audit_in_the_same_run_is_the_one_the_check_names(tmp_path):
     """``--audit`` records its choice before the check is printed: the line after the table is this
     audit's."""
-    from labeler.audit.marks import Mark, append_mark
-    from tests.labeler.audit.helpers import labeled_log
+    from tests.labeler.audit.helpers import labeled_log, mark_truly
 
     path = tmp_path / "fleet.jsonl"
     trajs = labeled_log(6, 4)
     write_trajectories(path, trajs)
     marks = tmp_path / "fleet.audit.jsonl"
-    for t in trajs:
-        for i, s in enumerate(t.steps):
-            append_mark(marks, Mark(t.id, i, "neither" if s.action == "look" else "progress"))
+    mark_truly(marks, trajs)
     out = CliRunner().invoke(quality, [str(path), "--check", "--audit", str(marks)])
     assert out.exit_code == 0, out.output
     assert "train on good.r: the audit by person supports it: AUROC 1.000" in out.output

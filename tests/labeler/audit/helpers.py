@@ -3,6 +3,8 @@ that made progress (``good.r``) and one that credits the others (``bad.r``)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from models.trajectory import Step, Trajectory
 
 
@@ -27,3 +29,13 @@ def labeled_log(n: int = 6, steps: int = 4) -> list[Trajectory]:
             )
         out.append(Trajectory(f"ep{i}", "put every thing in the box", "toy", success, rows))
     return out
+
+
+def mark_truly(marks: Path, trajectories: list[Trajectory], by: str = "person") -> None:
+    """Mark every step of ``trajectories`` as it is: ``progress`` for the steps that moved, ``neither`` for
+    the looks (the marks that support ``good.r``)."""
+    from labeler.audit.marks import Mark, append_mark
+
+    for t in trajectories:
+        for i, s in enumerate(t.steps):
+            append_mark(marks, Mark(t.id, i, "neither" if s.action == "look" else "progress", by=by))

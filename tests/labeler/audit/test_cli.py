@@ -12,9 +12,9 @@ import time
 
 import pytest
 
-from labeler.audit.marks import Mark, append_mark, current, read_marks
+from labeler.audit.marks import current, read_marks
 from models.trajectory import write_trajectories
-from tests.labeler.audit.helpers import labeled_log
+from tests.labeler.audit.helpers import labeled_log, mark_truly
 from tests.support.paths import ROOT
 
 PROMPT = b"Did this step move the episode toward its task?"  # once per screen
@@ -79,9 +79,7 @@ def test_label_quality_reads_the_audit_and_names_the_channel_it_supports(tmp_pat
     trajs = labeled_log(6, 4)
     write_trajectories(log, trajs)
     marks = tmp_path / "marks.jsonl"
-    for t in trajs:
-        for i, s in enumerate(t.steps):
-            append_mark(marks, Mark(t.id, i, "neither" if s.action == "look" else "progress"))
+    mark_truly(marks, trajs)
     p = cli("label", "quality", str(log), "--check", "--audit", str(marks), check=True)
     assert "train on good.r: the audit supports its step credit (1.000)" in p.stdout
     assert "bad.r" in p.stdout and "audit disagrees" in p.stdout  # the check never vouches for it
@@ -106,9 +104,7 @@ def test_train_reward_auto_trains_on_the_channel_the_audit_supports(tmp_path, cl
         and "label audit" in refused.stderr
     )
     marks = tmp_path / "marks.jsonl"
-    for t in trajs:
-        for i, s in enumerate(t.steps):
-            append_mark(marks, Mark(t.id, i, "neither" if s.action == "look" else "progress"))
+    mark_truly(marks, trajs)
     cli("label", "quality", str(log), "--audit", str(marks), check=True)
     p = cli(*args, "--out", str(tmp_path / "b"), "--no-progress", check=True)
     assert "reward auto: good.r (the audit by person supports it: AUROC 1.000" in p.stderr
