@@ -22,10 +22,11 @@ from typing import Any
 
 import click
 
+from models.channel_choice import AUTO
 from models.cli_run import edgejudge
 from policy.matrix.data import WorldData, short_hash, train_reward
 from policy.matrix.plan import Sizes, Unit, World, baseline_rows, round_units, units
-from policy.matrix.recipes import RECIPES
+from policy.matrix.recipes import RECIPES, SOURCES
 from policy.matrix.store import FINAL, RowStore, episodes_digest
 
 
@@ -149,8 +150,9 @@ class Matrix:
         algo = RECIPES[u.algo].algo
         timing = ckpt.parent / f"{ckpt.name}.timing.json"
         train_info: dict[str, Any] = {}
+        files = data if isinstance(data, list) else [data]
+        self._drop_if_choice_changed(u, files, ckpt, bundle)
         if not (ckpt / "checkpoint.json").is_file():
-            files = data if isinstance(data, list) else [data]
             self.log(f"{u.world.label}: train {ckpt.name}")
             args = [
                 "train",
@@ -184,6 +186,19 @@ class Matrix:
             self.log(f"{u.world.label}: export {ckpt.name}")
             edgejudge("export", str(ckpt), "--out", str(bundle), "--json")
         return train_info
+
+    def _drop_if_choice_changed(self, u: Unit, files: list[Path], ckpt: Path, bundle: Path) -> None:
+        """For an ``auto`` source, a checkpoint trained on another channel than the one now recorded for its
+        file (the file was audited again) is removed with its bundle, so it is trained again: the rows name
+        the recorded channel, and must be of a policy that learned it."""
+        meta = ckpt / "checkpoint.json"
+        if SOURCES[u.source].reward != AUTO or not meta.is_file():
+            return
+        had, wanted = json.loads(meta.read_text()).get("reward"), train_reward(u.source, files)
+        if had != wanted:
+            self.log(f"{u.world.label}: {ckpt.name} learned {had}, the choice is now {wanted}: train again")
+            shutil.rmtree(ckpt)
+            shutil.rmtree(bundle, ignore_errors=True)
 
     def run_unit(self, u: Unit) -> None:
         wd = self.data(u.world)
