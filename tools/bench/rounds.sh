@@ -16,3 +16,7 @@ done
 # the report of every loop above
 edgejudge matrix --world twc-easy --world cookingworld-small --world twc-medium --world twc-hard \
     --sources sparse,trca-built --algos credit,bc,iql $R --report-only
+# CookingWorld small's loop with every learner on renamed copies (edgejudge train --augment 2)
+A="${R/bench_rounds/bench_rounds_augment}"
+edgejudge matrix --world cookingworld-small --sources sparse,trca-built --algos credit,bc \
+    ${A/bench_ceiling/bench_ceiling_augment} --augment 2
