@@ -151,7 +151,8 @@ class Matrix:
         timing = ckpt.parent / f"{ckpt.name}.timing.json"
         train_info: dict[str, Any] = {}
         files = data if isinstance(data, list) else [data]
-        self._drop_if_choice_changed(u, files, ckpt, bundle)
+        reward = train_reward(u.source, files)
+        self._drop_if_choice_changed(u, reward, ckpt, bundle)
         if not (ckpt / "checkpoint.json").is_file():
             self.log(f"{u.world.label}: train {ckpt.name}")
             args = [
@@ -160,7 +161,7 @@ class Matrix:
                 "--algo",
                 algo,
                 "--reward",
-                train_reward(u.source, files),
+                reward,
                 "--steps",
                 str(self.s.steps),
                 "--seed",
@@ -187,14 +188,14 @@ class Matrix:
             edgejudge("export", str(ckpt), "--out", str(bundle), "--json")
         return train_info
 
-    def _drop_if_choice_changed(self, u: Unit, files: list[Path], ckpt: Path, bundle: Path) -> None:
-        """For an ``auto`` source, a checkpoint trained on another channel than the one now recorded for its
-        file (the file was audited again) is removed with its bundle, so it is trained again: the rows name
-        the recorded channel, and must be of a policy that learned it."""
+    def _drop_if_choice_changed(self, u: Unit, wanted: str, ckpt: Path, bundle: Path) -> None:
+        """For an ``auto`` source, a checkpoint trained on another channel than ``wanted`` (the one now
+        recorded for its file: it was audited again) is removed with its bundle, so it is trained again: the
+        rows name the recorded channel, and must be of a policy that learned it."""
         meta = ckpt / "checkpoint.json"
         if SOURCES[u.source].reward != AUTO or not meta.is_file():
             return
-        had, wanted = json.loads(meta.read_text()).get("reward"), train_reward(u.source, files)
+        had = json.loads(meta.read_text()).get("reward")
         if had != wanted:
             self.log(f"{u.world.label}: {ckpt.name} learned {had}, the choice is now {wanted}: train again")
             shutil.rmtree(ckpt)
