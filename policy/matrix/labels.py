@@ -21,10 +21,12 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from policy.matrix.data import WorldData, channel_of, label_summary
+from policy.matrix.labels_audit import audit_log, audited, choice_report
 from policy.matrix.plan import Sizes, World
 from policy.matrix.store import FINAL, RowStore
 
@@ -67,6 +69,9 @@ def row_config(w: World, s: Sizes, shape: str, method: str, n: int) -> dict[str,
         cfg["judge"] = s.judge
     if method == "coren":
         cfg["coren_prompts"] = s.coren_prompts
+    if s.audit_steps and audited(method):
+        cfg["audit_steps"] = s.audit_steps
+        cfg["judge"] = s.judge
     return cfg
 
 
@@ -82,13 +87,11 @@ def plan(worlds: Sequence[World], s: Sizes, shapes: Sequence[str], methods: Sequ
                 per_world = [row_config(w, s, shape, method, n) for w in worlds]
                 rows += per_world
                 if len(worlds) > 1:
+                    # a pooled row is never audited
+                    first = row_config(worlds[0], replace(s, audit_steps=0), shape, method, n)
                     rows.append(
                         {
-                            **{
-                                k: v
-                                for k, v in per_world[0].items()
-                                if k not in ("env", "params", "max_steps")
-                            },
+                            **{k: v for k, v in first.items() if k not in ("env", "params", "max_steps")},
                             "world": POOLED,
                             "worlds": [r["world"] for r in per_world],
                             "world_configs": [[r["env"], r["params"], r["max_steps"]] for r in per_world],
@@ -115,6 +118,7 @@ def run(
     from models.trajectory import read_trajectories
 
     data = {w.label: WorldData(work, w, s, log) for w in worlds}
+    judge = _LazyJudge(s.judge)
     computed = 0
     for cfg in rows:
         if done(store, cfg):
@@ -137,6 +141,10 @@ def run(
                 path, _ = data[cfg["world"]].training_file(method, n, shape)
                 trajs = read_trajectories(path)
             result = {"status": "ok", **label_summary(trajs, channel_of(method))}
+            if cfg.get("audit_steps"):
+                result["audit"] = audit_log(
+                    trajs, result["channel"], judge.get(), judge.by, cfg["audit_steps"], s.collect_seed
+                )
         except Exception as e:  # a failed command or a file too small for the method: said in the row
             result = {"status": "error", "reason": str(e).strip()[-600:]}
         result["seconds"] = round(time.perf_counter() - t0, 1)
@@ -150,7 +158,30 @@ def run(
             )
         else:
             log(f"{what}: error: {result['reason'].splitlines()[-1] if result['reason'] else ''}")
+    judge.close()
     return computed
+
+
+class _LazyJudge:
+    """The judge of the audits, loaded at the first audited row and kept for the rest of the run."""
+
+    def __init__(self, ref: str) -> None:
+        from labeler.audit.judge_audit import auditor_name
+
+        self.ref, self.by, self._judge = ref, auditor_name(ref), None
+
+    def get(self):
+        if self._judge is None:
+            from labeler.judge import open_judge
+            from labeler.trca.pipeline import default_cache
+
+            self._judge = open_judge(self.ref, cache=default_cache())
+        return self._judge
+
+    def close(self) -> None:
+        if self._judge is not None:
+            self._judge.close()
+            self._judge = None
 
 
 def _ok(store: RowStore, cfg: dict[str, Any]) -> bool:
@@ -224,6 +255,7 @@ def markdown(store: RowStore, rows: Sequence[dict[str, Any]]) -> str:
             lines.append(f"| {world} | {n} | {METHOD_NAMES[m]} | " + " | ".join(vals) + " |")
         lines.append("")
     lines += agreement(store, rows)
+    lines += choice_report(store, rows)
     missing = [r for r in rows if not _ok(store, r)]
     if missing:
         lines += ["Rows without a result:", ""]

@@ -69,6 +69,15 @@ from policy.matrix.cli_args import (
 )
 @click.option("--coren-prompts", default=2, show_default=True, type=click.IntRange(1, 5))
 @click.option(
+    "--audit",
+    "audit_steps",
+    default=0,
+    show_default=True,
+    type=click.IntRange(0),
+    help="Steps of each world's labeled log the local judge audits (edgejudge label audit --auditor judge): "
+    "each row then records the channel the check names and every channel's verdict after the audit; 0: none.",
+)
+@click.option(
     "--work-dir",
     default="runs/labels",
     show_default=True,
@@ -99,6 +108,7 @@ def labels(
     max_success_rate,
     coren_max_episodes,
     coren_prompts,
+    audit_steps,
     work_dir,
     out,
     merge_files,
@@ -150,6 +160,7 @@ def labels(
         max_success_rate=max_success_rate,
         coren_max_episodes=coren_max_episodes,
         coren_prompts=coren_prompts,
+        audit_steps=audit_steps,
     )
     plan = grid.plan(ws, s, shape_list, method_list)
     try:

@@ -129,6 +129,8 @@ class Sizes:
     """Its exploration while it collects: a draw from softmax(scores / T) at every step."""
     round_init: bool = False
     """Start each round's training from the last round's checkpoint (``edgejudge train --init``)."""
+    audit_steps: int = 0
+    """Steps of each labeled log the judge audits in the label grid (``matrix labels --audit``); 0: none."""
     augment: int = 0
     """Renamed copies of each episode every policy also trains on (``edgejudge train --augment``); 0: none."""
     extra: dict[str, Any] = field(default_factory=dict)

@@ -131,6 +131,21 @@ def test_tiny_label_grid_builds_labels_measures_pools_and_resumes(tmp_path, cli)
     assert len(pooled) == 2 and all(r["trajectories"] == 12 for r in pooled)
     assert payload["meta"]["command"].startswith("edgejudge matrix labels --world twc-easy=twx:twc@8")
     assert "| pooled, 2 worlds | 12 |" in out.with_suffix(".md").read_text()
+    # the judge audits the labeled log: a new row (its key holds the audit), the same labels beside the choice
+    assert "1 rows computed, 1 of 1 rows with a result" in run("--shapes", "full", "--methods", "potential",
+                                                               "--audit", "12")  # fmt: skip
+    payload = json.loads(out.with_suffix(".json").read_text())
+    audited = next(r for r in expanded(payload) if r.get("audit_steps") == 12)
+    assert audited["auroc_progress"] == rows[("full", "potential")]["auroc_progress"]
+    a = audited["audit"]
+    assert (
+        a["by"] == "judge:gemma3-270m" and a["asked"] == 12 and a["queries"] == 24 and 0 <= a["marked"] <= 12
+    )
+    assert set(a["channels"]) == {"potential.delta", "potential.phi", "potential.support"}
+    assert a["choice"] is None or a["choice"] in a["channels"]
+    assert "### The check's choice against per-step AUROC (the judge's audit of 12 steps)" in (
+        out.with_suffix(".md").read_text()
+    )
 
 
 def test_an_empty_expert_size_list_plans_no_ceiling_rows(tmp_path, cli):

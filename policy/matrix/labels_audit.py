@@ -1,0 +1,148 @@
+"""The judge's audit in the label grid (``edgejudge matrix labels --audit N``): does the channel the check
+names match the channel whose steps are right?
+
+On each world's labeled log (not the pooled ones, not the two baselines) the local judge marks ``N`` sampled
+steps as ``edgejudge label audit --auditor judge`` does; every channel of the row's method is compared with
+the marks as ``label quality --audit`` compares them. The row records the channel the check would name (the
+one the audit supports best; none: step credit unverified) and every channel's verdict after the audit, beside
+each channel's per-step AUROC against score progress (ground truth the check never reads). The report counts
+how often the choice is within :data:`NEAR_BEST` of the best channel, whether it ever takes a poor channel
+while a good one exists, and whether ``separates`` survives on poor step credit.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from policy.matrix.store import RowStore
+
+UNAUDITED = ("sparse", "success")
+"""Methods the audit skips: the environment's reward and the success flag have one fixed channel."""
+
+NEAR_BEST = 0.03
+"""The choice counts as right when its per-step AUROC is this close to the best channel's."""
+POOR, GOOD = 0.65, 0.75
+"""A choice under POOR while a channel reaches GOOD exists is the failure the check must never make."""
+
+
+def audited(method: str) -> bool:
+    return method not in UNAUDITED
+
+
+def audit_log(trajectories: Sequence[Any], channel: str, judge, by: str, steps: int, seed: int = 0) -> dict:
+    """The judge's audit of ``steps`` sampled steps of a labeled log, over the channels of ``channel``'s
+    method: the marks' counts, every channel's agreement and verdict before and after the audit, and the
+    channel the check names (None: the audit supports none)."""
+    from labeler.audit.agreement import audit_figures, best_supported
+    from labeler.audit.judge_audit import judge_audit
+    from labeler.audit.marks import current
+    from labeler.audit.sample import audited_channels, sample_steps
+    from labeler.label_check import check_channels, with_audit
+
+    method = channel.split(".")[0]
+    channels = [c for c in audited_channels(trajectories) if c.split(".")[0] == method]
+    t0 = time.perf_counter()
+    refs = sample_steps(trajectories, steps, seed, channels)
+    result = judge_audit(trajectories, refs, judge, by)
+    figures = audit_figures(trajectories, current(result.marks, by), channels, by)
+    before = {c.channel: c.verdict for c in check_channels(trajectories, channels)}
+    contradicted = {f.channel for f in figures if f.contradicted}
+    after = {c.channel: c.verdict for c in with_audit(check_channels(trajectories, channels), contradicted)}
+    best = best_supported(figures)
+    return {
+        "by": by,
+        "asked": result.asked,
+        "marked": result.agreed,
+        "progress": sum(m.mark == "progress" for m in result.marks),
+        "queries": result.queries,
+        "cached": result.cached,
+        "seconds": round(time.perf_counter() - t0, 1),
+        "choice": best.channel if best else None,
+        "channels": {
+            f.channel: {
+                k: v for k, v in f.to_dict().items() if k not in ("channel", "by", "marked", "progress")
+            }
+            | {"check": before.get(f.channel), "check_after_audit": after.get(f.channel)}
+            for f in figures
+        },
+    }
+
+
+def _f(v: float | None) -> str:
+    return "n/a" if v is None else f"{v:.3f}"
+
+
+def choice_report(store: RowStore, rows: Sequence[dict[str, Any]]) -> list[str]:
+    """The check's choice per audited log against every channel's per-step AUROC, and the counts the
+    module docstring names; nothing when no row holds an audit."""
+    got = []
+    for r in rows:
+        v = store.get(r)
+        if v and v.get("status") == "ok" and v.get("audit") and v.get("channels"):
+            truth = {c: x["auroc_progress"] for c, x in v["channels"].items()}
+            truth = {c: x for c, x in truth.items() if x is not None}
+            if truth:
+                got.append((r, v, truth))
+    if not got:
+        return []
+    flags = {
+        (r["world"], r["shape"], r["episodes"]): v.get("auroc_progress")
+        for r in rows
+        if r["method"] == "success" and (v := store.get(r)) and v.get("status") == "ok"
+    }
+    steps = ", ".join(str(x) for x in sorted({r["audit_steps"] for r, _, _ in got}))
+    lines = [
+        f"### The check's choice against per-step AUROC (the judge's audit of {steps} steps)",
+        "",
+        "| world | shape | channels by per-step AUROC vs progress | own success flag | audit: marked "
+        "(progress) | the check's choice | best minus choice | its verdict after the audit |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    near = unverified = 0
+    poor, wrong_before, wrong_after = [], [], []
+    for r, v, truth in got:
+        a = v["audit"]
+        ranked = sorted(truth, key=truth.get, reverse=True)
+        best = truth[ranked[0]]
+        choice = a["choice"]
+        gap = "" if choice is None else f"{best - truth[choice]:.3f}"
+        if choice is None:
+            unverified += 1
+        elif best - truth[choice] <= NEAR_BEST:
+            near += 1
+        if choice is not None and truth[choice] < POOR and best >= GOOD:
+            poor.append(
+                f"{r['world']} {r['shape']} {choice} {truth[choice]:.3f} (best {ranked[0]} {best:.3f})"
+            )
+        for ch, x in a["channels"].items():
+            if ch in truth and truth[ch] < POOR:
+                where = f"{r['world']} {r['shape']} {ch} {truth[ch]:.3f}"
+                if x["check"] == "separates":
+                    wrong_before.append(where)
+                if x["check_after_audit"] == "separates":
+                    wrong_after.append(where)
+        listed = ", ".join(f"{c.split('.', 1)[1]} {truth[c]:.3f}" for c in ranked)
+        verdict = a["channels"].get(choice, {}).get("check_after_audit") if choice else None
+        flag = _f(flags.get((r["world"], r["shape"], r["episodes"])))
+        lines.append(
+            f"| {r['world']} | {r['shape']} | {listed} | {flag}"
+            f" | {a['marked']} ({a['progress']}) | {choice or 'none: step credit unverified'} | {gap} | "
+            f"{verdict or ''} |"
+        )
+    n, worse = len(got), len(got) - near - unverified
+    lines += [
+        "",
+        f"- The choice within {NEAR_BEST} of the best channel: **{near} of {n} logs**; no choice (the audit "
+        f"supports no channel, step credit unverified): {unverified}; a worse channel: {worse}.",
+        f"- A choice under {POOR} while a channel of {GOOD} or more exists: "
+        + ("; ".join(poor) if poor else "none")
+        + ".",
+        f"- `separates` on a channel whose per-step AUROC is under {POOR}: {len(wrong_before)} from the "
+        f"success flags alone, **{len(wrong_after)} after the audit**"
+        + (f" ({'; '.join(wrong_after)})" if wrong_after else "")
+        + ".",
+        "",
+    ]
+    return lines

@@ -1,0 +1,97 @@
+"""The label grid's audit columns without a judge: which rows are audited, and the report that sets the
+check's choice against every channel's per-step AUROC (hand-made rows; the real judge runs in test_cli.py)."""
+
+from __future__ import annotations
+
+from policy.matrix.labels import POOLED, markdown, plan
+from policy.matrix.plan import FULL, parse_world, with_overrides
+from policy.matrix.store import RowStore
+
+WORLDS = [parse_world("a=twx:twc@8"), parse_world("b=twx:cookingworld@8")]
+S = with_overrides(FULL, sizes=(5,), split="dev", audit_steps=40)
+
+
+def test_only_each_worlds_labels_are_audited_never_the_baselines_or_the_pooled_rows():
+    rows = plan(WORLDS, S, ("full",), ("sparse", "success", "potential"))
+    audited = [r for r in rows if "audit_steps" in r]
+    assert {(r["world"], r["method"]) for r in audited} == {("a", "potential"), ("b", "potential")}
+    assert all(r["audit_steps"] == 40 and r["judge"] == S.judge for r in audited)
+    pooled = next(r for r in rows if r["world"] == POOLED and r["method"] == "potential")
+    assert "judge" not in pooled
+    # without --audit the rows are the ones an earlier run stored
+    assert all(
+        "audit_steps" not in r
+        for r in plan(WORLDS, with_overrides(S, audit_steps=0), ("full",), ("potential",))
+    )
+
+
+def _audit(choice, verdicts):
+    return {
+        "by": "judge:gemma3-270m",
+        "marked": 30,
+        "progress": 12,
+        "choice": choice,
+        "channels": {
+            f"potential.{c}": {"auroc": 0.7, "check": before, "check_after_audit": after}
+            for c, (before, after) in verdicts.items()
+        },
+    }
+
+
+def test_the_report_counts_choices_near_the_best_poor_choices_and_separates_on_poor_credit(tmp_path):
+    rows = plan(WORLDS, S, ("full", "response"), ("success", "potential"))
+    store = RowStore(tmp_path / "l.json")
+    counts = {"trajectories": 5, "steps": 40, "progress_steps": 9, "successes": 2}
+    truth = {"delta": 0.60, "support": 0.80, "phi": 0.70}
+    audits = {
+        ("a", "full"): _audit(
+            "potential.support",
+            {"delta": ("separates", "audit disagrees"), "support": ("separates", "separates")},
+        ),
+        ("a", "response"): _audit("potential.phi", {"delta": ("separates", "separates")}),
+        ("b", "full"): _audit("potential.delta", {"delta": ("weak", "weak")}),
+        ("b", "response"): _audit(None, {}),
+    }  # fmt: skip
+    for r in rows:
+        if r["world"] == POOLED:
+            continue
+        if r["method"] == "success":
+            store.put(
+                r, {"status": "ok", **counts, "auroc_progress": 0.62, "auroc_gold": None, "check": None}
+            )
+            continue
+        store.put(
+            r,
+            {
+                "status": "ok",
+                **counts,
+                "auroc_progress": 0.60,
+                "auroc_gold": None,
+                "check": "weak",
+                "channels": {
+                    f"potential.{c}": {"auroc_progress": v, "auroc_gold": None} for c, v in truth.items()
+                },
+                "audit": audits[(r["world"], r["shape"])],
+            },
+        )
+    md = markdown(store, rows)
+    assert "### The check's choice against per-step AUROC (the judge's audit of 40 steps)" in md
+    assert (
+        "| a | full | support 0.800, phi 0.700, delta 0.600 | 0.620 | 30 (12) | potential.support | 0.000 | "
+        "separates |" in md
+    )
+    assert (
+        "| b | response | support 0.800, phi 0.700, delta 0.600 | 0.620 | 30 (12) | none: step credit " in md
+    )
+    assert (
+        "The choice within 0.03 of the best channel: **1 of 4 logs**; no choice (the audit supports no " in md
+    )
+    assert "unverified): 1; a worse channel: 2." in md
+    assert (
+        "A choice under 0.65 while a channel of 0.75 or more exists: b full potential.delta 0.600 (best "
+        in md
+    )
+    assert (
+        "under 0.65: 2 from the success flags alone, **1 after the audit** (a response potential.delta "
+        "0.600)." in md
+    )
