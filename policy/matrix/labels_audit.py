@@ -40,6 +40,7 @@ def audit_log(trajectories: Sequence[Any], channel: str, judge, by: str, steps: 
     from labeler.audit.marks import current
     from labeler.audit.sample import audited_channels, sample_steps
     from labeler.label_check import check_channels, with_audit
+    from policy.matrix.data import label_summary
 
     method = channel.split(".")[0]
     channels = [c for c in audited_channels(trajectories) if c.split(".")[0] == method]
@@ -52,6 +53,7 @@ def audit_log(trajectories: Sequence[Any], channel: str, judge, by: str, steps: 
     after = {c.channel: c.verdict for c in with_audit(check_channels(trajectories, channels), contradicted)}
     best = best_supported(figures)
     return {
+        "flag_auroc_progress": label_summary(list(trajectories), "success")["auroc_progress"],
         "by": by,
         "asked": result.asked,
         "marked": result.agreed,
@@ -125,7 +127,7 @@ def choice_report(store: RowStore, rows: Sequence[dict[str, Any]]) -> list[str]:
                     wrong_after.append(where)
         listed = ", ".join(f"{c.split('.', 1)[1]} {truth[c]:.3f}" for c in ranked)
         verdict = a["channels"].get(choice, {}).get("check_after_audit") if choice else None
-        flag = _f(flags.get((r["world"], r["shape"], r["episodes"])))
+        flag = _f(a.get("flag_auroc_progress", flags.get((r["world"], r["shape"], r["episodes"]))))
         lines.append(
             f"| {r['world']} | {r['shape']} | {listed} | {flag}"
             f" | {a['marked']} ({a['progress']}) | {choice or 'none: step credit unverified'} | {gap} | "

@@ -143,6 +143,7 @@ def test_tiny_label_grid_builds_labels_measures_pools_and_resumes(tmp_path, cli)
     )
     assert set(a["channels"]) == {"potential.delta", "potential.phi", "potential.support"}
     assert a["choice"] is None or a["choice"] in a["channels"]
+    assert a["flag_auroc_progress"] == rows[("full", "success")]["auroc_progress"]  # the same log's flag
     assert "### The check's choice against per-step AUROC (the judge's audit of 12 steps)" in (
         out.with_suffix(".md").read_text()
     )
