@@ -6,7 +6,8 @@ Per channel and auditor, the AUROC of the channel's value on the marked steps, `
 channel whose interval's low end is above chance and whose AUROC is at least
 :data:`labeler.label_check.SEPARATES_AUROC`, and *contradicts* one whose interval's high end is below chance
 or whose AUROC is under :data:`CONTRADICTED_BELOW` with enough marks. Fewer than :data:`MIN_PER_CLASS`
-progress marks or other marks give no figure.
+progress marks or other marks give no figure. Steps a judge left ``unsure`` are not marks; a judge unsure of
+too many (:data:`MIN_JUDGE_AGREEMENT`) neither supports nor contradicts any channel.
 """
 
 from __future__ import annotations
@@ -14,13 +15,18 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from labeler.audit.marks import Mark
+from labeler.audit.marks import UNSURE, Mark
 from labeler.audit.sample import step_value
 from labeler.label_check import MIN_PER_CLASS, NO_FIGURE, Figure, bootstrap_auroc
 from models.trajectory import Trajectory
 
 CONTRADICTED_BELOW = 0.55
 """An AUROC under this against a person's marks: the channel's step credit is not what the person sees."""
+MIN_JUDGE_AGREEMENT = 0.75
+"""The share of asked steps a judge auditor's two prompts must agree on before its marks support or contradict
+a channel. Chosen on the label protocol's design logs: the embedded judge's prompts agree on 77-81 % of
+TextWorld steps, where its marks track score progress (per-step AUROC 0.82-0.87), and on 56-73 % of
+ScienceWorld steps, where they barely do (0.50-0.66) and contradicted the best channels."""
 
 
 @dataclass(frozen=True)
@@ -33,15 +39,23 @@ class AuditFigure:
     """Of them, marked progress."""
     figure: Figure
     """The AUROC of the channel's value, progress against the other marks, and its interval."""
+    asked: int = 0
+    """Steps the auditor was asked, ``unsure`` ones included (a person's: the marked ones)."""
+
+    @property
+    def consistent(self) -> bool:
+        """A person always; a judge whose prompts agreed on at least :data:`MIN_JUDGE_AGREEMENT` of the steps
+        it was asked."""
+        return not self.by.startswith("judge:") or self.marked >= MIN_JUDGE_AGREEMENT * self.asked
 
     @property
     def supported(self) -> bool:
-        return self.figure.separates
+        return self.consistent and self.figure.separates
 
     @property
     def contradicted(self) -> bool:
         f = self.figure
-        if f.value is None:
+        if f.value is None or not self.consistent:
             return False
         return (f.high is not None and f.high < 0.5) or f.value < CONTRADICTED_BELOW
 
@@ -49,6 +63,8 @@ class AuditFigure:
     def verdict(self) -> str:
         if self.figure.value is None:
             return "too few marks"
+        if not self.consistent:
+            return "judge unsure"
         if self.supported:
             return "supported"
         return "contradicted" if self.contradicted else "unclear"
@@ -60,6 +76,7 @@ class AuditFigure:
             "by": self.by,
             "marked": self.marked,
             "progress": self.progress,
+            "asked": self.asked,
             "auroc": None if f.value is None else round(f.value, 4),
             "low": None if f.low is None else round(f.low, 4),
             "high": None if f.high is None else round(f.high, 4),
@@ -78,11 +95,10 @@ def audit_figures(
     """One :class:`AuditFigure` per channel for the standing ``marks`` (:func:`labeler.audit.marks.current`)
     of auditor ``by`` on the steps of ``trajectories``."""
     by_id = {t.id: t for t in trajectories}
-    marked = [
-        (by_id[m.id], m.step, m.mark == "progress")
-        for m in marks.values()
-        if m.by == by and m.id in by_id and 0 <= m.step < len(by_id[m.id].steps)
+    asked = [
+        m for m in marks.values() if m.by == by and m.id in by_id and 0 <= m.step < len(by_id[m.id].steps)
     ]
+    marked = [(by_id[m.id], m.step, m.mark == "progress") for m in asked if m.mark != UNSURE]
     n_pos = sum(1 for *_, p in marked if p)
     out = []
     for ch in channels:
@@ -90,7 +106,7 @@ def audit_figures(
         if min(n_pos, len(marked) - n_pos) >= MIN_PER_CLASS:
             scores = [step_value(t, i, ch) for t, i, _ in marked]
             fig = Figure(*bootstrap_auroc(scores, [p for *_, p in marked], boots, seed))
-        out.append(AuditFigure(ch, by, len(marked), n_pos, fig))
+        out.append(AuditFigure(ch, by, len(marked), n_pos, fig, len(asked)))
     return out
 
 
@@ -104,9 +120,10 @@ def format_audit(figures: Sequence[AuditFigure]) -> str:
     if not figures:
         return "audit: no channel to compare with the marks"
     first = figures[0]
+    unsure = f" ({first.asked - first.marked} more asked, unsure)" if first.asked > first.marked else ""
     lines = [
-        f"audit by {first.by}: {first.marked} marked steps, {first.progress} progress; per channel, the "
-        "AUROC of its credit on progress steps against the other marked steps [90 % bootstrap]",
+        f"audit by {first.by}: {first.marked} marked steps{unsure}, {first.progress} progress; per channel, "
+        "the AUROC of its credit on progress steps against the other marked steps [90 % bootstrap]",
     ]
     for f in figures:
         fig = f.figure
@@ -115,6 +132,12 @@ def format_audit(figures: Sequence[AuditFigure]) -> str:
     best = best_supported(figures)
     if best is not None:
         lines.append(f"train on {best.channel}: the audit supports its step credit ({best.figure.value:.3f})")
+    elif not first.consistent:
+        lines.append(
+            f"step credit unverified: the judge's two prompts agreed on {first.marked} of the {first.asked} "
+            f"steps asked (under {MIN_JUDGE_AGREEMENT:.0%}): its marks neither support nor contradict a "
+            "channel; a person's audit would tell"
+        )
     elif all(f.figure.value is None for f in figures):
         lines.append(
             f"step credit unverified: mark at least {MIN_PER_CLASS} progress and {MIN_PER_CLASS} other steps"

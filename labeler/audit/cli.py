@@ -77,7 +77,11 @@ def audit(
     sample = sample_steps(trajs, steps, seed, audited_channels(trajs))
     todo = [r for r in sample if (r.id, r.step) not in done]
     if auditor == "judge":
-        _judge_session(trajs, todo, path, judge_ref, by, cache, file)
+        if todo:
+            _judge_session(trajs, todo, path, judge_ref, by, cache, file)
+        else:
+            click.echo(f"{by} was asked every one of the {len(sample)} sampled steps already; {path}")
+            click.echo(f"next: edgejudge label quality {file} --audit {path}")
         return
     made = _session(trajs, todo, path, by, already=len(sample) - len(todo), total=len(sample))
     marked = len(current(read_marks(path), by))
@@ -145,7 +149,8 @@ def _judge_session(
     progress = sum(m.mark == "progress" for m in result.marks)
     seconds = time.perf_counter() - t0
     click.echo(
-        f"{by}: {result.agreed} of {result.asked} steps marked (its two prompts agreed), {progress} "
+        f"{by}: {result.agreed} of {result.asked} steps marked (its two prompts agreed; the others unsure), "
+        f"{progress} "
         f"progress; {result.queries} queries ({result.cached} cached), {seconds:.1f} s; {path}"
     )
     click.echo(f"next: edgejudge label quality {file} --audit {path}")

@@ -5,8 +5,10 @@ Each sampled step is asked COREN's step rating (``Progress: Yes / No`` after the
 action and its result; :mod:`labeler.coren.queries`) under two prompt variants, cached like every judge call.
 The variants are the cross-check: a step both rate above their median over the sample (the small judge says
 yes to most steps, so each variant is read against its own middle) is marked ``progress``, one both rate
-below it ``neither``, and one they disagree on is not marked (the audit says how many). The marks go to the
-same file as a person's, by ``judge:MODEL``, and ``label quality --audit`` reads them the same way.
+below it ``neither``, and one they disagree on is recorded ``unsure`` (asked, no answer). The marks go to the
+same file as a person's, by ``judge:MODEL``, and ``label quality --audit`` reads them the same way; a judge
+whose prompts agree on too few of the steps asked neither supports nor contradicts a channel
+(:data:`labeler.audit.agreement.MIN_JUDGE_AGREEMENT`).
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from labeler.audit.marks import Mark
+from labeler.audit.marks import UNSURE, Mark
 from labeler.audit.sample import StepRef
 from labeler.coren.config import CorenConfig
 from labeler.coren.prompts import load_prompts, load_templates, prompt_files
@@ -28,6 +30,7 @@ VARIANTS = 2
 @dataclass
 class JudgeAudit:
     marks: list[Mark]
+    """One per step asked: ``progress``, ``neither`` or ``unsure``."""
     asked: int
     """Steps asked."""
     agreed: int
@@ -73,6 +76,7 @@ def judge_audit(trajectories: Sequence[Trajectory], refs: Sequence[StepRef], jud
         votes.setdefault((ti, i), []).append(s.probs[s.choices.index(yes)] >= middle[p.name])
     marks = []
     for (ti, i), v in votes.items():
-        if all(v) or not any(v):
-            marks.append(Mark(trajectories[ti].id, i, "progress" if all(v) else "neither", by))
-    return JudgeAudit(marks, len(votes), len(marks), len(scores), sum(s.cached for s in scores))
+        kind = "progress" if all(v) else "neither" if not any(v) else UNSURE
+        marks.append(Mark(trajectories[ti].id, i, kind, by))
+    agreed = sum(m.mark != UNSURE for m in marks)
+    return JudgeAudit(marks, len(votes), agreed, len(scores), sum(s.cached for s in scores))

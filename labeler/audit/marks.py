@@ -22,6 +22,10 @@ MARKS = ("progress", "harmful", "neither")
 """What a step did toward the episode's instruction."""
 UNDONE = "undone"
 """Takes back the step's earlier mark."""
+UNSURE = "unsure"
+"""Asked and left without an answer (the judge's two prompts disagreed): not a mark of the step, but it counts
+toward how consistent the auditor was."""
+KINDS = (*MARKS, UNDONE, UNSURE)
 
 
 class MarksError(ValueError):
@@ -35,7 +39,7 @@ class Mark:
     step: int
     """The step's index in the trajectory (0-based)."""
     mark: str
-    """One of :data:`MARKS`, or :data:`UNDONE`."""
+    """One of :data:`MARKS`, :data:`UNDONE` or :data:`UNSURE`."""
     by: str = "person"
     at: float = 0.0
     """When it was made (seconds since the epoch)."""
@@ -52,8 +56,8 @@ def default_marks_path(log: str | os.PathLike[str]) -> Path:
 
 def append_mark(path: str | os.PathLike[str], mark: Mark) -> None:
     """Append ``mark`` and sync it to disk (a mark is a person's minute: never lost to a crash)."""
-    if mark.mark not in (*MARKS, UNDONE):
-        raise ValueError(f"mark {mark.mark!r}: expected one of {', '.join((*MARKS, UNDONE))}")
+    if mark.mark not in KINDS:
+        raise ValueError(f"mark {mark.mark!r}: expected one of {', '.join(KINDS)}")
     line = json.dumps({**asdict(mark), "at": mark.at or round(time.time(), 3)}) + "\n"
     with open(path, "a", encoding="utf-8") as f:
         f.write(line)
@@ -81,8 +85,8 @@ def read_marks(path: str | os.PathLike[str]) -> list[Mark]:
             if i == len(lines) and not text.endswith("\n"):
                 break  # the last line, cut mid-write
             raise MarksError(f"{p}:{i}: not a mark ({e})") from None
-        if m.mark not in (*MARKS, UNDONE):
-            raise MarksError(f"{p}:{i}: mark {m.mark!r}: expected one of {', '.join((*MARKS, UNDONE))}")
+        if m.mark not in KINDS:
+            raise MarksError(f"{p}:{i}: mark {m.mark!r}: expected one of {', '.join(KINDS)}")
         out.append(m)
     return out
 

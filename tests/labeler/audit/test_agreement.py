@@ -48,3 +48,32 @@ def test_too_few_marks_give_no_figure_and_the_marks_of_others_are_not_read():
     assert fig.marked == 2 and fig.figure.value is None and fig.verdict == "too few marks"
     assert "step credit unverified" in format_audit([fig])
     assert best_supported([fig]) is None
+
+
+def test_a_judge_unsure_of_too_many_steps_neither_supports_nor_contradicts():
+    log = labeled_log(6, 4)
+    judge = "judge:gemma3-270m"
+
+    def figures(unsure: int):
+        """The judge marks every step as it is, but leaves the first ``unsure`` of the 24 unsure."""
+        marks = [Mark(m.id, m.step, m.mark, by=judge) for m in _marks(log).values()]
+        marks = [Mark(m.id, m.step, "unsure", by=judge) if k < unsure else m for k, m in enumerate(marks)]
+        return audit_figures(log, current(marks), ["good.r", "bad.r"], by=judge, boots=50)
+
+    # 18 of 24 agreed (75 %): the judge is consistent enough, its marks decide as a person's would
+    good, bad = figures(6)
+    assert (good.marked, good.asked) == (18, 24) and good.consistent
+    assert good.verdict == "supported" and bad.contradicted
+    assert "18 marked steps (6 more asked, unsure)" in format_audit([good, bad])
+    # 17 of 24 (71 %): the same figures, but no verdict either way
+    good, bad = figures(7)
+    assert good.figure.value == 1.0 and not good.consistent
+    assert (good.verdict, bad.verdict) == ("judge unsure", "judge unsure")
+    assert not good.supported and not bad.contradicted and best_supported([good, bad]) is None
+    assert (
+        "step credit unverified: the judge's two prompts agreed on 17 of the 24 steps asked (under 75%)"
+        in (format_audit([good, bad]))
+    )
+    # a person's skipped steps are never recorded, so a person is always consistent
+    (person,) = audit_figures(log, _marks(log), ["good.r"], boots=50)
+    assert person.consistent and person.asked == person.marked == 24
