@@ -98,12 +98,12 @@ def choice_report(store: RowStore, rows: Sequence[dict[str, Any]]) -> list[str]:
     lines = [
         f"### The check's choice against per-step AUROC (the judge's audit of {steps} steps)",
         "",
-        "| world | shape | channels by per-step AUROC vs progress | own success flag | audit: marked "
-        "(progress) | the check's choice | best minus choice | its verdict after the audit |",
+        "| world | shape | channels by per-step AUROC vs progress | own success flag | audit: marked of "
+        "asked (progress) | the check's choice | best minus choice | its verdict after the audit |",
         "|---|---|---|---|---|---|---|---|",
     ]
     near = unverified = 0
-    poor, wrong_before, wrong_after = [], [], []
+    poor, wrong_before, wrong_after, refuted = [], [], [], []
     for r, v, truth in got:
         a = v["audit"]
         ranked = sorted(truth, key=truth.get, reverse=True)
@@ -125,13 +125,15 @@ def choice_report(store: RowStore, rows: Sequence[dict[str, Any]]) -> list[str]:
                     wrong_before.append(where)
                 if x["check_after_audit"] == "separates":
                     wrong_after.append(where)
+            if ch in truth and truth[ch] >= GOOD and x["check_after_audit"] == "audit disagrees":
+                refuted.append(f"{r['world']} {r['shape']} {ch} {truth[ch]:.3f}")
         listed = ", ".join(f"{c.split('.', 1)[1]} {truth[c]:.3f}" for c in ranked)
         verdict = a["channels"].get(choice, {}).get("check_after_audit") if choice else None
         flag = _f(a.get("flag_auroc_progress", flags.get((r["world"], r["shape"], r["episodes"]))))
         lines.append(
             f"| {r['world']} | {r['shape']} | {listed} | {flag}"
-            f" | {a['marked']} ({a['progress']}) | {choice or 'none: step credit unverified'} | {gap} | "
-            f"{verdict or ''} |"
+            f" | {a['marked']} of {a['asked']} ({a['progress']}) | "
+            f"{choice or 'none: step credit unverified'} | {gap} | {verdict or ''} |"
         )
     n, worse = len(got), len(got) - near - unverified
     lines += [
@@ -145,6 +147,8 @@ def choice_report(store: RowStore, rows: Sequence[dict[str, Any]]) -> list[str]:
         f"success flags alone, **{len(wrong_after)} after the audit**"
         + (f" ({'; '.join(wrong_after)})" if wrong_after else "")
         + ".",
+        f"- `audit disagrees` on a channel of {GOOD} or more (the audit refutes good step credit): "
+        f"{len(refuted)}" + (f" ({'; '.join(refuted)})" if refuted else "") + ".",
         "",
     ]
     return lines

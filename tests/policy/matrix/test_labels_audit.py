@@ -28,6 +28,7 @@ def test_only_each_worlds_labels_are_audited_never_the_baselines_or_the_pooled_r
 def _audit(choice, verdicts):
     return {
         "by": "judge:gemma3-270m",
+        "asked": 40,
         "marked": 30,
         "progress": 12,
         "choice": choice,
@@ -48,7 +49,9 @@ def test_the_report_counts_choices_near_the_best_poor_choices_and_separates_on_p
             "potential.support",
             {"delta": ("separates", "audit disagrees"), "support": ("separates", "separates")},
         ),
-        ("a", "response"): _audit("potential.phi", {"delta": ("separates", "separates")}),
+        ("a", "response"): _audit(
+            "potential.phi", {"delta": ("separates", "separates"), "support": ("weak", "audit disagrees")}
+        ),
         ("b", "full"): _audit("potential.delta", {"delta": ("weak", "weak")}),
         ("b", "response"): _audit(None, {}),
     }  # fmt: skip
@@ -77,11 +80,12 @@ def test_the_report_counts_choices_near_the_best_poor_choices_and_separates_on_p
     md = markdown(store, rows)
     assert "### The check's choice against per-step AUROC (the judge's audit of 40 steps)" in md
     assert (
-        "| a | full | support 0.800, phi 0.700, delta 0.600 | 0.620 | 30 (12) | potential.support | 0.000 | "
-        "separates |" in md
+        "| a | full | support 0.800, phi 0.700, delta 0.600 | 0.620 | 30 of 40 (12) | potential.support | "
+        "0.000 | separates |" in md
     )
     assert (
-        "| b | response | support 0.800, phi 0.700, delta 0.600 | 0.620 | 30 (12) | none: step credit " in md
+        "| b | response | support 0.800, phi 0.700, delta 0.600 | 0.620 | 30 of 40 (12) | none: step credit "
+        in md
     )
     assert (
         "The choice within 0.03 of the best channel: **1 of 4 logs**; no choice (the audit supports no " in md
@@ -95,3 +99,5 @@ def test_the_report_counts_choices_near_the_best_poor_choices_and_separates_on_p
         "under 0.65: 2 from the success flags alone, **1 after the audit** (a response potential.delta "
         "0.600)." in md
     )
+    refuted = "(the audit refutes good step credit): 1 (a response potential.support 0.800)."
+    assert f"`audit disagrees` on a channel of 0.75 or more {refuted}" in md
