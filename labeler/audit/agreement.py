@@ -24,9 +24,10 @@ CONTRADICTED_BELOW = 0.55
 """An AUROC under this against a person's marks: the channel's step credit is not what the person sees."""
 MIN_JUDGE_AGREEMENT = 0.75
 """The share of asked steps a judge auditor's two prompts must agree on before its marks support or contradict
-a channel. Chosen on the label protocol's design logs: the embedded judge's prompts agree on 77-81 % of
-TextWorld steps, where its marks track score progress (per-step AUROC 0.82-0.87), and on 56-73 % of
-ScienceWorld steps, where they barely do (0.50-0.66) and contradicted the best channels."""
+a channel. Chosen on the label protocol's design logs (docs/benchmarks/label-logs.md): it halves the audits
+that refute a channel whose steps are right (16 to 8) and keeps their catches. The embedded judge's prompts
+agree on 76-81 % of TextWorld steps, where its marks track progress, and on 53-84 % of ScienceWorld's,
+where they barely do: the gate stops part of the false refutations, not all."""
 
 
 @dataclass(frozen=True)

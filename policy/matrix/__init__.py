@@ -17,6 +17,7 @@ Modules:
 * ``plot`` — the PNG
 * ``rounds_report`` — the loop's table per round and learner beside its baselines, and its PNG
 * ``labels`` — the label grid: world x log shape x label method, label quality before any training
+* ``labels_audit`` — the judge's audit in the label grid: the channel the check names against the best one
 * ``cli_args`` — what the two commands share: the recorded command line, option parsing, adapter checks
 * ``labels_cli`` — ``edgejudge matrix labels``
 * ``cli`` — ``edgejudge matrix`` (and its subcommand ``labels``)

@@ -10,11 +10,11 @@ for f in find-living-thing find-plant find-animal use-thermometer test-conductiv
   W="$W --world $f=scienceworld:$f@40"
 done
 # shellcheck disable=SC2086
-edgejudge matrix labels $W --episodes 30 --shapes full,response --methods sparse,success,potential \
+edgejudge matrix labels $W --episodes 30 --shapes full,response --methods sparse,success,potential --audit 200 \
     --work-dir runs/labels-protocol-a --out tools/results/labels_protocol_a \
     --behaviour gold-noise --noise 0.4 --collect-seed 1          # resumable
 # shellcheck disable=SC2086
-edgejudge matrix labels $W --episodes 30 --shapes full,response --methods sparse,success,potential \
+edgejudge matrix labels $W --episodes 30 --shapes full,response --methods sparse,success,potential --audit 200 \
     --work-dir runs/labels-protocol-b --out tools/results/labels_protocol_b \
     --behaviour "gold-noise=0.5,random=0.5" --noise 0.3 --collect-seed 2
 # the held-out check: worlds and a behaviour the check's rules were not designed on
@@ -23,6 +23,6 @@ for f in power-component find-non-living-thing; do
   H="$H --world $f=scienceworld:$f@40"
 done
 # shellcheck disable=SC2086
-edgejudge matrix labels $H --episodes 30 --shapes full,response --methods sparse,success,potential \
+edgejudge matrix labels $H --episodes 30 --shapes full,response --methods sparse,success,potential --audit 200 \
     --work-dir runs/labels-protocol-c --out tools/results/labels_protocol_c \
     --behaviour "gold-noise=0.7,random=0.3" --noise 0.5 --collect-seed 3
