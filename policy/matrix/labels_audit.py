@@ -27,6 +27,10 @@ POOR, GOOD = 0.65, 0.75
 """A choice under POOR while a channel reaches GOOD exists is the failure the check must never make."""
 
 
+_PER_LOG = ("channel", "by", "marked", "progress", "asked")
+"""Figures of the whole audit, kept once per row rather than per channel."""
+
+
 def audited(method: str) -> bool:
     return method not in UNAUDITED
 
@@ -48,9 +52,9 @@ def audit_log(trajectories: Sequence[Any], channel: str, judge, by: str, steps: 
     refs = sample_steps(trajectories, steps, seed, channels)
     result = judge_audit(trajectories, refs, judge, by)
     figures = audit_figures(trajectories, current(result.marks, by), channels, by)
-    before = {c.channel: c.verdict for c in check_channels(trajectories, channels)}
-    contradicted = {f.channel for f in figures if f.contradicted}
-    after = {c.channel: c.verdict for c in with_audit(check_channels(trajectories, channels), contradicted)}
+    checks = check_channels(trajectories, channels)
+    before = {c.channel: c.verdict for c in checks}
+    after = {c.channel: c.verdict for c in with_audit(checks, {f.channel for f in figures if f.contradicted})}
     best = best_supported(figures)
     return {
         "flag_auroc_progress": label_summary(list(trajectories), "success")["auroc_progress"],
@@ -63,9 +67,7 @@ def audit_log(trajectories: Sequence[Any], channel: str, judge, by: str, steps: 
         "seconds": round(time.perf_counter() - t0, 1),
         "choice": best.channel if best else None,
         "channels": {
-            f.channel: {
-                k: v for k, v in f.to_dict().items() if k not in ("channel", "by", "marked", "progress")
-            }
+            f.channel: {k: v for k, v in f.to_dict().items() if k not in _PER_LOG}
             | {"check": before.get(f.channel), "check_after_audit": after.get(f.channel)}
             for f in figures
         },
