@@ -20,7 +20,7 @@ Rows per world:
 from __future__ import annotations
 
 import re
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any
 
 from policy.matrix.recipes import EXPERT, RECIPES, SOURCES
@@ -289,6 +289,15 @@ def round_config(s: Sizes, r: int) -> dict[str, Any]:
     if s.round_init:  # only when set: the rows without it keep their keys
         cfg["round_init"] = True
     return cfg
+
+
+def loop_settings(s: Sizes) -> dict[str, Any]:
+    """The settings that shape a loop's files beyond its round-0 policy (the deployed episodes, their labels,
+    the checkpoints), those a run changed from the defaults only: a loop's folder is named by them, so a run
+    with other settings never reuses another's checkpoints, and default runs keep their folders' names."""
+    defaults = {f.name: f.default for f in fields(Sizes)}
+    keys = ("round_episodes", "round_temperature", "round_init")
+    return {k: getattr(s, k) for k in keys if getattr(s, k) != defaults[k]}
 
 
 def looped_units(w: World, s: Sizes) -> list[Unit]:

@@ -28,7 +28,7 @@ import click
 
 from models.cli_run import edgejudge
 from policy.matrix.data import file_label_quality, short_hash
-from policy.matrix.plan import EXPERT, RoundUnit, Unit, World, round_units, unit
+from policy.matrix.plan import EXPERT, RoundUnit, Unit, World, loop_settings, round_units, unit
 from policy.matrix.recipes import SOURCES
 from policy.matrix.run import Matrix
 from policy.matrix.store import row_key
@@ -59,7 +59,7 @@ class Rounds:
         self.m, self.s = m, m.s
 
     def folder(self, u: Unit) -> Path:
-        base = {k: v for k, v in u.rows[0].items() if k not in ("client", "runner")}
+        base = {k: v for k, v in u.rows[0].items() if k not in ("client", "runner")} | loop_settings(self.s)
         d = self.m.data(u.world).dir / "rounds" / f"{u.name}-{short_hash(base)}"
         d.mkdir(parents=True, exist_ok=True)
         return d

@@ -107,3 +107,25 @@ def test_the_loop_continues_every_trained_policy_of_the_largest_size():
     ] * len(s.clients)
     assert all("round_init" not in r for ru in rounds for r in ru.rows)  # keys of rows made without it
     assert all(r["round_init"] for ru in round_units(w, with_overrides(s, round_init=True)) for r in ru.rows)
+
+
+def test_a_loop_with_other_round_settings_gets_its_own_folder_and_default_runs_keep_theirs(tmp_path):
+    from types import SimpleNamespace
+
+    from policy.matrix.plan import loop_settings
+    from policy.matrix.rounds import Rounds
+
+    s = with_overrides(QUICK, rounds=3)
+    assert loop_settings(s) == {}  # the defaults: the folder names of earlier runs stand
+    warm = with_overrides(s, round_init=True, round_temperature=1.0)
+    assert loop_settings(warm) == {"round_temperature": 1.0, "round_init": True}
+
+    def folder(sizes):
+        m = SimpleNamespace(s=sizes, data=lambda _w: SimpleNamespace(dir=tmp_path))
+        u = SimpleNamespace(
+            rows=({"world": "w", "algo": "credit", "client": "guard"},), name="credit-x", world="w"
+        )
+        return Rounds(m).folder(u)
+
+    assert folder(s) == folder(with_overrides(s, rounds=5))  # more rounds continue the same loop
+    assert folder(warm) != folder(s) and folder(with_overrides(s, round_init=True)) != folder(s)
