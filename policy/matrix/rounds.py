@@ -173,16 +173,17 @@ def matched_experts(s, rows: list[dict[str, Any]], w: World) -> list[Unit]:
 
 
 def matched_expert_rows(s, stored: list[dict[str, Any]], worlds: list[World]) -> list[dict[str, Any]]:
-    """The configurations of the matched imitation baselines of every stored row of a loop, its round 0
-    included (``stored``: the store's rows), for the plan a report reads."""
+    """The configurations of the matched imitation baselines of every stored row of this plan's loops, their
+    round 0 included (``stored``: the store's rows; the rows of other loops in the same file, with other round
+    settings, are not this plan's), for the plan a report reads."""
     by_label = {w.label: w for w in worlds}
     looped = {
-        row_key(r) for w in worlds for ru in round_units(w, s) for r in ru.unit.rows
-    }  # round 0 of every looped policy
+        row_key(r) for w in worlds for ru in round_units(w, s) for r in (*ru.unit.rows, *ru.rows)
+    }  # every round of every looped policy, round 0 included
     out: list[dict[str, Any]] = []
     for row in stored:
         cfg = row.get("config", {})
-        if ("round" in cfg or row_key(cfg) in looped) and cfg.get("world") in by_label:
+        if row_key(cfg) in looped and cfg.get("world") in by_label:
             for u in matched_experts(s, [row], by_label[cfg["world"]]):
                 out += [r for r in u.rows if r not in out]
     return out

@@ -129,3 +129,18 @@ def test_a_loop_with_other_round_settings_gets_its_own_folder_and_default_runs_k
 
     assert folder(s) == folder(with_overrides(s, rounds=5))  # more rounds continue the same loop
     assert folder(warm) != folder(s) and folder(with_overrides(s, round_init=True)) != folder(s)
+
+
+def test_the_matched_baselines_are_those_of_this_plans_loops_not_of_another_loop_in_the_same_file():
+    from policy.matrix.plan import round_units
+    from policy.matrix.rounds import matched_expert_rows
+
+    w = parse_world("twc-easy")
+    s = with_overrides(
+        QUICK, sizes=(120,), seeds=(0,), sources=("trca-built",), algos=("credit", "bc"), rounds=1
+    )
+    (ru,) = [ru for ru in round_units(w, s) if ru.unit.algo == "credit"]
+    mine = {"config": dict(ru.rows[0]), "status": "ok", "train_successes": 40}
+    warm = {"config": {**ru.rows[0], "round_init": True}, "status": "ok", "train_successes": 50}
+    got = matched_expert_rows(s, [mine, warm], [w])
+    assert got and {r["source"] for r in got} == {"expert"} and {r["train_episodes"] for r in got} == {40}
