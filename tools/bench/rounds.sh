@@ -20,6 +20,10 @@ edgejudge matrix --world twc-easy --world cookingworld-small --world twc-medium 
 A="${R/bench_rounds/bench_rounds_augment}"
 edgejudge matrix --world cookingworld-small --sources sparse,trca-built --algos credit,bc \
     ${A/bench_ceiling/bench_ceiling_augment} --augment 2
-# TWC easy's loop with the warm start: each round's training starts from the last round's policy
+# the loops with the warm start: each round's training starts from the last round's policy
 W="${R/bench_rounds/bench_rounds_warm} --merge tools/results/bench_rounds.json"
-edgejudge matrix --world twc-easy --sources sparse,trca-built --algos credit,bc $W --round-init
+for w in twc-easy cookingworld-small; do
+  edgejudge matrix --world $w --sources sparse,trca-built --algos credit,bc $W --round-init
+done
+edgejudge matrix --world twc-easy --world cookingworld-small --sources sparse,trca-built --algos credit,bc \
+    $W --round-init --report-only
