@@ -309,9 +309,10 @@ def _record_choice(file: str, audits: list[list[Any]]) -> None:
     """The channel the audits support (a person's audit before a judge's) recorded beside FILE for
     ``edgejudge train --reward auto``; a choice recorded before is removed when no audit supports one now."""
     from labeler.audit.agreement import best_supported
+    from labeler.audit.marks import by_judge
     from models.channel_choice import choice_path, write_choice
 
-    ranked = sorted(audits, key=lambda figs: figs[0].by.startswith("judge:") if figs else True)
+    ranked = sorted(audits, key=lambda figs: by_judge(figs[0].by) if figs else True)
     for figures in ranked:
         best = best_supported(figures)
         if best is not None:

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from labeler.audit.marks import UNSURE, Mark
+from labeler.audit.marks import UNSURE, Mark, by_judge
 from labeler.audit.sample import step_value
 from labeler.label_check import MIN_PER_CLASS, NO_FIGURE, Figure, bootstrap_auroc
 from models.trajectory import Trajectory
@@ -47,7 +47,7 @@ class AuditFigure:
     def consistent(self) -> bool:
         """A person always; a judge whose prompts agreed on at least :data:`MIN_JUDGE_AGREEMENT` of the steps
         it was asked."""
-        return not self.by.startswith("judge:") or self.marked >= MIN_JUDGE_AGREEMENT * self.asked
+        return not by_judge(self.by) or self.marked >= MIN_JUDGE_AGREEMENT * self.asked
 
     @property
     def supported(self) -> bool:

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from labeler.audit.marks import UNSURE, Mark
+from labeler.audit.marks import JUDGE, UNSURE, Mark
 from labeler.audit.sample import StepRef
 from labeler.coren.config import CorenConfig
 from labeler.coren.prompts import load_prompts, load_templates, prompt_files
@@ -40,8 +40,8 @@ class JudgeAudit:
 
 
 def auditor_name(model_ref: str) -> str:
-    """How the marks name a judge auditor: ``judge:`` and the model's reference."""
-    return f"judge:{model_ref}"
+    """How the marks name a judge auditor: :data:`labeler.audit.marks.JUDGE` and the model's reference."""
+    return f"{JUDGE}{model_ref}"
 
 
 def judge_audit(trajectories: Sequence[Trajectory], refs: Sequence[StepRef], judge, by: str) -> JudgeAudit:

@@ -26,6 +26,13 @@ UNSURE = "unsure"
 """Asked and left without an answer (the judge's two prompts disagreed): not a mark of the step, but it counts
 toward how consistent the auditor was."""
 KINDS = (*MARKS, UNDONE, UNSURE)
+JUDGE = "judge:"
+"""How the marks name a judge auditor: this and the model's reference (a person's name never starts so)."""
+
+
+def by_judge(by: str) -> bool:
+    """Whether the auditor ``by`` is a judge."""
+    return by.startswith(JUDGE)
 
 
 class MarksError(ValueError):

@@ -115,51 +115,59 @@ def run(
 ) -> int:
     """Compute the rows not finished in ``store``; how many were computed. A row whose step fails is stored
     as ``error`` with the reason (retried by the next run); a pooled row waits for its worlds' rows."""
-    from models.trajectory import read_trajectories
-
     data = {w.label: WorldData(work, w, s, log) for w in worlds}
     judge = _LazyJudge(s.judge)
     computed = 0
-    for cfg in rows:
-        if done(store, cfg):
-            continue
-        shape, method, n = cfg["shape"], cfg["method"], cfg["episodes"]
-        t0 = time.perf_counter()
-        try:
-            if cfg["world"] == POOLED:
-                missing = [
-                    w for w in cfg["worlds"] if not _ok(store, row_config(data[w].w, s, shape, method, n))
-                ]
-                if missing:
-                    raise RuntimeError(f"no labels of {', '.join(missing)}")
-                trajs = [
-                    t
-                    for w in cfg["worlds"]
-                    for t in read_trajectories(data[w].training_file(method, n, shape)[0])
-                ]
-            else:
-                path, _ = data[cfg["world"]].training_file(method, n, shape)
-                trajs = read_trajectories(path)
-            result = {"status": "ok", **label_summary(trajs, channel_of(method))}
-            if cfg.get("audit_steps"):
-                result["audit"] = audit_log(
-                    trajs, result["channel"], judge.get(), judge.by, cfg["audit_steps"], s.collect_seed
+    try:
+        for cfg in rows:
+            if done(store, cfg):
+                continue
+            t0 = time.perf_counter()
+            result = _result(cfg, store, data, s, judge)
+            result["seconds"] = round(time.perf_counter() - t0, 1)
+            store.put(cfg, result)
+            computed += result["status"] == "ok"
+            what = f"{cfg['world']} {cfg['shape']} {cfg['method']} n={cfg['episodes']}"
+            if result["status"] == "ok":
+                log(
+                    f"{what}: per-step AUROC vs progress {_f(result['auroc_progress'])}, "
+                    f"check {result['check'] or '-'}"
                 )
-        except Exception as e:  # a failed command or a file too small for the method: said in the row
-            result = {"status": "error", "reason": str(e).strip()[-600:]}
-        result["seconds"] = round(time.perf_counter() - t0, 1)
-        store.put(cfg, result)
-        computed += result["status"] == "ok"
-        what = f"{cfg['world']} {shape} {method} n={n}"
-        if result["status"] == "ok":
-            log(
-                f"{what}: per-step AUROC vs progress {_f(result['auroc_progress'])}, "
-                f"check {result['check'] or '-'}"
-            )
-        else:
-            log(f"{what}: error: {result['reason'].splitlines()[-1] if result['reason'] else ''}")
-    judge.close()
+            else:
+                log(f"{what}: error: {result['reason'].splitlines()[-1] if result['reason'] else ''}")
+    finally:
+        judge.close()
     return computed
+
+
+def _result(
+    cfg: dict[str, Any], store: RowStore, data: dict[str, WorldData], s: Sizes, judge
+) -> dict[str, Any]:
+    """One row's figures (and its judge's audit when the row asks for one); a failed step's reason instead."""
+    from models.trajectory import read_trajectories
+
+    shape, method, n = cfg["shape"], cfg["method"], cfg["episodes"]
+    try:
+        if cfg["world"] == POOLED:
+            missing = [w for w in cfg["worlds"] if not _ok(store, row_config(data[w].w, s, shape, method, n))]
+            if missing:
+                raise RuntimeError(f"no labels of {', '.join(missing)}")
+            trajs = [
+                t
+                for w in cfg["worlds"]
+                for t in read_trajectories(data[w].training_file(method, n, shape)[0])
+            ]
+        else:
+            path, _ = data[cfg["world"]].training_file(method, n, shape)
+            trajs = read_trajectories(path)
+        result = {"status": "ok", **label_summary(trajs, channel_of(method))}
+        if cfg.get("audit_steps"):
+            result["audit"] = audit_log(
+                trajs, result["channel"], judge.get(), judge.by, cfg["audit_steps"], s.collect_seed
+            )
+        return result
+    except Exception as e:  # a failed command or a file too small for the method: said in the row
+        return {"status": "error", "reason": str(e).strip()[-600:]}
 
 
 class _LazyJudge:

@@ -91,11 +91,6 @@ def choice_report(store: RowStore, rows: Sequence[dict[str, Any]]) -> list[str]:
                 got.append((r, v, truth))
     if not got:
         return []
-    flags = {
-        (r["world"], r["shape"], r["episodes"]): v.get("auroc_progress")
-        for r in rows
-        if r["method"] == "success" and (v := store.get(r)) and v.get("status") == "ok"
-    }
     steps = ", ".join(str(x) for x in sorted({r["audit_steps"] for r, _, _ in got}))
     lines = [
         f"### The check's choice against per-step AUROC (the judge's audit of {steps} steps)",
@@ -131,9 +126,8 @@ def choice_report(store: RowStore, rows: Sequence[dict[str, Any]]) -> list[str]:
                 refuted.append(f"{r['world']} {r['shape']} {ch} {truth[ch]:.3f}")
         listed = ", ".join(f"{c.split('.', 1)[1]} {truth[c]:.3f}" for c in ranked)
         verdict = a["channels"].get(choice, {}).get("check_after_audit") if choice else None
-        flag = _f(a.get("flag_auroc_progress", flags.get((r["world"], r["shape"], r["episodes"]))))
         lines.append(
-            f"| {r['world']} | {r['shape']} | {listed} | {flag}"
+            f"| {r['world']} | {r['shape']} | {listed} | {_f(a['flag_auroc_progress'])}"
             f" | {a['marked']} of {a['asked']} ({a['progress']}) | "
             f"{choice or 'none: step credit unverified'} | {gap} | {verdict or ''} |"
         )

@@ -27,6 +27,7 @@ def test_only_each_worlds_labels_are_audited_never_the_baselines_or_the_pooled_r
 
 def _audit(choice, verdicts):
     return {
+        "flag_auroc_progress": 0.62,
         "by": "judge:gemma3-270m",
         "asked": 40,
         "marked": 30,
