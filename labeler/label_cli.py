@@ -8,6 +8,8 @@ Each labeling method registers itself here with one line in :data:`LABEL_SUBCOMM
 * ``label quality`` — AUROC of every label channel vs the environment's ground truth (``labeler.quality``)
 * ``label trca``    — TRCA rubric credit assignment (``labeler.trca.cli``)
 * ``label audit``   — a person marks sampled steps; the quality check reads the marks (``labeler.audit.cli``)
+* ``label spread``  — an audit's marks spread to every step, the channel ``audit.spread``
+  (``labeler.audit.spread_cli``)
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ LABEL_SUBCOMMANDS: dict[str, str] = {
     "potential": "labeler.potential.cli:potential",
     "quality": "labeler.quality:quality",
     "audit": "labeler.audit.cli:audit",
+    "spread": "labeler.audit.spread_cli:spread_command",
 }
 
 

@@ -11,5 +11,8 @@ Modules:
 * ``agreement`` — each channel's credit against the marks: AUROC with a bootstrap interval, and the channel
   the audit supports
 * ``judge_audit`` — the local judge marks the sample: two prompt variants per step, marked where they agree
+* ``spread`` — the marks spread to every step by what the steps did (cross-fitted), and the auditor's
+  consistency across episodes
 * ``cli`` — ``edgejudge label audit``: the terminal session, one keystroke per mark, or the judge's marks
+* ``spread_cli`` — ``edgejudge label spread``: the channel ``audit.spread`` written onto a log
 """

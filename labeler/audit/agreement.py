@@ -7,7 +7,8 @@ channel whose interval's low end is above chance and whose AUROC is at least
 :data:`labeler.label_check.SEPARATES_AUROC`, and *contradicts* one whose interval's high end is below chance
 or whose AUROC is under :data:`CONTRADICTED_BELOW` with enough marks. Fewer than :data:`MIN_PER_CLASS`
 progress marks or other marks give no figure. Steps a judge left ``unsure`` are not marks; a judge unsure of
-too many (:data:`MIN_JUDGE_AGREEMENT`) neither supports nor contradicts any channel.
+too many (:data:`MIN_JUDGE_AGREEMENT`), or whose marks what the steps did cannot predict on held-out episodes
+(:data:`MIN_JUDGE_CONSISTENCY`, :mod:`labeler.audit.spread`), neither supports nor contradicts any channel.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from dataclasses import dataclass
 
 from labeler.audit.marks import UNSURE, Mark, by_judge
 from labeler.audit.sample import step_value
+from labeler.audit.spread import spread
 from labeler.label_check import MIN_PER_CLASS, NO_FIGURE, Figure, bootstrap_auroc
 from models.trajectory import Trajectory
 
@@ -28,6 +30,14 @@ a channel. Chosen on the label protocol's design logs (docs/benchmarks/label-log
 that refute a channel whose steps are right (16 to 8) and keeps their catches. The embedded judge's prompts
 agree on 76-81 % of TextWorld steps, where its marks track progress, and on 53-84 % of ScienceWorld's,
 where they barely do: the gate stops part of the false refutations, not all."""
+MIN_JUDGE_CONSISTENCY = 0.90
+"""The AUROC a judge auditor's marks, spread from other episodes' marked steps by what the steps did
+(:mod:`labeler.audit.spread`), must reach against its own marks before they support or contradict a channel: a
+judge that marks the same kind of step differently from one episode to the next rates something else than
+what the steps did. Chosen on the label protocol's design logs (docs/benchmarks/label-logs.md): the embedded
+judge's consistency is 0.93-0.98 on its six TextWorld logs, where its marks track progress (0.81-0.87), and
+0.75-0.89 on its twelve ScienceWorld logs, where they barely do (0.50-0.75); consistency is necessary, not
+sufficient: a judge can be consistently wrong."""
 
 
 @dataclass(frozen=True)
@@ -42,12 +52,22 @@ class AuditFigure:
     """The AUROC of the channel's value, progress against the other marks, and its interval."""
     asked: int = 0
     """Steps the auditor was asked, ``unsure`` ones included (a person's: the marked ones)."""
+    consistency: float | None = None
+    """The auditor's marks spread from other episodes against its own (:mod:`labeler.audit.spread`)."""
 
     @property
-    def consistent(self) -> bool:
+    def agreeing(self) -> bool:
         """A person always; a judge whose prompts agreed on at least :data:`MIN_JUDGE_AGREEMENT` of the steps
         it was asked."""
         return not by_judge(self.by) or self.marked >= MIN_JUDGE_AGREEMENT * self.asked
+
+    @property
+    def consistent(self) -> bool:
+        """A person always; a judge whose prompts agree (:attr:`agreeing`) and whose marks are consistent
+        across episodes (:data:`MIN_JUDGE_CONSISTENCY`; no figure: too few marks to say)."""
+        if not by_judge(self.by):
+            return True
+        return self.agreeing and (self.consistency is None or self.consistency >= MIN_JUDGE_CONSISTENCY)
 
     @property
     def supported(self) -> bool:
@@ -64,8 +84,10 @@ class AuditFigure:
     def verdict(self) -> str:
         if self.figure.value is None:
             return "too few marks"
-        if not self.consistent:
+        if not self.agreeing:
             return "judge unsure"
+        if not self.consistent:
+            return "judge inconsistent"
         if self.supported:
             return "supported"
         return "contradicted" if self.contradicted else "unclear"
@@ -78,6 +100,7 @@ class AuditFigure:
             "marked": self.marked,
             "progress": self.progress,
             "asked": self.asked,
+            "consistency": None if self.consistency is None else round(self.consistency, 4),
             "auroc": None if f.value is None else round(f.value, 4),
             "low": None if f.low is None else round(f.low, 4),
             "high": None if f.high is None else round(f.high, 4),
@@ -101,13 +124,14 @@ def audit_figures(
     ]
     marked = [(by_id[m.id], m.step, m.mark == "progress") for m in asked if m.mark != UNSURE]
     n_pos = sum(1 for *_, p in marked if p)
+    consistency = spread(trajectories, {(t.id, i): p for t, i, p in marked}).consistency if marked else None
     out = []
     for ch in channels:
         fig = NO_FIGURE
         if min(n_pos, len(marked) - n_pos) >= MIN_PER_CLASS:
             scores = [step_value(t, i, ch) for t, i, _ in marked]
             fig = Figure(*bootstrap_auroc(scores, [p for *_, p in marked], boots, seed))
-        out.append(AuditFigure(ch, by, len(marked), n_pos, fig, len(asked)))
+        out.append(AuditFigure(ch, by, len(marked), n_pos, fig, len(asked), consistency))
     return out
 
 
@@ -122,9 +146,12 @@ def format_audit(figures: Sequence[AuditFigure]) -> str:
         return "audit: no channel to compare with the marks"
     first = figures[0]
     unsure = f" ({first.asked - first.marked} more asked, unsure)" if first.asked > first.marked else ""
+    c = first.consistency
+    steady = "" if c is None else f", consistency {c:.2f} (its marks predicted from other episodes')"
     lines = [
-        f"audit by {first.by}: {first.marked} marked steps{unsure}, {first.progress} progress; per channel, "
-        "the AUROC of its credit on progress steps against the other marked steps [90 % bootstrap]",
+        f"audit by {first.by}: {first.marked} marked steps{unsure}, {first.progress} progress{steady}; "
+        "per channel, the AUROC of its credit on progress steps against the other marked steps "
+        "[90 % bootstrap]",
     ]
     for f in figures:
         fig = f.figure
@@ -133,11 +160,18 @@ def format_audit(figures: Sequence[AuditFigure]) -> str:
     best = best_supported(figures)
     if best is not None:
         lines.append(f"train on {best.channel}: the audit supports its step credit ({best.figure.value:.3f})")
-    elif not first.consistent:
+    elif not first.agreeing:
         lines.append(
             f"step credit unverified: the judge's two prompts agreed on {first.marked} of the {first.asked} "
             f"steps asked (under {MIN_JUDGE_AGREEMENT:.0%}): its marks neither support nor contradict a "
             "channel; a person's audit would tell"
+        )
+    elif not first.consistent:
+        lines.append(
+            f"step credit unverified: the judge marks the same kind of step differently across episodes (its "
+            f"marks predicted from other episodes' at {first.consistency:.2f}, under "
+            f"{MIN_JUDGE_CONSISTENCY:.2f}): its marks neither support nor contradict a channel; a person's "
+            "audit would tell"
         )
     elif all(f.figure.value is None for f in figures):
         lines.append(

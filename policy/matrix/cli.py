@@ -160,10 +160,12 @@ def _check_serving() -> None:
 )
 @click.option(
     "--ceiling",
-    "ceiling_file",
+    "ceiling_files",
+    multiple=True,
     type=click.Path(exists=True, dir_okay=False),
     help="A results file with imitation-ceiling rows (BC on expert episodes of the same worlds) to show "
-    "beside this one's rows: a line in the tables and plots, and per-verb decisions against them.",
+    "beside this one's rows: a line in the tables and plots, and per-verb decisions against them; "
+    "repeatable (one file per family of worlds).",
 )
 @click.option(
     "--rounds",
@@ -217,7 +219,7 @@ def matrix(
     out,
     keep_bundles,
     merge_files,
-    ceiling_file,
+    ceiling_files,
     rounds,
     round_episodes,
     round_temperature,
@@ -296,7 +298,7 @@ def matrix(
         store = RowStore(f"{out}.json", full_rows(work_dir, out))
         for other in merge_files:
             merge(store, RowStore(other))
-        ceiling = list(RowStore(ceiling_file).rows.values()) if ceiling_file else []
+        ceiling = [r for f in ceiling_files for r in RowStore(f).rows.values()]
     except ValueError as e:
         raise click.ClickException(str(e)) from None
     m = Matrix(s, ws, Path(work_dir).resolve(), store, keep_bundles)

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from policy.matrix.data import WorldData, channel_of, label_summary
-from policy.matrix.labels_audit import audit_log, audited, choice_report
+from policy.matrix.labels_audit import audit_log, audited, choice_report, stale
 from policy.matrix.plan import Sizes, World
 from policy.matrix.store import FINAL, RowStore
 
@@ -102,7 +102,7 @@ def plan(worlds: Sequence[World], s: Sizes, shapes: Sequence[str], methods: Sequ
 
 def done(store: RowStore, cfg: dict[str, Any]) -> bool:
     row = store.get(cfg)
-    return row is not None and row.get("status") in FINAL
+    return row is not None and row.get("status") in FINAL and not (cfg.get("audit_steps") and stale(row))
 
 
 def run(

@@ -2,12 +2,13 @@
 names match the channel whose steps are right?
 
 On each world's labeled log (not the pooled ones, not the two baselines) the local judge marks ``N`` sampled
-steps as ``edgejudge label audit --auditor judge`` does; every channel of the row's method is compared with
-the marks as ``label quality --audit`` compares them. The row records the channel the check would name (the
-one the audit supports best; none: step credit unverified) and every channel's verdict after the audit, beside
-each channel's per-step AUROC against score progress (ground truth the check never reads). The report counts
-how often the choice is within :data:`NEAR_BEST` of the best channel, whether it ever takes a poor channel
-while a good one exists, and whether ``separates`` survives on poor step credit.
+steps as ``edgejudge label audit --auditor judge`` does; every channel of the row's method, and the marks
+spread to every step (:mod:`labeler.audit.spread`: channel ``audit.spread`` of ``edgejudge label spread``),
+are compared with the marks as ``label quality --audit`` compares them. The row records the channel the check
+would name (the one the audit supports best; none: step credit unverified) and every channel's verdict after
+the audit, beside each channel's per-step AUROC against score progress (ground truth the check never reads).
+The report counts how often the choice is within :data:`NEAR_BEST` of the best channel, whether it ever takes
+a poor channel while a good one exists, and whether ``separates`` survives on poor step credit.
 """
 
 from __future__ import annotations
@@ -27,8 +28,19 @@ POOR, GOOD = 0.65, 0.75
 """A choice under POOR while a channel reaches GOOD exists is the failure the check must never make."""
 
 
-_PER_LOG = ("channel", "by", "marked", "progress", "asked")
+_PER_LOG = ("channel", "by", "marked", "progress", "asked", "consistency")
 """Figures of the whole audit, kept once per row rather than per channel."""
+SPREAD = "audit.spread"
+"""The judge's marks spread to every step (:mod:`labeler.audit.spread`): a channel the choice may name."""
+AUDIT_VERSION = 2
+"""What a row's audit holds; a row audited by an older version is audited again (from the judge's cache).
+2: the marks spread to every step compete for the choice, and a judge under the consistency gate
+(:data:`labeler.audit.agreement.MIN_JUDGE_CONSISTENCY`) neither supports nor contradicts."""
+
+
+def stale(result: dict[str, Any]) -> bool:
+    """Whether an audited row's figures come from an older audit (:data:`AUDIT_VERSION`)."""
+    return result.get("status") == "ok" and result.get("audit", {}).get("version", 1) < AUDIT_VERSION
 
 
 def audited(method: str) -> bool:
@@ -41,9 +53,11 @@ def audit_log(trajectories: Sequence[Any], channel: str, judge, by: str, steps: 
     channel the check names (None: the audit supports none)."""
     from labeler.audit.agreement import audit_figures, best_supported
     from labeler.audit.judge_audit import judge_audit
-    from labeler.audit.marks import current
+    from labeler.audit.marks import UNSURE, current
     from labeler.audit.sample import audited_channels, sample_steps
+    from labeler.audit.spread import spread
     from labeler.label_check import check_channels, with_audit
+    from labeler.quality import measure
     from policy.matrix.data import label_summary
 
     method = channel.split(".")[0]
@@ -51,13 +65,24 @@ def audit_log(trajectories: Sequence[Any], channel: str, judge, by: str, steps: 
     t0 = time.perf_counter()
     refs = sample_steps(trajectories, steps, seed, channels)
     result = judge_audit(trajectories, refs, judge, by)
-    figures = audit_figures(trajectories, current(result.marks, by), channels, by)
+    marks = current(result.marks, by)
+    progress = {k: m.mark == "progress" for k, m in marks.items() if m.mark != UNSURE}
+    spread_marks = spread(trajectories, progress)
+    for t, values in zip(trajectories, spread_marks.values, strict=True):
+        for step, v in zip(t.steps, values, strict=True):
+            step.labels.setdefault(SPREAD.split(".")[0], {})[SPREAD.split(".")[1]] = v
+    channels.append(SPREAD)
+    figures = audit_figures(trajectories, marks, channels, by)
     checks = check_channels(trajectories, channels)
     before = {c.channel: c.verdict for c in checks}
     after = {c.channel: c.verdict for c in with_audit(checks, {f.channel for f in figures if f.contradicted})}
     best = best_supported(figures)
+    spread_truth = {c.channel: c.auroc_progress for c in measure(list(trajectories)).channels}.get(SPREAD)
     return {
+        "version": AUDIT_VERSION,
         "flag_auroc_progress": label_summary(list(trajectories), "success")["auroc_progress"],
+        "spread_auroc_progress": spread_truth,
+        "consistency": spread_marks.consistency,
         "by": by,
         "asked": result.asked,
         "marked": result.agreed,
@@ -86,6 +111,7 @@ def choice_report(store: RowStore, rows: Sequence[dict[str, Any]]) -> list[str]:
         v = store.get(r)
         if v and v.get("status") == "ok" and v.get("audit") and v.get("channels"):
             truth = {c: x["auroc_progress"] for c, x in v["channels"].items()}
+            truth[SPREAD] = v["audit"].get("spread_auroc_progress")
             truth = {c: x for c, x in truth.items() if x is not None}
             if truth:
                 got.append((r, v, truth))
@@ -96,14 +122,16 @@ def choice_report(store: RowStore, rows: Sequence[dict[str, Any]]) -> list[str]:
         f"### The check's choice against per-step AUROC (the judge's audit of {steps} steps)",
         "",
         "| world | shape | channels by per-step AUROC vs progress | own success flag | audit: marked of "
-        "asked (progress) | the check's choice | best minus choice | its verdict after the audit |",
+        "asked (progress), the marks' consistency | the check's choice | best minus choice | its verdict "
+        "after the audit |",
         "|---|---|---|---|---|---|---|---|",
     ]
-    near = unverified = 0
+    near = unverified = spread_best = 0
     poor, wrong_before, wrong_after, refuted = [], [], [], []
     for r, v, truth in got:
         a = v["audit"]
         ranked = sorted(truth, key=truth.get, reverse=True)
+        spread_best += ranked[0] == SPREAD
         best = truth[ranked[0]]
         choice = a["choice"]
         gap = "" if choice is None else f"{best - truth[choice]:.3f}"
@@ -128,7 +156,7 @@ def choice_report(store: RowStore, rows: Sequence[dict[str, Any]]) -> list[str]:
         verdict = a["channels"].get(choice, {}).get("check_after_audit") if choice else None
         lines.append(
             f"| {r['world']} | {r['shape']} | {listed} | {_f(a['flag_auroc_progress'])}"
-            f" | {a['marked']} of {a['asked']} ({a['progress']}) | "
+            f" | {a['marked']} of {a['asked']} ({a['progress']}){_consistency(a)} | "
             f"{choice or 'none: step credit unverified'} | {gap} | {verdict or ''} |"
         )
     n, worse = len(got), len(got) - near - unverified
@@ -145,6 +173,13 @@ def choice_report(store: RowStore, rows: Sequence[dict[str, Any]]) -> list[str]:
         + ".",
         f"- `audit disagrees` on a channel of {GOOD} or more (the audit refutes good step credit): "
         f"{len(refuted)}" + (f" ({'; '.join(refuted)})" if refuted else "") + ".",
+        f"- The judge's marks spread to every step ({SPREAD}) are the best channel on {spread_best} of {n} "
+        "logs.",
         "",
     ]
     return lines
+
+
+def _consistency(audit: dict[str, Any]) -> str:
+    c = audit.get("consistency")
+    return "" if c is None else f", consistency {c:.2f}"

@@ -102,3 +102,44 @@ def test_the_report_counts_choices_near_the_best_poor_choices_and_separates_on_p
     )
     refuted = "(the audit refutes good step credit): 1 (a response potential.support 0.800)."
     assert f"`audit disagrees` on a channel of 0.75 or more {refuted}" in md
+
+
+def test_the_judges_marks_spread_to_every_step_compete_for_the_choice_and_old_audits_are_redone(tmp_path):
+    from policy.matrix.labels import done
+    from policy.matrix.labels_audit import AUDIT_VERSION
+
+    rows = [r for r in plan(WORLDS[:1], S, ("full",), ("potential",)) if "audit_steps" in r]
+    store = RowStore(tmp_path / "l.json")
+    audit = {
+        **_audit("audit.spread", {"delta": ("weak", "weak"), "support": ("separates", "separates")}),
+        "version": AUDIT_VERSION,
+        "spread_auroc_progress": 0.91,
+        "consistency": 0.95,
+    }
+    audit["channels"]["audit.spread"] = {"auroc": 0.95, "check": "weak", "check_after_audit": "weak"}
+    truth = {"delta": 0.60, "support": 0.80}
+    store.put(
+        rows[0],
+        {
+            "status": "ok",
+            "trajectories": 5,
+            "steps": 40,
+            "progress_steps": 9,
+            "successes": 2,
+            "auroc_progress": 0.60,
+            "auroc_gold": None,
+            "check": "weak",
+            "channels": {f"potential.{c}": {"auroc_progress": v} for c, v in truth.items()},
+            "audit": audit,
+        },
+    )
+    assert done(store, rows[0])
+    md = markdown(store, rows)
+    assert (
+        "| a | full | spread 0.910, support 0.800, delta 0.600 | 0.620 | 30 of 40 (12), consistency 0.95 | "
+        "audit.spread | 0.000 | weak |" in md
+    )
+    assert "(audit.spread) are the best channel on 1 of 1 logs." in md
+    # a row audited before the marks were spread is audited again
+    store.put(rows[0], {**store.get(rows[0]), "audit": {k: v for k, v in audit.items() if k != "version"}})
+    assert not done(store, rows[0])
