@@ -6,13 +6,14 @@ import time
 
 import click
 
+from labeler.audit.agreement import MIN_JUDGE_CONSISTENCY
+from labeler.audit.agreement import SPREAD as CHANNEL
 from labeler.audit.marks import UNSURE, MarksError, by_judge, current, default_marks_path, read_marks
 from labeler.audit.spread import spread
 from labeler.label_writer import closing_check, write_labeled
 from models.trajectory import DatasetError, read_trajectories
 
-METHOD = "audit"
-CHANNEL = f"{METHOD}.spread"
+METHOD = CHANNEL.split(".")[0]
 
 
 @click.command("spread")
@@ -75,16 +76,13 @@ def spread_command(
         f"({time.perf_counter() - t0:.1f} s)"
     )
     click.echo(f"consistency: {who}'s marks predicted from other episodes' at AUROC {result.consistency:.3f}")
-    if by_judge(who):
-        from labeler.audit.agreement import MIN_JUDGE_CONSISTENCY
-
-        if result.consistency < MIN_JUDGE_CONSISTENCY:
-            click.echo(
-                f"warning: under {MIN_JUDGE_CONSISTENCY:.2f}: the judge marks the same kind of step "
-                "differently across episodes; the check takes neither its marks nor this channel as step "
-                "credit",
-                err=True,
-            )
+    if by_judge(who) and result.consistency < MIN_JUDGE_CONSISTENCY:
+        click.echo(
+            f"warning: under {MIN_JUDGE_CONSISTENCY:.2f}: the judge marks the same kind of step "
+            "differently across episodes; the check takes neither its marks nor this channel as step "
+            "credit",
+            err=True,
+        )
     click.echo(f"next: edgejudge label quality {out} --audit {path}")
     if check:
         click.echo(closing_check(out, CHANNEL, trajs))

@@ -17,6 +17,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+from labeler.audit.agreement import SPREAD
 from policy.matrix.store import RowStore
 
 UNAUDITED = ("sparse", "success")
@@ -30,8 +31,6 @@ POOR, GOOD = 0.65, 0.75
 
 _PER_LOG = ("channel", "by", "marked", "progress", "asked", "consistency")
 """Figures of the whole audit, kept once per row rather than per channel."""
-SPREAD = "audit.spread"
-"""The judge's marks spread to every step (:mod:`labeler.audit.spread`): a channel the choice may name."""
 AUDIT_VERSION = 2
 """What a row's audit holds; a row audited by an older version is audited again (from the judge's cache).
 2: the marks spread to every step compete for the choice, and a judge under the consistency gate

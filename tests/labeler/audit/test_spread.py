@@ -72,6 +72,9 @@ def test_a_judge_whose_marks_change_from_one_episode_to_the_next_is_held_inconsi
     assert (good.verdict, bad.verdict) == ("judge inconsistent", "judge inconsistent")
     assert best_supported([good, bad]) is None and not bad.contradicted
     assert "the judge marks the same kind of step differently across episodes" in format_audit([good, bad])
+    # a consistent auditor whose marks no channel matches is pointed to the spread channel
+    (bad,) = audit_figures(log, judge_marks(False), ["bad.r"], by=JUDGE, boots=50)
+    assert "agree with them at 1.000 on held-out episodes: 'edgejudge label spread" in format_audit([bad])
     # a person's marks are taken as they are
     person = current([Mark(m.id, m.step, m.mark) for m in judge_marks(True).values()])
     (p,) = audit_figures(log, person, ["good.r"], boots=50)
