@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from policy.matrix.data import WorldData, channel_of, label_summary
-from policy.matrix.labels_audit import audit_log, audited, choice_report, stale
+from policy.matrix.labels_audit import TRUTH, TruthAuditor, audit_log, audited, choice_report, stale
 from policy.matrix.plan import Sizes, World
 from policy.matrix.store import FINAL, RowStore
 
@@ -71,7 +71,10 @@ def row_config(w: World, s: Sizes, shape: str, method: str, n: int) -> dict[str,
         cfg["coren_prompts"] = s.coren_prompts
     if s.audit_steps and audited(method):
         cfg["audit_steps"] = s.audit_steps
-        cfg["judge"] = s.judge
+        if s.auditor == TRUTH:
+            cfg["auditor"] = TRUTH
+        else:
+            cfg["judge"] = s.judge
     return cfg
 
 
@@ -116,7 +119,7 @@ def run(
     """Compute the rows not finished in ``store``; how many were computed. A row whose step fails is stored
     as ``error`` with the reason (retried by the next run); a pooled row waits for its worlds' rows."""
     data = {w.label: WorldData(work, w, s, log) for w in worlds}
-    judge = _LazyJudge(s.judge)
+    judge = TruthAuditor() if s.auditor == TRUTH else _LazyJudge(s.judge)
     computed = 0
     try:
         for cfg in rows:
@@ -162,9 +165,7 @@ def _result(
             trajs = read_trajectories(path)
         result = {"status": "ok", **label_summary(trajs, channel_of(method))}
         if cfg.get("audit_steps"):
-            result["audit"] = audit_log(
-                trajs, result["channel"], judge.get(), judge.by, cfg["audit_steps"], s.collect_seed
-            )
+            result["audit"] = audit_log(trajs, result["channel"], judge, cfg["audit_steps"], s.collect_seed)
         return result
     except Exception as e:  # a failed command or a file too small for the method: said in the row
         return {"status": "error", "reason": str(e).strip()[-600:]}
@@ -178,13 +179,16 @@ class _LazyJudge:
 
         self.ref, self.by, self._judge = ref, auditor_name(ref), None
 
-    def get(self):
+    def audit(self, trajectories, refs):
+        """The judge's marks of the steps ``refs`` (:func:`labeler.audit.judge_audit.judge_audit`)."""
+        from labeler.audit.judge_audit import judge_audit
+
         if self._judge is None:
             from labeler.judge import open_judge
             from labeler.trca.pipeline import default_cache
 
             self._judge = open_judge(self.ref, cache=default_cache())
-        return self._judge
+        return judge_audit(trajectories, refs, self._judge, self.by)
 
     def close(self) -> None:
         if self._judge is not None:

@@ -46,12 +46,39 @@ def audited(method: str) -> bool:
     return method not in UNAUDITED
 
 
-def audit_log(trajectories: Sequence[Any], channel: str, judge, by: str, steps: int, seed: int = 0) -> dict:
-    """The judge's audit of ``steps`` sampled steps of a labeled log, over the channels of ``channel``'s
-    method: the marks' counts, every channel's agreement and verdict before and after the audit, and the
-    channel the check names (None: the audit supports none)."""
+TRUTH = "truth"
+"""The auditor who marks a step by the log's own score progress (``matrix labels --auditor truth``)."""
+
+
+class TruthAuditor:
+    """Marks each asked step as its ground truth says (``info["progress"]`` above 0: progress, else neither;
+    a step without it is not asked): an auditor who is always right, the upper bound of a person's audit.
+    A benchmark's auditor only: a robot's log holds no such truth."""
+
+    by = TRUTH
+
+    def audit(self, trajectories, refs):
+        from labeler.audit.judge_audit import JudgeAudit
+        from labeler.audit.marks import Mark
+
+        marks = []
+        for r in refs:
+            t = trajectories[r.traj]
+            progress = t.steps[r.step].info.get("progress")
+            if progress is not None:
+                marks.append(Mark(t.id, r.step, "progress" if float(progress) > 0 else "neither", TRUTH))
+        return JudgeAudit(marks, len(marks), len(marks), 0, 0)
+
+    def close(self) -> None:
+        pass
+
+
+def audit_log(trajectories: Sequence[Any], channel: str, auditor, steps: int, seed: int = 0) -> dict:
+    """The audit of ``steps`` sampled steps of a labeled log by ``auditor`` (the judge, or
+    :class:`TruthAuditor`), over the channels of ``channel``'s method and the marks spread to every step: the
+    marks' counts, every channel's agreement and verdict before and after the audit, and the channel the
+    check names (None: the audit supports none)."""
     from labeler.audit.agreement import audit_figures, best_supported
-    from labeler.audit.judge_audit import judge_audit
     from labeler.audit.marks import UNSURE, current
     from labeler.audit.sample import audited_channels, sample_steps
     from labeler.audit.spread import spread
@@ -63,7 +90,8 @@ def audit_log(trajectories: Sequence[Any], channel: str, judge, by: str, steps: 
     channels = [c for c in audited_channels(trajectories) if c.split(".")[0] == method]
     t0 = time.perf_counter()
     refs = sample_steps(trajectories, steps, seed, channels)
-    result = judge_audit(trajectories, refs, judge, by)
+    by = auditor.by
+    result = auditor.audit(trajectories, refs)
     marks = current(result.marks, by)
     progress = {k: m.mark == "progress" for k, m in marks.items() if m.mark != UNSURE}
     spread_marks = spread(trajectories, progress)
@@ -117,8 +145,10 @@ def choice_report(store: RowStore, rows: Sequence[dict[str, Any]]) -> list[str]:
     if not got:
         return []
     steps = ", ".join(str(x) for x in sorted({r["audit_steps"] for r, _, _ in got}))
+    by_truth = all(r.get("auditor") == TRUTH for r, _, _ in got)
+    who = "an audit by the log's own score progress" if by_truth else "the judge's audit"
     lines = [
-        f"### The check's choice against per-step AUROC (the judge's audit of {steps} steps)",
+        f"### The check's choice against per-step AUROC ({who} of {steps} steps)",
         "",
         "| world | shape | channels by per-step AUROC vs progress | own success flag | audit: marked of "
         "asked (progress), the marks' consistency | the check's choice | best minus choice | its verdict "
@@ -172,8 +202,7 @@ def choice_report(store: RowStore, rows: Sequence[dict[str, Any]]) -> list[str]:
         + ".",
         f"- `audit disagrees` on a channel of {GOOD} or more (the audit refutes good step credit): "
         f"{len(refuted)}" + (f" ({'; '.join(refuted)})" if refuted else "") + ".",
-        f"- The judge's marks spread to every step ({SPREAD}) are the best channel on {spread_best} of {n} "
-        "logs.",
+        f"- The marks spread to every step ({SPREAD}) are the best channel on {spread_best} of {n} logs.",
         "",
     ]
     return lines

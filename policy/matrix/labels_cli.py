@@ -78,6 +78,14 @@ from policy.matrix.cli_args import (
     "each row then records the channel the check names and every channel's verdict after the audit; 0: none.",
 )
 @click.option(
+    "--auditor",
+    type=click.Choice(["judge", "truth"]),
+    default="judge",
+    show_default=True,
+    help="Who marks the audited steps: the local judge, or the log's own score progress (truth: an auditor "
+    "who is always right, the upper bound of a person's audit; its rows are kept apart from the judge's).",
+)
+@click.option(
     "--work-dir",
     default="runs/labels",
     show_default=True,
@@ -109,6 +117,7 @@ def labels(
     coren_max_episodes,
     coren_prompts,
     audit_steps,
+    auditor,
     work_dir,
     out,
     merge_files,
@@ -161,6 +170,7 @@ def labels(
         coren_max_episodes=coren_max_episodes,
         coren_prompts=coren_prompts,
         audit_steps=audit_steps,
+        auditor=auditor,
     )
     plan = grid.plan(ws, s, shape_list, method_list)
     try:

@@ -131,6 +131,9 @@ class Sizes:
     """Start each round's training from the last round's checkpoint (``edgejudge train --init``)."""
     audit_steps: int = 0
     """Steps of each labeled log the judge audits in the label grid (``matrix labels --audit``); 0: none."""
+    auditor: str = "judge"
+    """Who marks those steps: the local judge, or ``truth`` (the log's own score progress: an auditor who is
+    always right, the upper bound of a person's audit)."""
     augment: int = 0
     """Renamed copies of each episode every policy also trains on (``edgejudge train --augment``); 0: none."""
     extra: dict[str, Any] = field(default_factory=dict)

@@ -26,3 +26,16 @@ done
 edgejudge matrix labels $H --episodes 30 --shapes full,response --methods sparse,success,potential --audit 200 \
     --work-dir runs/labels-protocol-c --out tools/results/labels_protocol_c \
     --behaviour "gold-noise=0.7,random=0.3" --noise 0.5 --collect-seed 3
+# the same audits by an auditor who is always right (the logs' own score progress): the upper bound of a
+# person's ten minutes (40 marks) and of the judge's 200
+for n in 40 200; do
+  T=""; [ "$n" = 200 ] && T=200
+  # shellcheck disable=SC2086
+  edgejudge matrix labels $W --episodes 30 --shapes full,response --methods sparse,success,potential \
+      --audit $n --auditor truth --work-dir runs/labels-protocol-a --out tools/results/labels_protocol_a_truth$T \
+      --behaviour gold-noise --noise 0.4 --collect-seed 1
+  # shellcheck disable=SC2086
+  edgejudge matrix labels $H --episodes 30 --shapes full,response --methods sparse,success,potential \
+      --audit $n --auditor truth --work-dir runs/labels-protocol-c --out tools/results/labels_protocol_c_truth$T \
+      --behaviour "gold-noise=0.7,random=0.3" --noise 0.5 --collect-seed 3
+done

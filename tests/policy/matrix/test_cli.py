@@ -141,12 +141,18 @@ def test_tiny_label_grid_builds_labels_measures_pools_and_resumes(tmp_path, cli)
     assert (
         a["by"] == "judge:gemma3-270m" and a["asked"] == 12 and a["queries"] == 24 and 0 <= a["marked"] <= 12
     )
-    assert set(a["channels"]) == {"potential.delta", "potential.phi", "potential.support"}
+    assert set(a["channels"]) == {"potential.delta", "potential.phi", "potential.support", "audit.spread"}
     assert a["choice"] is None or a["choice"] in a["channels"]
+    assert a["version"] == 2 and (a["consistency"] is None or 0 <= a["consistency"] <= 1)
+    # the same audit by the log's own score progress: rows of their own, no judge asked
+    truth_run = run("--shapes", "full", "--methods", "potential", "--audit", "12", "--auditor", "truth")
+    assert "1 rows computed, 1 of 1 rows with a result" in truth_run
+    payload = json.loads(out.with_suffix(".json").read_text())
+    truth = next(r for r in expanded(payload) if r.get("auditor") == "truth")["audit"]
+    assert truth["by"] == "truth" and truth["queries"] == 0 and truth["asked"] == truth["marked"] <= 12
     assert a["flag_auroc_progress"] == rows[("full", "success")]["auroc_progress"]  # the same log's flag
-    assert "### The check's choice against per-step AUROC (the judge's audit of 12 steps)" in (
-        out.with_suffix(".md").read_text()
-    )
+    heading = "### The check's choice against per-step AUROC (an audit by the log's own score progress of 12 "
+    assert heading in out.with_suffix(".md").read_text()
 
 
 def test_an_empty_expert_size_list_plans_no_ceiling_rows(tmp_path, cli):

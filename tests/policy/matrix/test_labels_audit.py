@@ -143,3 +143,23 @@ def test_the_judges_marks_spread_to_every_step_compete_for_the_choice_and_old_au
     # a row audited before the marks were spread is audited again
     store.put(rows[0], {**store.get(rows[0]), "audit": {k: v for k, v in audit.items() if k != "version"}})
     assert not done(store, rows[0])
+
+
+def test_an_auditor_who_is_always_right_marks_by_the_logs_score_progress():
+    from policy.matrix.labels_audit import TRUTH, TruthAuditor, audit_log
+    from tests.labeler.audit.helpers import labeled_log
+
+    truth_rows = plan(WORLDS, with_overrides(S, auditor=TRUTH), ("full",), ("potential",))
+    audited = [r for r in truth_rows if "audit_steps" in r]
+    assert audited and all(r["auditor"] == TRUTH and "judge" not in r for r in audited)
+    assert all("auditor" not in r for r in plan(WORLDS, S, ("full",), ("potential",)))  # the judge's rows
+    log = labeled_log(10, 4)
+    for t in log:
+        for i, s in enumerate(t.steps):
+            if i != 3:  # the last step of each episode has no ground truth: not asked
+                s.info["progress"] = 0.0 if s.action == "look" else 1.0
+    a = audit_log(log, "good.r", TruthAuditor(), steps=40)
+    assert (a["by"], a["asked"], a["marked"], a["progress"], a["queries"]) == (TRUTH, 30, 30, 15, 0)
+    assert a["choice"] in ("good.r", "audit.spread") and a["consistency"] == 1.0
+    assert set(a["channels"]) == {"good.r", "audit.spread"}  # the row's method's channels and the spread
+    assert a["channels"]["good.r"]["verdict"] == "supported"
