@@ -47,7 +47,9 @@ Only the success flag of each trajectory is used (a robot log has it; ``info`` i
   above successes and are likely to hurt), ``too few`` (fewer than :data:`MIN_PER_CLASS` successes or
   failures: measured, a permutation of a log's rewards over its steps, labels that rank nothing, was
   called ``separates`` in 9 of 20 permutations of a log with one success, against 0-3 of 20 with 5-10), or
-  ``n/a`` (one class only).
+  ``n/a`` (one class only). An audit of the steps adds two (:func:`with_audit`): ``audit disagrees`` (the
+  marks contradict the channel's step credit) and ``audit prefers`` (it would separate, but the audit
+  supports another channel and not this one).
 
 :func:`format_checks` prints the table and a warning line for every channel whose labels are not likely to
 help, so the user sees it before training on them.
@@ -56,7 +58,7 @@ help, so the user sees it before training on them.
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -283,12 +285,14 @@ MESSAGES = {
     "too few": f"fewer than {MIN_PER_CLASS} successes or failures: too few to tell labels from chance",
     "audit disagrees": "the steps an audit marked as progress are not the ones this channel credits: "
     "whatever the success flags say, its step credit is not what the auditor sees (edgejudge label audit)",
+    "audit prefers": "its mean reward separates successes from failures, but an audit of the steps supports "
+    "another channel's step credit and not this one's: train on the channel the audit names",
 }
 
 
 CAUTIONS = ("weak", "inverted", "last step", "length", "misplaced", "audit disagrees")
 """Verdicts that say the labels may not help even where the labeler did not fit them on the flags."""
-WARNED = (*CAUTIONS, "too few", "in-sample")
+WARNED = (*CAUTIONS, "too few", "in-sample", "audit prefers")
 """Verdicts that print a warning line."""
 
 
@@ -354,14 +358,23 @@ def heldout_check(
     return check
 
 
-def with_audit(checks: Sequence[ChannelCheck], contradicted: set[str]) -> list[ChannelCheck]:
+def with_audit(
+    checks: Sequence[ChannelCheck],
+    contradicted: set[str],
+    preferred: str | None = None,
+    supported: Collection[str] = (),
+) -> list[ChannelCheck]:
     """``checks`` with the verdict ``audit disagrees`` for every channel an audit contradicts
     (:mod:`labeler.audit.agreement`): the success flags cannot vouch for step credit a person's marks
-    refute."""
+    refute; and, where the audit names a channel (``preferred``), ``audit prefers`` instead of
+    ``separates`` for a channel it does not support (not in ``supported``): the flags cannot vouch for it
+    beside a channel whose step credit the marks confirm."""
     out = []
     for c in checks:
         if c.channel in contradicted:
             c = replace(c, verdict="audit disagrees", message=MESSAGES["audit disagrees"])
+        elif preferred and c.verdict == "separates" and c.channel != preferred and c.channel not in supported:
+            c = replace(c, verdict="audit prefers", message=MESSAGES["audit prefers"])
         out.append(c)
     return out
 

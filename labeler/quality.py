@@ -261,7 +261,15 @@ def quality(
         )
     audits = _audits(trajs, audit_path) if audit_path else []
     if checks is not None and audits:
-        checks = with_audit(checks, {f.channel for fs in audits for f in fs if f.contradicted})
+        from labeler.audit.agreement import best_supported
+
+        named = next((b for figs in _by_person_first(audits) if (b := best_supported(figs))), None)
+        checks = with_audit(
+            checks,
+            {f.channel for fs in audits for f in fs if f.contradicted},
+            named.channel if named else None,
+            {f.channel for fs in audits for f in fs if f.supported},
+        )
     if audits:  # before the check is printed: the channel it names is this audit's
         _record_choice(file, audits)
     if as_json:
@@ -305,15 +313,20 @@ def _audits(trajs: Sequence[Trajectory], path: str) -> list[list[Any]]:
     ]
 
 
+def _by_person_first(audits: list[list[Any]]) -> list[list[Any]]:
+    """Each auditor's figures, a person's before a judge's (the order the check takes their word in)."""
+    from labeler.audit.marks import by_judge
+
+    return sorted(audits, key=lambda figs: by_judge(figs[0].by) if figs else True)
+
+
 def _record_choice(file: str, audits: list[list[Any]]) -> None:
     """The channel the audits support (a person's audit before a judge's) recorded beside FILE for
     ``edgejudge train --reward auto``; a choice recorded before is removed when no audit supports one now."""
     from labeler.audit.agreement import best_supported
-    from labeler.audit.marks import by_judge
     from models.channel_choice import choice_path, write_choice
 
-    ranked = sorted(audits, key=lambda figs: by_judge(figs[0].by) if figs else True)
-    for figures in ranked:
+    for figures in _by_person_first(audits):
         best = best_supported(figures)
         if best is not None:
             f = best.figure

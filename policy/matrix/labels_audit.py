@@ -31,10 +31,11 @@ POOR, GOOD = 0.65, 0.75
 
 _PER_LOG = ("channel", "by", "marked", "progress", "asked", "consistency")
 """Figures of the whole audit, kept once per row rather than per channel."""
-AUDIT_VERSION = 2
+AUDIT_VERSION = 3
 """What a row's audit holds; a row audited by an older version is audited again (from the judge's cache).
 2: the marks spread to every step compete for the choice, and a judge under the consistency gate
-(:data:`labeler.audit.agreement.MIN_JUDGE_CONSISTENCY`) neither supports nor contradicts."""
+(:data:`labeler.audit.agreement.MIN_JUDGE_CONSISTENCY`) neither supports nor contradicts. 3: beside the
+channel the audit names, one it does not support is ``audit prefers``, not ``separates``."""
 
 
 def stale(result: dict[str, Any]) -> bool:
@@ -102,8 +103,12 @@ def audit_log(trajectories: Sequence[Any], channel: str, auditor, steps: int, se
     figures = audit_figures(trajectories, marks, channels, by)
     checks = check_channels(trajectories, channels)
     before = {c.channel: c.verdict for c in checks}
-    after = {c.channel: c.verdict for c in with_audit(checks, {f.channel for f in figures if f.contradicted})}
     best = best_supported(figures)
+    contradicted, supported = (
+        {f.channel for f in figures if f.contradicted},
+        {f.channel for f in figures if f.supported},
+    )
+    after = {c.channel: c.verdict for c in with_audit(checks, contradicted, best and best.channel, supported)}
     spread_truth = {c.channel: c.auroc_progress for c in measure(list(trajectories)).channels}.get(SPREAD)
     return {
         "version": AUDIT_VERSION,

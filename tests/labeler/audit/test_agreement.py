@@ -77,3 +77,20 @@ def test_a_judge_unsure_of_too_many_steps_neither_supports_nor_contradicts():
     # a person's skipped steps are never recorded, so a person is always consistent
     (person,) = audit_figures(log, _marks(log), ["good.r"], boots=50)
     assert person.consistent and person.asked == person.marked == 24
+
+
+def test_beside_the_channel_an_audit_names_a_separating_channel_it_does_not_support_is_not_separates():
+    from dataclasses import replace
+
+    from labeler.label_check import MESSAGES, check_channels, with_audit
+
+    (check,) = check_channels(labeled_log(6, 4), ["good.r"], boots=50)
+    a, b, c = (replace(check, channel=n, verdict="separates") for n in ("x.a", "x.b", "x.c"))
+    out = with_audit([a, b, c], {"x.c"}, preferred="x.a", supported={"x.a"})
+    assert [o.verdict for o in out] == ["separates", "audit prefers", "audit disagrees"]
+    assert out[1].message == MESSAGES["audit prefers"]
+    assert [o.verdict for o in with_audit([a, b], set())] == [
+        "separates",
+        "separates",
+    ]  # the audit names none
+    assert with_audit([b], set(), "x.a", {"x.a", "x.b"})[0].verdict == "separates"  # supported too
