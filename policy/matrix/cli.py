@@ -259,7 +259,7 @@ def matrix(
     from policy.matrix.report import write_report
     from policy.matrix.rounds import matched_expert_rows
     from policy.matrix.run import Matrix
-    from policy.matrix.store import RowStore, merge, row_key
+    from policy.matrix.store import RowStore, merge, planned_rows, row_key
 
     preset = "quick" if quick else "full"
     s = with_overrides(
@@ -298,7 +298,7 @@ def matrix(
         store = RowStore(f"{out}.json", full_rows(work_dir, out))
         for other in merge_files:
             merge(store, RowStore(other))
-        ceiling = [r for f in ceiling_files for r in RowStore(f).rows.values()]
+        ceiling = [r for f in ceiling_files for r in planned_rows(RowStore(f))]
     except ValueError as e:
         raise click.ClickException(str(e)) from None
     m = Matrix(s, ws, Path(work_dir).resolve(), store, keep_bundles)

@@ -155,6 +155,13 @@ def _locked(path: Path):
         os.close(fd)  # closing the descriptor releases the lock
 
 
+def planned_rows(store: RowStore) -> list[dict[str, Any]]:
+    """The rows of the run that wrote ``store`` last (its ``meta["plan"]``), without rows an earlier run
+    with other settings left there; every row when the file records no plan."""
+    plan = set(store.meta.get("plan") or ())
+    return [r for k, r in store.rows.items() if not plan or k in plan]
+
+
 def merge(store: RowStore, other: RowStore) -> int:
     """Take the finished rows of ``other`` (a run elsewhere) into ``store`` where ``store`` has no finished
     row of that configuration, or one with fewer fields (``other``'s was backfilled); how many were taken."""

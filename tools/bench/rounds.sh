@@ -13,9 +13,12 @@ for w in twc-easy cookingworld-small twc-medium twc-hard; do
   # IQL on the success flag, the same rounds
   edgejudge matrix --world $w --sources sparse --algos iql $R
 done
+# a ScienceWorld family: the recipe and self-imitation (its ceiling: BC on 100 expert episodes)
+S="--ceiling tools/results/bench_ceiling_sw.json"
+edgejudge matrix --world scienceworld-find-animal --sources sparse,trca-built --algos credit,bc $R $S
 # the report of every loop above
 edgejudge matrix --world twc-easy --world cookingworld-small --world twc-medium --world twc-hard \
-    --sources sparse,trca-built --algos credit,bc,iql $R --report-only
+    --world scienceworld-find-animal --sources sparse,trca-built --algos credit,bc,iql $R $S --report-only
 # CookingWorld small's loop with every learner on renamed copies (edgejudge train --augment 2)
 A="${R/bench_rounds/bench_rounds_augment}"
 edgejudge matrix --world cookingworld-small --sources sparse,trca-built --algos credit,bc \

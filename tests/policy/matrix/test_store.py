@@ -94,3 +94,16 @@ def test_two_runs_side_by_side_on_one_file_keep_each_others_rows(tmp_path):
     assert [again.get({"w": i})["success_rate"] for i in (1, 2, 3, 4)] == [0.5, 0.75, 0.25, 0.0]
     assert again.get({"w": 1})["per_episode"] == [[1, 1, 1.0, 3]]  # b's saves kept a's arrays too
     assert b.get({"w": 1})["success_rate"] == 0.5  # and b now knows a's rows
+
+
+def test_planned_rows_leave_out_what_an_earlier_run_with_other_settings_left(tmp_path):
+    from policy.matrix.store import planned_rows
+
+    store = RowStore(tmp_path / "r.json")
+    old, new = {"world": "w", "seed": 0, "steps": 1}, {"world": "w", "seed": 0, "steps": 2}
+    store.put(old, {"status": "ok", "success_rate": 0.0})
+    store.put(new, {"status": "ok", "success_rate": 0.9})
+    assert len(planned_rows(store)) == 2  # no plan recorded: every row
+    store.meta = {**store.meta, "plan": [row_key(new)]}
+    store.save()
+    assert [r["success_rate"] for r in planned_rows(RowStore(tmp_path / "r.json"))] == [0.9]
