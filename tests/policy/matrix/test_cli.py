@@ -9,6 +9,8 @@ import json
 
 import pytest
 
+from policy.matrix.labels_audit import AUDIT_VERSION
+
 
 def expanded(payload: dict) -> list[dict]:
     """A rows file's rows with their configuration's fields (the file holds them once, under ``config``)."""
@@ -143,7 +145,7 @@ def test_tiny_label_grid_builds_labels_measures_pools_and_resumes(tmp_path, cli)
     )
     assert set(a["channels"]) == {"potential.delta", "potential.phi", "potential.support", "audit.spread"}
     assert a["choice"] is None or a["choice"] in a["channels"]
-    assert a["version"] == 2 and (a["consistency"] is None or 0 <= a["consistency"] <= 1)
+    assert a["version"] == AUDIT_VERSION and (a["consistency"] is None or 0 <= a["consistency"] <= 1)
     # the same audit by the log's own score progress: rows of their own, no judge asked
     truth_run = run("--shapes", "full", "--methods", "potential", "--audit", "12", "--auditor", "truth")
     assert "1 rows computed, 1 of 1 rows with a result" in truth_run
