@@ -260,10 +260,8 @@ def quality(
             trajs, [n for n in names if not n.partition(".")[2].startswith(("w_", "adv"))]
         )
     audits = _audits(trajs, audit_path) if audit_path else []
+    named = _named(audits) if audits else None
     if checks is not None and audits:
-        from labeler.audit.agreement import best_supported
-
-        named = next((b for figs in _by_person_first(audits) if (b := best_supported(figs))), None)
         checks = with_audit(
             checks,
             {f.channel for fs in audits for f in fs if f.contradicted},
@@ -271,7 +269,7 @@ def quality(
             {f.channel for fs in audits for f in fs if f.supported},
         )
     if audits:  # before the check is printed: the channel it names is this audit's
-        _record_choice(file, audits)
+        _record_choice(file, named)
     if as_json:
         d = report.to_dict()
         if checks is not None:
@@ -313,29 +311,31 @@ def _audits(trajs: Sequence[Trajectory], path: str) -> list[list[Any]]:
     ]
 
 
-def _by_person_first(audits: list[list[Any]]) -> list[list[Any]]:
-    """Each auditor's figures, a person's before a judge's (the order the check takes their word in)."""
+def _named(audits: list[list[Any]]) -> Any:
+    """The channel figure the audits name: the one a person's audit supports best, else a judge's; None when
+    no audit supports one."""
+    from labeler.audit.agreement import best_supported
     from labeler.audit.marks import by_judge
 
-    return sorted(audits, key=lambda figs: by_judge(figs[0].by) if figs else True)
+    for figures in sorted(audits, key=lambda figs: by_judge(figs[0].by) if figs else True):
+        if (best := best_supported(figures)) is not None:
+            return best
+    return None
 
 
-def _record_choice(file: str, audits: list[list[Any]]) -> None:
-    """The channel the audits support (a person's audit before a judge's) recorded beside FILE for
-    ``edgejudge train --reward auto``; a choice recorded before is removed when no audit supports one now."""
-    from labeler.audit.agreement import best_supported
+def _record_choice(file: str, best: Any) -> None:
+    """The channel the audits name (:func:`_named`) recorded beside FILE for ``edgejudge train --reward
+    auto``; a choice recorded before is removed when no audit supports one now."""
     from models.channel_choice import choice_path, write_choice
 
-    for figures in _by_person_first(audits):
-        best = best_supported(figures)
-        if best is not None:
-            f = best.figure
-            evidence = (
-                f"the audit by {best.by} supports it: AUROC {f.value:.3f} [{f.low:.2f}, {f.high:.2f}] on "
-                f"{best.marked} marked steps ({best.progress} progress)"
-            )
-            path = write_choice(file, best.channel, best.by, evidence)
-            click.echo(f"recorded in {path}: 'edgejudge train {file} --reward auto' trains on {best.channel}",
-                       err=True)  # fmt: skip
-            return
-    choice_path(file).unlink(missing_ok=True)
+    if best is None:
+        choice_path(file).unlink(missing_ok=True)
+        return
+    f = best.figure
+    evidence = (
+        f"the audit by {best.by} supports it: AUROC {f.value:.3f} [{f.low:.2f}, {f.high:.2f}] on "
+        f"{best.marked} marked steps ({best.progress} progress)"
+    )
+    path = write_choice(file, best.channel, best.by, evidence)
+    click.echo(f"recorded in {path}: 'edgejudge train {file} --reward auto' trains on {best.channel}",
+               err=True)  # fmt: skip

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from labeler.audit.marks import UNSURE, Mark, by_judge
 from labeler.audit.sample import step_value
+from labeler.audit.spread import CHANNEL as SPREAD
 from labeler.audit.spread import spread
 from labeler.label_check import MIN_PER_CLASS, NO_FIGURE, Figure, bootstrap_auroc
 from models.trajectory import Trajectory
@@ -30,8 +31,6 @@ a channel. Chosen on the label protocol's design logs (docs/benchmarks/label-log
 that refute a channel whose steps are right (16 to 8) and keeps their catches. The embedded judge's prompts
 agree on 76-81 % of TextWorld steps, where its marks track progress, and on 53-84 % of ScienceWorld's,
 where they barely do: the gate stops part of the false refutations, not all."""
-SPREAD = "audit.spread"
-"""The channel ``edgejudge label spread`` writes (:mod:`labeler.audit.spread_cli`)."""
 MIN_JUDGE_CONSISTENCY = 0.90
 """The AUROC a judge auditor's marks, spread from other episodes' marked steps by what the steps did
 (:mod:`labeler.audit.spread`), must reach against its own marks before they support or contradict a channel: a
@@ -181,7 +180,6 @@ def format_audit(figures: Sequence[AuditFigure]) -> str:
         )
     else:
         lines.append("step credit unverified: the audit supports no channel (mark more steps, or relabel)")
-    c = first.consistency
     beats = best is None or (best.figure.value is not None and c is not None and c > best.figure.value)
     if first.consistent and c is not None and beats and all(f.channel != SPREAD for f in figures):
         lines.append(

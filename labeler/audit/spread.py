@@ -37,6 +37,9 @@ from labeler.potential.features import step_features
 from labeler.potential.model import increments
 from models.trajectory import Trajectory
 
+METHOD, NAME = "audit", "spread"
+CHANNEL = f"{METHOD}.{NAME}"
+"""The channel the spread marks are written as (``edgejudge label spread``)."""
 SHRINK = 2.0
 """Marks' worth of zero every feature's weight starts from: a feature one marked step showed weighs a third of
 its mark's difference from the mean."""

@@ -7,13 +7,10 @@ import time
 import click
 
 from labeler.audit.agreement import MIN_JUDGE_CONSISTENCY
-from labeler.audit.agreement import SPREAD as CHANNEL
 from labeler.audit.marks import UNSURE, MarksError, by_judge, current, default_marks_path, read_marks
-from labeler.audit.spread import spread
+from labeler.audit.spread import CHANNEL, METHOD, NAME, spread
 from labeler.label_writer import closing_check, write_labeled
 from models.trajectory import DatasetError, read_trajectories
-
-METHOD = CHANNEL.split(".")[0]
 
 
 @click.command("spread")
@@ -68,7 +65,7 @@ def spread_command(
         )
     consistency = round(result.consistency, 4)
     provenance = {"by": who, "marks": result.marked, "consistency": consistency, "seed": seed}
-    channels = ([{"spread": round(v, 6)} for v in values] for values in result.values)
+    channels = ([{NAME: round(v, 6)} for v in values] for values in result.values)
     write_labeled(out, METHOD, ((t, c, provenance) for t, c in zip(trajs, channels, strict=True)))
     steps = sum(len(t.steps) for t in trajs)
     click.echo(

@@ -17,7 +17,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from labeler.audit.agreement import SPREAD
+from labeler.audit.spread import CHANNEL as SPREAD
 from policy.matrix.store import RowStore
 
 UNAUDITED = ("sparse", "success")
@@ -82,8 +82,9 @@ def audit_log(trajectories: Sequence[Any], channel: str, auditor, steps: int, se
     from labeler.audit.agreement import audit_figures, best_supported
     from labeler.audit.marks import UNSURE, current
     from labeler.audit.sample import audited_channels, sample_steps
-    from labeler.audit.spread import spread
+    from labeler.audit.spread import METHOD, NAME, spread
     from labeler.label_check import check_channels, with_audit
+    from labeler.label_writer import put_labels
     from labeler.quality import measure
     from policy.matrix.data import label_summary
 
@@ -97,17 +98,14 @@ def audit_log(trajectories: Sequence[Any], channel: str, auditor, steps: int, se
     progress = {k: m.mark == "progress" for k, m in marks.items() if m.mark != UNSURE}
     spread_marks = spread(trajectories, progress)
     for t, values in zip(trajectories, spread_marks.values, strict=True):
-        for step, v in zip(t.steps, values, strict=True):
-            step.labels.setdefault(SPREAD.split(".")[0], {})[SPREAD.split(".")[1]] = v
+        put_labels(t, METHOD, [{NAME: v} for v in values], {"by": by, "marks": spread_marks.marked})
     channels.append(SPREAD)
     figures = audit_figures(trajectories, marks, channels, by)
     checks = check_channels(trajectories, channels)
     before = {c.channel: c.verdict for c in checks}
     best = best_supported(figures)
-    contradicted, supported = (
-        {f.channel for f in figures if f.contradicted},
-        {f.channel for f in figures if f.supported},
-    )
+    contradicted = {f.channel for f in figures if f.contradicted}
+    supported = {f.channel for f in figures if f.supported}
     after = {c.channel: c.verdict for c in with_audit(checks, contradicted, best and best.channel, supported)}
     spread_truth = {c.channel: c.auroc_progress for c in measure(list(trajectories)).channels}.get(SPREAD)
     return {
