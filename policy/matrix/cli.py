@@ -68,6 +68,20 @@ def _check_plan(s) -> None:
         raise click.UsageError("--sizes and --seeds need at least one value each; sizes are at least 1")
 
 
+def _round_set(values: tuple[str, ...]) -> tuple[str, ...] | None:
+    """``--round-set`` values, each ``RECIPE:KEY=VALUE`` with a known recipe (None when none is given)."""
+    for v in values:
+        recipe, colon, kv = v.partition(":")
+        key, eq, _value = kv.partition("=")
+        if not (colon and eq and key) or recipe not in RECIPES:
+            raise click.BadParameter(
+                f"{v!r}: expected RECIPE:KEY=VALUE with a recipe among {', '.join(RECIPES)} "
+                "(e.g. credit:detours=false)",
+                param_hint="--round-set",
+            )
+    return tuple(values) or None
+
+
 def _check_serving() -> None:
     """The trained rows are driven through edge-serve: its runtime's packages are installed (a missing one
     fails here, before any training)."""
@@ -190,6 +204,14 @@ def _check_serving() -> None:
     help="Start each round's training from the last round's policy.",
 )
 @click.option(
+    "--round-set",
+    "round_set",
+    multiple=True,
+    metavar="RECIPE:KEY=VALUE",
+    help="A training setting of one recipe from round 1 on (edgejudge train --set KEY=VALUE), e.g. "
+    "credit:detours=false; round 0 keeps the recipe's own. Repeatable.",
+)
+@click.option(
     "--augment",
     type=click.IntRange(0),
     help="Every trained policy also learns from up to N renamed copies of each episode (edgejudge train "
@@ -224,6 +246,7 @@ def matrix(
     round_episodes,
     round_temperature,
     round_init,
+    round_set,
     augment,
     baselines_only,
     report_only,
@@ -284,6 +307,7 @@ def matrix(
         round_episodes=round_episodes,
         round_temperature=round_temperature,
         round_init=round_init,
+        round_set=_round_set(round_set),
         augment=augment,
     )
     try:

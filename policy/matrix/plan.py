@@ -129,6 +129,9 @@ class Sizes:
     """Its exploration while it collects: a draw from softmax(scores / T) at every step."""
     round_init: bool = False
     """Start each round's training from the last round's checkpoint (``edgejudge train --init``)."""
+    round_set: tuple[str, ...] = ()
+    """``RECIPE:KEY=VALUE`` settings of a recipe's training from round 1 on (``edgejudge train --set
+    KEY=VALUE``, e.g. ``credit:detours=false``); round 0 keeps the recipe's own."""
     audit_steps: int = 0
     """Steps of each labeled log the judge audits in the label grid (``matrix labels --audit``); 0: none."""
     auditor: str = "judge"
@@ -282,8 +285,13 @@ class RoundUnit:
         return f"{self.unit.name}-round{self.round}"
 
 
-def round_config(s: Sizes, r: int) -> dict[str, Any]:
-    """The keys a row of round ``r`` adds to its unit's configuration."""
+def round_settings(s: Sizes, recipe: str) -> list[str]:
+    """The ``KEY=VALUE`` training settings ``--round-set`` gives recipe ``recipe`` from round 1 on."""
+    return [kv for entry in s.round_set for name, _, kv in [entry.partition(":")] if name == recipe]
+
+
+def round_config(s: Sizes, r: int, recipe: str) -> dict[str, Any]:
+    """The keys a row of round ``r`` of a ``recipe`` policy adds to its unit's configuration."""
     cfg: dict[str, Any] = {
         "round": r,
         "round_episodes": s.round_episodes,
@@ -291,16 +299,22 @@ def round_config(s: Sizes, r: int) -> dict[str, Any]:
     }
     if s.round_init:  # only when set: the rows without it keep their keys
         cfg["round_init"] = True
+    if settings := round_settings(s, recipe):
+        cfg["round_set"] = settings
     return cfg
 
 
-def loop_settings(s: Sizes) -> dict[str, Any]:
-    """The settings that shape a loop's files beyond its round-0 policy (the deployed episodes, their labels,
-    the checkpoints), those a run changed from the defaults only: a loop's folder is named by them, so a run
-    with other settings never reuses another's checkpoints, and default runs keep their folders' names."""
+def loop_settings(s: Sizes, recipe: str) -> dict[str, Any]:
+    """The settings that shape a ``recipe`` policy's loop files beyond its round-0 policy (the deployed
+    episodes, their labels, the checkpoints), those a run changed from the defaults only: a loop's folder is
+    named by them, so a run with other settings never reuses another's checkpoints, and default runs keep
+    their folders' names."""
     defaults = {f.name: f.default for f in fields(Sizes)}
     keys = ("round_episodes", "round_temperature", "round_init")
-    return {k: getattr(s, k) for k in keys if getattr(s, k) != defaults[k]}
+    changed = {k: getattr(s, k) for k in keys if getattr(s, k) != defaults[k]}
+    if settings := round_settings(s, recipe):
+        changed["round_set"] = settings
+    return changed
 
 
 def looped_units(w: World, s: Sizes) -> list[Unit]:
@@ -313,7 +327,9 @@ def round_units(w: World, s: Sizes) -> list[RoundUnit]:
     rows are its unit's edge-serve rows with the round's keys."""
     return [
         RoundUnit(
-            u, r, tuple({**row, **round_config(s, r)} for row in u.rows if row["runner"] == "edge-serve")
+            u,
+            r,
+            tuple({**row, **round_config(s, r, u.algo)} for row in u.rows if row["runner"] == "edge-serve"),
         )
         for u in (looped_units(w, s) if s.rounds > 0 else [])
         for r in range(1, s.rounds + 1)

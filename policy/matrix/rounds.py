@@ -1,15 +1,16 @@
 """The matrix's loop: each trained policy deployed, its episodes logged, labeled with everything before, and
 trained on again, round after round (``edgejudge matrix --rounds N``).
 
-Round 0 is a trained policy of the matrix (its unit, :mod:`policy.matrix.run`). Round ``r`` deploys round
-``r - 1``'s bundle through edge-serve on the train split (``edgejudge collect --policy BUNDLE --serve``: the
-client, loop guard and log writer a robot uses, exploring at ``--round-temperature``), merges the training
-file and every round's log so far into one file labeled for the unit's source
+Round 0 is a trained policy of the matrix (its unit, :mod:`policy.matrix.run`). Round ``r`` deploys
+round ``r - 1``'s bundle through edge-serve on the train split (``edgejudge collect --policy BUNDLE
+--serve``: the client, loop guard and log writer a robot uses, exploring at ``--round-temperature``), merges
+the training file and every round's log so far into one file labeled for the unit's source
 (:meth:`policy.matrix.data.WorldData.round_training_file`), trains the unit's recipe on it (from round
-``r - 1``'s checkpoint with ``--round-init``), exports and evaluates it like any row. Each learner lives on
-its own data: BC on the successes is self-imitation (expert iteration), IQL and the recipes on the labels
-learn from their own near-misses. Beside the rounds of a policy on labels, BC on as many expert episodes
-as its training file has successful ones (the fair imitation baseline of that round).
+``r - 1``'s checkpoint with ``--round-init``; with the recipe's ``--round-set`` settings), exports and
+evaluates it like any row. Each learner lives on its own data: BC on the successes is self-imitation
+(expert iteration), IQL and the recipes on the labels learn from their own near-misses. Beside the rounds of
+a policy on labels, BC on as many expert episodes as its training file has successful ones (the fair
+imitation baseline of that round).
 
 A round's files are kept under ``WORK/WORLD/rounds/UNIT/``: ``log-R.jsonl`` (the robot's plain JSON
 Lines, collected under a temporary name and renamed once complete), ``train-R.jsonl.gz``, the checkpoint and
@@ -28,7 +29,16 @@ import click
 
 from models.cli_run import edgejudge
 from policy.matrix.data import file_label_quality, short_hash
-from policy.matrix.plan import EXPERT, RoundUnit, Unit, World, loop_settings, round_units, unit
+from policy.matrix.plan import (
+    EXPERT,
+    RoundUnit,
+    Unit,
+    World,
+    loop_settings,
+    round_settings,
+    round_units,
+    unit,
+)
 from policy.matrix.recipes import SOURCES
 from policy.matrix.run import Matrix
 from policy.matrix.store import row_key
@@ -59,7 +69,8 @@ class Rounds:
         self.m, self.s = m, m.s
 
     def folder(self, u: Unit) -> Path:
-        base = {k: v for k, v in u.rows[0].items() if k not in ("client", "runner")} | loop_settings(self.s)
+        base = {k: v for k, v in u.rows[0].items() if k not in ("client", "runner")}
+        base |= loop_settings(self.s, u.algo)
         d = self.m.data(u.world).dir / "rounds" / f"{u.name}-{short_hash(base)}"
         d.mkdir(parents=True, exist_ok=True)
         return d
@@ -135,7 +146,8 @@ class Rounds:
                 self.m.put(row, {"status": "error", "reason": reason})
             return
         init = d / f"ckpt-{r - 1}" if r > 1 else self.m.unit_files(u)[0]
-        train_info = self.m.fit(u, data, ckpt, bundle, init=init if self.s.round_init else None)
+        warm = init if self.s.round_init else None
+        train_info = self.m.fit(u, data, ckpt, bundle, init=warm, settings=round_settings(self.s, u.algo))
         if not todo:
             return
         timing = d / f"log-{r}.timing.json"

@@ -16,7 +16,7 @@ import shutil
 import statistics
 import subprocess
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -142,10 +142,17 @@ class Matrix:
         return wd.dir / "ckpt" / name, wd.dir / "bundle" / name
 
     def fit(
-        self, u: Unit, data: Path | list[Path], ckpt: Path, bundle: Path, init: Path | None = None
+        self,
+        u: Unit,
+        data: Path | list[Path],
+        ckpt: Path,
+        bundle: Path,
+        init: Path | None = None,
+        settings: Sequence[str] = (),
     ) -> dict[str, Any]:
         """Train (unless ``ckpt`` is there) and export (unless ``bundle`` is) the policy of ``u``'s
-        configuration on ``data``, from ``init``'s weights when given; the training's timing."""
+        configuration on ``data``, from ``init``'s weights when given, with the extra ``KEY=VALUE`` training
+        ``settings``; the training's timing."""
         base = u.rows[0]
         algo = RECIPES[u.algo].algo
         timing = ckpt.parent / f"{ckpt.name}.timing.json"
@@ -178,6 +185,8 @@ class Matrix:
                 args += ["--augment", str(base["augment"])]
             if algo == "bc":
                 args += ["--set", f"filter={base.get('bc_filter', 'success')}"]
+            for kv in settings:
+                args += ["--set", kv]
             _out, wall, cpu = self.timed(edgejudge, *args)
             train_info = {"train_seconds": round(wall, 1), "train_cpu_seconds": round(cpu, 1)}
             timing.write_text(json.dumps(train_info))

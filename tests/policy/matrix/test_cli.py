@@ -178,6 +178,8 @@ def test_an_empty_expert_size_list_plans_no_ceiling_rows(tmp_path, cli):
         (["--world", "nope:task"], "unknown environment adapter 'nope'"),
         (["--sizes", "10,x"], "'10,x': expected integers separated by commas"),
         (["--sources", "sparse,trcaa"], "unknown source, algorithm or client: trcaa"),
+        (["--round-set", "detours=false"], "'detours=false': expected RECIPE:KEY=VALUE"),
+        (["--round-set", "cred:detours=false"], "with a recipe among"),
     ],
 )
 def test_bad_input_is_one_clear_error_before_any_work(tmp_path, args, message):

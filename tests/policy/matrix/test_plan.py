@@ -107,6 +107,11 @@ def test_the_loop_continues_every_trained_policy_of_the_largest_size():
     ] * len(s.clients)
     assert all("round_init" not in r for ru in rounds for r in ru.rows)  # keys of rows made without it
     assert all(r["round_init"] for ru in round_units(w, with_overrides(s, round_init=True)) for r in ru.rows)
+    assert all("round_set" not in r for ru in rounds for r in ru.rows)
+    tuned = round_units(w, with_overrides(s, round_set=("iql:x=1",)))
+    iql = {tuple(r.get("round_set", ())) for ru in tuned for r in ru.rows if ru.unit.algo == "iql"}
+    assert iql == {("x=1",)}
+    assert all("round_set" not in r for ru in tuned for r in ru.rows if ru.unit.algo != "iql")
 
 
 def test_a_loop_with_other_round_settings_gets_its_own_folder_and_default_runs_keep_theirs(tmp_path):
@@ -116,19 +121,27 @@ def test_a_loop_with_other_round_settings_gets_its_own_folder_and_default_runs_k
     from policy.matrix.rounds import Rounds
 
     s = with_overrides(QUICK, rounds=3)
-    assert loop_settings(s) == {}  # the defaults: the folder names of earlier runs stand
+    assert loop_settings(s, "credit") == {}  # the defaults: the folder names of earlier runs stand
     warm = with_overrides(s, round_init=True, round_temperature=1.0)
-    assert loop_settings(warm) == {"round_temperature": 1.0, "round_init": True}
+    assert loop_settings(warm, "credit") == {"round_temperature": 1.0, "round_init": True}
+    # a recipe's own round settings name its loops' folders, not the other recipes'
+    tuned = with_overrides(s, round_set=("credit:detours=false", "credit:negative=1", "iql:beta=3"))
+    assert loop_settings(tuned, "credit") == {"round_set": ["detours=false", "negative=1"]}
+    assert loop_settings(tuned, "bc") == {}
 
     def folder(sizes):
         m = SimpleNamespace(s=sizes, data=lambda _w: SimpleNamespace(dir=tmp_path))
         u = SimpleNamespace(
-            rows=({"world": "w", "algo": "credit", "client": "guard"},), name="credit-x", world="w"
+            rows=({"world": "w", "algo": "credit", "client": "guard"},),
+            name="credit-x",
+            world="w",
+            algo="credit",
         )
         return Rounds(m).folder(u)
 
     assert folder(s) == folder(with_overrides(s, rounds=5))  # more rounds continue the same loop
     assert folder(warm) != folder(s) and folder(with_overrides(s, round_init=True)) != folder(s)
+    assert folder(tuned) != folder(s)
 
 
 def test_the_matched_baselines_are_those_of_this_plans_loops_not_of_another_loop_in_the_same_file():
