@@ -30,3 +30,15 @@ for w in twc-easy cookingworld-small; do
 done
 edgejudge matrix --world twc-easy --world cookingworld-small --sources sparse,trca-built --algos credit,bc \
     $W --round-init --report-only
+# the recipe's loop pushing away from round 1 on only what the labels call harmful, not the loops of the
+# policy's own search (train --set detours=false); self-imitation's rounds are the default loop's
+N="${R/bench_rounds/bench_rounds_nodetours} --merge tools/results/bench_rounds.json"
+N="$N --round-set credit:detours=false"
+for w in twc-hard twc-medium cookingworld-small twc-easy; do
+  edgejudge matrix --world $w --sources sparse,trca-built --algos credit,bc $N
+done
+edgejudge matrix --world twc-easy --world cookingworld-small --world twc-medium --world twc-hard \
+    --sources sparse,trca-built --algos credit,bc $N --report-only
+# the loop once on a world no setting was chosen on: CookingWorld large, with the settings above
+H="${R/bench_rounds/bench_rounds_heldout} --round-set credit:detours=false"
+edgejudge matrix --world cookingworld-large --sources sparse,trca-built --algos credit,bc $H
