@@ -41,6 +41,20 @@ def loops(plan: Sequence[dict[str, Any]]) -> dict[str, list[tuple[str, str, int]
     return out
 
 
+def _learner(plan: Sequence[dict[str, Any]], world: str, algo: str, src: str) -> str:
+    """A looped policy's row name, with the training settings its rounds changed (``--round-set``)."""
+    settings = next(
+        (
+            r["round_set"]
+            for r in plan
+            if "round_set" in r and (r["world"], r["algo"], r["source"]) == (world, algo, src)
+        ),
+        None,
+    )
+    name = ROW_NAMES[(algo, src)]
+    return f"{name} (from round 1: {', '.join(settings)})" if settings else name
+
+
 def last_round(plan: Sequence[dict[str, Any]]) -> int:
     return max((r["round"] for r in plan if "round" in r), default=0)
 
@@ -129,10 +143,11 @@ def rounds_markdown(agg, plan: Sequence[dict[str, Any]]) -> list[str]:
             if not any(groups[1:]):
                 continue  # a policy of the plan that no loop ran
             cells = [_cell(g, _deployed(g) if r else "") for r, g in enumerate(groups)]
-            body.append([world, ROW_NAMES[(algo, src)], *cells])
+            name = _learner(plan, world, algo, src)
+            body.append([world, name, *cells])
             moved = _verb_moves(groups[0], groups[-1])
             if moved:
-                verbs.append([world, ROW_NAMES[(algo, src)], moved])
+                verbs.append([world, name, moved])
         if first_dense is not None:
             algo, src, n = first_dense
             cells = []

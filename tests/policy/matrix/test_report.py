@@ -93,7 +93,7 @@ def test_the_loop_report_shows_each_learner_per_round_beside_its_baselines(tmp_p
 
     w = parse_world("twc-easy")
     s = with_overrides(QUICK, sizes=(10,), seeds=(0,), sources=("sparse", "trca"), algos=("credit", "bc"))
-    s = with_overrides(s, clients=("guard",), expert_sizes=(), rounds=2)
+    s = with_overrides(s, clients=("guard",), expert_sizes=(), rounds=2, round_set=("credit:detours=false",))
     plan = [r for u in units(w, s) for r in u.rows] + [r for ru in round_units(w, s) for r in ru.rows]
     store = RowStore(tmp_path / "m.json")
     for cfg in plan:
@@ -121,6 +121,7 @@ def test_the_loop_report_shows_each_learner_per_round_beside_its_baselines(tmp_p
     # success per round [Wilson], the deployed policy's own success beside it from round 1
     assert "| BC on successes, sparse | 40 % [17, 69] | 50 % [24, 76] (60 %) | 60 % [31, 83] (70 %) |" in loop
     assert "| 40 % [17, 69] | 60 % [31, 83] (60 %) | 80 % [49, 94] (70 %) |" in loop  # credit
+    assert "rubric) (from round 1: detours=false) | 40 % [17, 69] | 60 %" in loop  # its round settings
     assert "60 % [31, 83], 3 episodes | 60 % [31, 83], 4 episodes | 60 % [31, 83], 5 episodes |" in loop
     assert "take 0.25 → 0.75" in loop  # where the rounds moved the decisions
     assert "### The loop" not in md[: md.index("### The loop")]  # the matrix's own tables hold no round row
