@@ -212,6 +212,13 @@ def _check_serving() -> None:
     "credit:detours=false; round 0 keeps the recipe's own. Repeatable.",
 )
 @click.option(
+    "--round-rubric",
+    type=click.Choice(["first", "extend"]),
+    help="The judge-built rubric (trca-built) each round labels with: the training file's (first, the "
+    "default), or the last round's extended by the judge with places for the new log's objects it does not "
+    "place yet (extend: edgejudge rubrics build --base).",
+)
+@click.option(
     "--augment",
     type=click.IntRange(0),
     help="Every trained policy also learns from up to N renamed copies of each episode (edgejudge train "
@@ -247,6 +254,7 @@ def matrix(
     round_temperature,
     round_init,
     round_set,
+    round_rubric,
     augment,
     baselines_only,
     report_only,
@@ -308,6 +316,7 @@ def matrix(
         round_temperature=round_temperature,
         round_init=round_init,
         round_set=_round_set(round_set),
+        round_rubric=round_rubric,
         augment=augment,
     )
     try:

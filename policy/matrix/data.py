@@ -159,6 +159,37 @@ class WorldData:
             )  # fmt: skip
         return [a for r in rubrics for a in ("--rubrics", str(r))]
 
+    def extended_rubrics(self, n: int, logs: list[Path], folder: Path) -> list[str]:
+        """``--rubrics`` arguments of the ``n``-episode file's built rubrics extended by each of ``logs`` in
+        turn: round ``k``'s rubric (``folder/rubric-K.TASK_TYPE.toml``) is round ``k - 1``'s with the judge's
+        places for the objects of ``log-k`` it does not place yet (``edgejudge rubrics build --base``: no
+        judge query when there are none); a task type the log lacks keeps its rubric. Each made once."""
+        from labeler.trca.rubric import load_rubric
+        from models.trajectory import read_trajectories
+
+        rubrics = [Path(a) for a in self.built_rubrics(n)[1::2]]
+        for k, log in enumerate(logs, 1):
+            in_log = {t.task_type for t in read_trajectories(log)}
+            extended = []
+            for base in rubrics:
+                task_type = load_rubric(base).task_type
+                path = Path(per_task_type_path(str(folder / f"rubric-{k}.toml"), task_type))
+                if not path.exists():
+                    partial = path.with_name(f"{path.stem}.partial.toml")
+                    if task_type in in_log:
+                        self.log(f"{self.w.label}: extend the rubric of {task_type} by {log.name}")
+                        edgejudge(
+                            "rubrics", "build", "--dataset", str(log), "--base", str(base),
+                            "--judge", self.s.judge, "--check-folds", "0", "--no-progress",
+                            "--out", str(partial),
+                        )  # fmt: skip
+                    else:
+                        partial.write_text(base.read_text(encoding="utf-8"), encoding="utf-8")
+                    partial.replace(path)  # complete or absent: a run cut short builds it again
+                extended.append(path)
+            rubrics = extended
+        return [a for r in rubrics for a in ("--rubrics", str(r))]
+
     def label_path(self, source: str, n: int, shape: str = "full") -> Path:
         """Where the ``n``-episode training file of log shape ``shape`` labeled for ``source`` is kept (made
         or not); the success flag and the sparse reward need no labels: the unlabeled file; a source that
@@ -227,13 +258,13 @@ class WorldData:
         return path, file_stats(path)
 
     def round_training_file(
-        self, source: str, n: int, logs: list[Path], out: Path
+        self, source: str, n: int, logs: list[Path], out: Path, *, extend: bool = False
     ) -> tuple[Path, dict[str, Any]]:
         """The training file of a loop's round: the ``n``-episode training file's episodes and those of
         ``logs`` (what the deployed policies played, in round order) in one file ``out``, labeled for
         ``source`` on the whole set as the first round's file was (TRCA's episode-relative advantages and the
-        potential's fit read every episode; a built rubric is the first file's, reused), and its
-        statistics."""
+        potential's fit read every episode; a built rubric is the first file's, reused, or with ``extend``
+        extended by each log in turn: :meth:`extended_rubrics`), and its statistics."""
         from models.log_set import read_logs
         from models.trajectory import write_trajectories
 
@@ -247,8 +278,8 @@ class WorldData:
                 extra: list[str] = []
                 if src.per_step_judge:
                     extra = ["--prompts", str(self.s.coren_prompts), "--judge", self.s.judge]
-                elif src.labeling == "built":  # the first file's rubrics
-                    extra = self.built_rubrics(n)
+                elif src.labeling == "built":  # the first file's rubrics, or those extended by the logs
+                    extra = self.extended_rubrics(n, logs, out.parent) if extend else self.built_rubrics(n)
                 self.log(f"{self.w.label}: label {source} on {out.name}")
                 edgejudge("label", src.reward, str(merged), "--out", str(out), *extra)
                 merged.unlink()

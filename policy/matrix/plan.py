@@ -132,6 +132,10 @@ class Sizes:
     round_set: tuple[str, ...] = ()
     """``RECIPE:KEY=VALUE`` settings of a recipe's training from round 1 on (``edgejudge train --set
     KEY=VALUE``, e.g. ``credit:detours=false``); round 0 keeps the recipe's own."""
+    round_rubric: str = "first"
+    """The judge-built rubric (``trca-built``) a round labels with: ``first``, the training file's, reused;
+    ``extend``, the last round's with the judge's places for the objects of this round's log it does not
+    place yet (``edgejudge rubrics build --base``): no full rebuild, no reviewed item changed."""
     audit_steps: int = 0
     """Steps of each labeled log the judge audits in the label grid (``matrix labels --audit``); 0: none."""
     auditor: str = "judge"
@@ -290,8 +294,14 @@ def round_settings(s: Sizes, recipe: str) -> list[str]:
     return [kv for entry in s.round_set for name, _, kv in [entry.partition(":")] if name == recipe]
 
 
-def round_config(s: Sizes, r: int, recipe: str) -> dict[str, Any]:
-    """The keys a row of round ``r`` of a ``recipe`` policy adds to its unit's configuration."""
+def extends_rubric(s: Sizes, source: str) -> bool:
+    """Whether the rounds of a policy on ``source`` extend its judge-built rubric (``--round-rubric
+    extend``)."""
+    return s.round_rubric == "extend" and SOURCES[SOURCES[source].label_source].labeling == "built"
+
+
+def round_config(s: Sizes, r: int, recipe: str, source: str) -> dict[str, Any]:
+    """The keys a row of round ``r`` of a ``recipe`` policy on ``source`` adds to its unit's configuration."""
     cfg: dict[str, Any] = {
         "round": r,
         "round_episodes": s.round_episodes,
@@ -301,19 +311,23 @@ def round_config(s: Sizes, r: int, recipe: str) -> dict[str, Any]:
         cfg["round_init"] = True
     if settings := round_settings(s, recipe):
         cfg["round_set"] = settings
+    if extends_rubric(s, source):
+        cfg["round_rubric"] = "extend"
     return cfg
 
 
-def loop_settings(s: Sizes, recipe: str) -> dict[str, Any]:
-    """The settings that shape a ``recipe`` policy's loop files beyond its round-0 policy (the deployed
-    episodes, their labels, the checkpoints), those a run changed from the defaults only: a loop's folder is
-    named by them, so a run with other settings never reuses another's checkpoints, and default runs keep
-    their folders' names."""
+def loop_settings(s: Sizes, recipe: str, source: str) -> dict[str, Any]:
+    """The settings that shape the loop files of a ``recipe`` policy on ``source`` beyond its round-0 policy
+    (the deployed episodes, their labels, the checkpoints), those a run changed from the defaults only: a
+    loop's folder is named by them, so a run with other settings never reuses another's checkpoints, and
+    default runs keep their folders' names."""
     defaults = {f.name: f.default for f in fields(Sizes)}
     keys = ("round_episodes", "round_temperature", "round_init")
     changed = {k: getattr(s, k) for k in keys if getattr(s, k) != defaults[k]}
     if settings := round_settings(s, recipe):
         changed["round_set"] = settings
+    if extends_rubric(s, source):
+        changed["round_rubric"] = "extend"
     return changed
 
 
@@ -329,7 +343,11 @@ def round_units(w: World, s: Sizes) -> list[RoundUnit]:
         RoundUnit(
             u,
             r,
-            tuple({**row, **round_config(s, r, u.algo)} for row in u.rows if row["runner"] == "edge-serve"),
+            tuple(
+                {**row, **round_config(s, r, u.algo, u.source)}
+                for row in u.rows
+                if row["runner"] == "edge-serve"
+            ),
         )
         for u in (looped_units(w, s) if s.rounds > 0 else [])
         for r in range(1, s.rounds + 1)

@@ -34,6 +34,7 @@ from policy.matrix.plan import (
     RoundUnit,
     Unit,
     World,
+    extends_rubric,
     loop_settings,
     round_settings,
     round_units,
@@ -70,7 +71,7 @@ class Rounds:
 
     def folder(self, u: Unit) -> Path:
         base = {k: v for k, v in u.rows[0].items() if k not in ("client", "runner")}
-        base |= loop_settings(self.s, u.algo)
+        base |= loop_settings(self.s, u.algo, u.source)
         d = self.m.data(u.world).dir / "rounds" / f"{u.name}-{short_hash(base)}"
         d.mkdir(parents=True, exist_ok=True)
         return d
@@ -138,7 +139,7 @@ class Rounds:
         try:
             logs = [self.log(u, k) for k in range(1, r + 1)]
             data, info = self.m.data(u.world).round_training_file(
-                u.source, u.episodes, logs, d / f"train-{r}.jsonl.gz"
+                u.source, u.episodes, logs, d / f"train-{r}.jsonl.gz", extend=extends_rubric(self.s, u.source)
             )
         except click.ClickException as e:
             reason = f"round {r}: {e.message.strip().splitlines()[-1]}"

@@ -42,17 +42,17 @@ def loops(plan: Sequence[dict[str, Any]]) -> dict[str, list[tuple[str, str, int]
 
 
 def _learner(plan: Sequence[dict[str, Any]], world: str, algo: str, src: str) -> str:
-    """A looped policy's row name, with the training settings its rounds changed (``--round-set``)."""
-    settings = next(
-        (
-            r["round_set"]
-            for r in plan
-            if "round_set" in r and (r["world"], r["algo"], r["source"]) == (world, algo, src)
-        ),
-        None,
+    """A looped policy's row name, with what its rounds changed: training settings (``--round-set``), the
+    rubric extended each round (``--round-rubric extend``)."""
+    row = next(
+        (r for r in plan if "round" in r and (r["world"], r["algo"], r["source"]) == (world, algo, src)),
+        {},
     )
+    changes = [*row.get("round_set", ())]
+    if row.get("round_rubric") == "extend":
+        changes.append("rubric extended each round")
     name = ROW_NAMES[(algo, src)]
-    return f"{name} (from round 1: {', '.join(settings)})" if settings else name
+    return f"{name} (from round 1: {', '.join(changes)})" if changes else name
 
 
 def last_round(plan: Sequence[dict[str, Any]]) -> int:

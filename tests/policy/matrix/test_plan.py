@@ -112,6 +112,13 @@ def test_the_loop_continues_every_trained_policy_of_the_largest_size():
     iql = {tuple(r.get("round_set", ())) for ru in tuned for r in ru.rows if ru.unit.algo == "iql"}
     assert iql == {("x=1",)}
     assert all("round_set" not in r for ru in tuned for r in ru.rows if ru.unit.algo != "iql")
+    # an extended rubric is a key of the loops on a judge-built rubric only: the others' rows stand
+    built = with_overrides(s, sources=("sparse", "trca", "trca-built"))
+    assert all("round_rubric" not in r for ru in round_units(w, built) for r in ru.rows)
+    extended = round_units(w, with_overrides(built, round_rubric="extend"))
+    keyed = {(ru.unit.algo, ru.unit.source) for ru in extended for r in ru.rows if "round_rubric" in r}
+    assert keyed == {("iql", "trca-built")}
+    assert {r["round_rubric"] for ru in extended for r in ru.rows if "round_rubric" in r} == {"extend"}
 
 
 def test_a_loop_with_other_round_settings_gets_its_own_folder_and_default_runs_keep_theirs(tmp_path):
@@ -121,13 +128,17 @@ def test_a_loop_with_other_round_settings_gets_its_own_folder_and_default_runs_k
     from policy.matrix.rounds import Rounds
 
     s = with_overrides(QUICK, rounds=3)
-    assert loop_settings(s, "credit") == {}  # the defaults: the folder names of earlier runs stand
+    assert loop_settings(s, "credit", "trca-built") == {}  # the defaults: earlier runs' folder names stand
     warm = with_overrides(s, round_init=True, round_temperature=1.0)
-    assert loop_settings(warm, "credit") == {"round_temperature": 1.0, "round_init": True}
+    assert loop_settings(warm, "credit", "trca") == {"round_temperature": 1.0, "round_init": True}
     # a recipe's own round settings name its loops' folders, not the other recipes'
     tuned = with_overrides(s, round_set=("credit:detours=false", "credit:negative=1", "iql:beta=3"))
-    assert loop_settings(tuned, "credit") == {"round_set": ["detours=false", "negative=1"]}
-    assert loop_settings(tuned, "bc") == {}
+    assert loop_settings(tuned, "credit", "trca") == {"round_set": ["detours=false", "negative=1"]}
+    assert loop_settings(tuned, "bc", "sparse") == {}
+    # an extended rubric names the folders of the loops on a judge-built rubric, not self-imitation's
+    extend = with_overrides(s, round_rubric="extend")
+    assert loop_settings(extend, "credit", "trca-built") == {"round_rubric": "extend"}
+    assert loop_settings(extend, "credit", "trca") == loop_settings(extend, "bc", "sparse") == {}
 
     def folder(sizes):
         m = SimpleNamespace(s=sizes, data=lambda _w: SimpleNamespace(dir=tmp_path))
@@ -136,12 +147,13 @@ def test_a_loop_with_other_round_settings_gets_its_own_folder_and_default_runs_k
             name="credit-x",
             world="w",
             algo="credit",
+            source="trca-built",
         )
         return Rounds(m).folder(u)
 
     assert folder(s) == folder(with_overrides(s, rounds=5))  # more rounds continue the same loop
     assert folder(warm) != folder(s) and folder(with_overrides(s, round_init=True)) != folder(s)
-    assert folder(tuned) != folder(s)
+    assert folder(tuned) != folder(s) and folder(extend) != folder(s)
 
 
 def test_the_matched_baselines_are_those_of_this_plans_loops_not_of_another_loop_in_the_same_file():

@@ -126,3 +126,18 @@ def test_the_loop_report_shows_each_learner_per_round_beside_its_baselines(tmp_p
     assert "take 0.25 → 0.75" in loop  # where the rounds moved the decisions
     assert "### The loop" not in md[: md.index("### The loop")]  # the matrix's own tables hold no round row
     assert (tmp_path / "m.rounds.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_a_looped_learner_is_named_with_what_its_rounds_changed():
+    from policy.matrix.rounds_report import _learner
+
+    row = {"world": "w", "algo": "credit", "source": "trca-built"}
+    plain = [row, {**row, "round": 1}]
+    assert (
+        _learner(plain, "w", "credit", "trca-built") == "Credit: steps the labels keep, harmful steps "
+        "pushed away, TRCA (rubric built from the data, unreviewed)"
+    )
+    both = [row, {**row, "round": 1, "round_set": ["detours=false"], "round_rubric": "extend"}]
+    assert _learner(both, "w", "credit", "trca-built").endswith(
+        "(from round 1: detours=false, rubric extended each round)"
+    )

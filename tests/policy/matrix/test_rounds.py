@@ -58,3 +58,48 @@ def test_tiny_loop_deploys_logs_labels_retrains_and_resumes(tmp_path, cli):
     assert again.returncode == 0 and again.stdout.startswith("0 rows computed"), again.stderr[-2000:]
     dry = cli(*cmd, "--dry-run", check=True).stdout
     assert "done  twc-easy credit/trca n=6 round 1 seed=0 guard (edge-serve) x2" in dry
+
+
+@pytest.mark.real
+def test_each_round_extends_the_built_rubric_by_the_judges_places_for_its_logs_new_objects(tmp_path):
+    from labeler.trca.rubric import load_rubric, write_rubric
+    from models.trajectory import write_trajectories
+    from policy.matrix.data import WorldData
+    from policy.matrix.plan import QUICK, parse_world, with_overrides
+    from policy.worlds.adapters import parse_env
+    from policy.worlds.collect import CollectConfig, collect
+
+    def episodes(game: str, path):
+        cfg = CollectConfig(env=parse_env(f"twx:{game}"), split="train", episodes=2, behaviour="gold-noise",
+                            noise=0.3, seed=5, max_steps=20)  # fmt: skip
+        write_trajectories(path, collect(cfg))
+        return path
+
+    said: list[str] = []
+    wd = WorldData(tmp_path, parse_world("twc-easy"), with_overrides(QUICK, sizes=(2,)), said.append)
+    log = episodes("twc", tmp_path / "log-1.jsonl")
+    write_trajectories(wd.label_path("sparse", 2), read_trajectories(log))  # round 0's file, and its rubric:
+    objects = {
+        a.split(" in ")[0][4:].lower()
+        for t in read_trajectories(log)
+        for s in t.steps
+        for a in s.candidates
+        if a.startswith("put ") and " in " in a
+    }
+    # the shipped one without places for the log's objects
+    base = load_rubric("labeler/rubrics/twc.toml")
+    put = next(it for it in base.items if it.id == "put-where-it-belongs")
+    put.pairs = {o: p for o, p in put.pairs.items() if o not in objects}
+    write_rubric(wd.dir / "rubric-n2.twc.toml", base, "round 0")
+    other = episodes("cookingworld", tmp_path / "log-2.jsonl")  # a round with no TWC episode
+
+    loop = tmp_path / "loop"
+    loop.mkdir()
+    args = wd.extended_rubrics(2, [log, other], loop)
+    assert args == ["--rubrics", str(loop / "rubric-2.twc.toml")]
+    first = load_rubric(loop / "rubric-1.twc.toml")
+    places = next(it for it in first.items if it.id == put.id).pairs
+    assert set(places) == set(put.pairs) | objects and first.version == base.version + 1
+    assert (loop / "rubric-2.twc.toml").read_text() == (loop / "rubric-1.twc.toml").read_text()
+    assert said == ["twc-easy: extend the rubric of twc by log-1.jsonl"] and not list(loop.glob("*partial*"))
+    assert wd.extended_rubrics(2, [log, other], loop) == args and len(said) == 1  # made once
