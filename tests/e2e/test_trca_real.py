@@ -12,6 +12,7 @@ import pytest
 from labeler.trca.rubric import load_rubric, write_rubric
 from models.registry import resolve_judge
 from models.trajectory import read_trajectories, write_trajectories
+from tests.support.trca_rubric import put_objects
 
 pytestmark = pytest.mark.real
 
@@ -92,13 +93,7 @@ def test_real_judge_builds_a_rubric_that_labels_real_episodes(episodes, tmp_path
     ids = {it.id for it in r.items}
     if game == "twc":  # the instruction is about where things go: the judge picked a place per object
         put = next(it for it in r.items if it.id == "put-where-it-belongs")
-        objects = {
-            a.split(" in ")[0][4:].lower()
-            for t in read_trajectories(data)
-            for s in t.steps
-            for a in s.candidates
-            if a.startswith("put ") and " in " in a
-        }
+        objects = put_objects(read_trajectories(data))
         assert set(put.pairs) == objects and all(len(p) == 1 for p in put.pairs.values())
         # extend a reviewed rubric that lacks these objects (the shipped one, with them removed from its
         # table): the judge places only them (its answers come from the build's cache), the rest is kept

@@ -77,3 +77,14 @@ INSTR = "Put the apple in the fridge."
 
 
 O0 = compose_state("", "You see a closed fridge and an apple.", "Inventory: empty", [])
+
+
+def put_objects(trajs) -> set[str]:
+    """The objects of a TWC log's ``put X in Y`` candidates, lower-cased: what a rubric must place."""
+    return {
+        a.split(" in ")[0][4:].lower()
+        for t in trajs
+        for s in t.steps
+        for a in s.candidates
+        if a.startswith("put ") and " in " in a
+    }

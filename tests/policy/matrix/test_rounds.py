@@ -10,6 +10,7 @@ import json
 import pytest
 
 from models.trajectory import read_trajectories
+from tests.support.trca_rubric import put_objects
 
 
 @pytest.mark.real
@@ -79,13 +80,7 @@ def test_each_round_extends_the_built_rubric_by_the_judges_places_for_its_logs_n
     wd = WorldData(tmp_path, parse_world("twc-easy"), with_overrides(QUICK, sizes=(2,)), said.append)
     log = episodes("twc", tmp_path / "log-1.jsonl")
     write_trajectories(wd.label_path("sparse", 2), read_trajectories(log))  # round 0's file, and its rubric:
-    objects = {
-        a.split(" in ")[0][4:].lower()
-        for t in read_trajectories(log)
-        for s in t.steps
-        for a in s.candidates
-        if a.startswith("put ") and " in " in a
-    }
+    objects = put_objects(read_trajectories(log))
     # the shipped one without places for the log's objects
     base = load_rubric("labeler/rubrics/twc.toml")
     put = next(it for it in base.items if it.id == "put-where-it-belongs")
