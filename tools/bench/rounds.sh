@@ -39,6 +39,23 @@ for w in twc-hard twc-medium cookingworld-small twc-easy; do
 done
 edgejudge matrix --world twc-easy --world cookingworld-small --world twc-medium --world twc-hard \
     --sources sparse,trca-built --algos credit,bc $N --report-only
+# seeds 1 and 2 of that loop on TWC easy and CookingWorld small (self-imitation's rounds with them)
+for s in 1 2; do
+  for w in cookingworld-small twc-easy; do
+    edgejudge matrix --world $w --sources sparse,trca-built --algos credit,bc ${N/--seeds 0/--seeds $s}
+  done
+done
+S3="${N/--seeds 0/--seeds 0,1,2} --merge tools/results/bench_rounds_nodetours.json"
+edgejudge matrix --world twc-easy --world cookingworld-small --sources sparse,trca-built --algos credit,bc \
+    ${S3/bench_rounds_nodetours/bench_rounds_seeds} --report-only
+# that loop with the rubric extended each round: the judge places the new log's objects the rubric does not
+# place yet (edgejudge rubrics build --base)
+E="${R/bench_rounds/bench_rounds_extend} --merge tools/results/bench_rounds.json"
+E="$E --merge tools/results/bench_rounds_nodetours.json --round-set credit:detours=false --round-rubric extend"
+for w in twc-hard twc-medium; do
+  edgejudge matrix --world $w --sources sparse,trca-built --algos credit,bc $E
+done
+edgejudge matrix --world twc-hard --world twc-medium --sources sparse,trca-built --algos credit,bc $E --report-only
 # the loop once on a world no setting was chosen on: CookingWorld large, with the settings above
 H="${R/bench_rounds/bench_rounds_heldout} --round-set credit:detours=false"
 edgejudge matrix --world cookingworld-large --sources sparse,trca-built --algos credit,bc $H
