@@ -52,7 +52,8 @@ ON = {"any": "every source", "sparse": "the success flag", "trca": "TRCA sources
 
 
 def _check_plan(s) -> None:
-    """Every source, recipe and client of the plan is known; sizes and seeds are given."""
+    """Every source, recipe and client of the plan is known; sizes and seeds are given; a round setting has
+    a source it applies to."""
     sources_known = trainable_sources()
     bad = (
         [x for x in s.sources if x not in sources_known]
@@ -66,6 +67,12 @@ def _check_plan(s) -> None:
         )
     if not s.sizes or not s.seeds or any(n < 1 for n in s.sizes):
         raise click.UsageError("--sizes and --seeds need at least one value each; sizes are at least 1")
+    from policy.matrix.plan import extends_rubric
+
+    if s.round_rubric == "extend" and not any(extends_rubric(s, x) for x in s.sources):
+        raise click.UsageError(
+            "--round-rubric extend: no source of the plan labels with a judge-built rubric (e.g. trca-built)"
+        )
 
 
 def _round_set(values: tuple[str, ...]) -> tuple[str, ...] | None:

@@ -180,6 +180,10 @@ def test_an_empty_expert_size_list_plans_no_ceiling_rows(tmp_path, cli):
         (["--sources", "sparse,trcaa"], "unknown source, algorithm or client: trcaa"),
         (["--round-set", "detours=false"], "'detours=false': expected RECIPE:KEY=VALUE"),
         (["--round-set", "cred:detours=false"], "with a recipe among"),
+        (
+            ["--round-rubric", "extend", "--sources", "sparse,trca"],
+            "no source of the plan labels with a judge-built",
+        ),
     ],
 )
 def test_bad_input_is_one_clear_error_before_any_work(tmp_path, args, message):
