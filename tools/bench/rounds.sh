@@ -40,14 +40,14 @@ done
 edgejudge matrix --world twc-easy --world cookingworld-small --world twc-medium --world twc-hard \
     --sources sparse,trca-built --algos credit,bc $N --report-only
 # seeds 1 and 2 of that loop on TWC easy and CookingWorld small (self-imitation's rounds with them)
+S3="${N/bench_rounds_nodetours/bench_rounds_seeds} --merge tools/results/bench_rounds_nodetours.json"
 for s in 1 2; do
   for w in cookingworld-small twc-easy; do
-    edgejudge matrix --world $w --sources sparse,trca-built --algos credit,bc ${N/--seeds 0/--seeds $s}
+    edgejudge matrix --world $w --sources sparse,trca-built --algos credit,bc ${S3/--seeds 0/--seeds $s}
   done
 done
-S3="${N/--seeds 0/--seeds 0,1,2} --merge tools/results/bench_rounds_nodetours.json"
 edgejudge matrix --world twc-easy --world cookingworld-small --sources sparse,trca-built --algos credit,bc \
-    ${S3/bench_rounds_nodetours/bench_rounds_seeds} --report-only
+    ${S3/--seeds 0/--seeds 0,1,2} --report-only
 # that loop with the rubric extended each round: the judge places the new log's objects the rubric does not
 # place yet (edgejudge rubrics build --base)
 E="${R/bench_rounds/bench_rounds_extend} --merge tools/results/bench_rounds.json"
