@@ -97,12 +97,13 @@ def _ceiling(agg, world: str, matched: set[int]) -> tuple[int, dict[str, Any]] |
 
 
 def _matched_sizes(agg, plan: Sequence[dict[str, Any]], world: str) -> set[int]:
-    """The expert-episode counts of a world's matched baselines (every round of every looped policy)."""
+    """The expert-episode counts of a world's matched baselines (every round of every looped policy, every
+    seed's)."""
     out = set()
     for algo, src, n in loops(plan).get(world, []):
         for r in range(last_round(plan) + 1):
-            m = _matched(agg, world, find(agg, world, algo, src, n, *HEADLINE, r))
-            out |= {m[0]} if m else set()
+            g = find(agg, world, algo, src, n, *HEADLINE, r)
+            out |= {row["train_successes"] for row in (g or {}).get("rows", ()) if row.get("train_successes")}
     return out
 
 

@@ -141,3 +141,28 @@ def test_a_looped_learner_is_named_with_what_its_rounds_changed():
     assert _learner(both, "w", "credit", "trca-built").endswith(
         "(from round 1: detours=false, rubric extended each round)"
     )
+
+
+def test_the_loops_ceiling_is_never_a_seeds_matched_baseline():
+    from policy.matrix.groups import aggregate
+    from policy.matrix.plan import round_units, unit
+    from policy.matrix.rounds_report import _ceiling, _matched_sizes
+
+    w = parse_world("twc-easy")
+    s = with_overrides(
+        QUICK, sizes=(10,), seeds=(0, 1), sources=("trca",), algos=("credit",), clients=("guard",)
+    )
+    s = with_overrides(s, expert_sizes=(), rounds=1)
+    plan = [r for u in units(w, s) for r in u.rows] + [r for ru in round_units(w, s) for r in ru.rows]
+    rows = []
+    for cfg in plan:  # seed 1's file gathers more successes than the 200-episode ceiling
+        n = 5 if cfg.get("round") is None else 150 + 100 * cfg["seed"]
+        rows.append(
+            {**cfg, "status": "ok", "successes": 5, "episodes": 10, "success_rate": 0.5, "train_successes": n}
+        )
+    for n, k in ((5, 6), (150, 7), (200, 9), (250, 8)):  # the matched baselines and the ceiling
+        cfg = unit(w, s, "bc", "expert", n, 0).rows[0]
+        rows.append({**cfg, "status": "ok", "successes": k, "episodes": 10, "success_rate": k / 10})
+    agg = aggregate(rows)
+    assert _matched_sizes(agg, plan, "twc-easy") == {5, 150, 250}
+    assert _ceiling(agg, "twc-easy", _matched_sizes(agg, plan, "twc-easy"))[0] == 200
