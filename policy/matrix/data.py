@@ -169,13 +169,15 @@ class WorldData:
 
         rubrics = [Path(a) for a in self.built_rubrics(n)[1::2]]
         for k, log in enumerate(logs, 1):
-            in_log = {t.task_type for t in read_trajectories(log)}
+            in_log: set[str] | None = None  # the log's task types, read only when a rubric is to be made
             extended = []
             for base in rubrics:
                 task_type = load_rubric(base).task_type
                 path = Path(per_task_type_path(str(folder / f"rubric-{k}.toml"), task_type))
                 if not path.exists():
                     partial = path.with_name(f"{path.stem}.partial.toml")
+                    if in_log is None:
+                        in_log = {t.task_type for t in read_trajectories(log)}
                     if task_type in in_log:
                         self.log(f"{self.w.label}: extend the rubric of {task_type} by {log.name}")
                         edgejudge(

@@ -309,11 +309,18 @@ def round_config(s: Sizes, r: int, recipe: str, source: str) -> dict[str, Any]:
     }
     if s.round_init:  # only when set: the rows without it keep their keys
         cfg["round_init"] = True
+    return cfg | _policy_round_keys(s, recipe, source)
+
+
+def _policy_round_keys(s: Sizes, recipe: str, source: str) -> dict[str, Any]:
+    """What a run changed in the rounds of one policy (a ``recipe`` on ``source``) alone: its training
+    settings (``--round-set``), its rubric extended (``--round-rubric extend``); only the keys set."""
+    keys: dict[str, Any] = {}
     if settings := round_settings(s, recipe):
-        cfg["round_set"] = settings
+        keys["round_set"] = settings
     if extends_rubric(s, source):
-        cfg["round_rubric"] = "extend"
-    return cfg
+        keys["round_rubric"] = "extend"
+    return keys
 
 
 def loop_settings(s: Sizes, recipe: str, source: str) -> dict[str, Any]:
@@ -324,11 +331,7 @@ def loop_settings(s: Sizes, recipe: str, source: str) -> dict[str, Any]:
     defaults = {f.name: f.default for f in fields(Sizes)}
     keys = ("round_episodes", "round_temperature", "round_init")
     changed = {k: getattr(s, k) for k in keys if getattr(s, k) != defaults[k]}
-    if settings := round_settings(s, recipe):
-        changed["round_set"] = settings
-    if extends_rubric(s, source):
-        changed["round_rubric"] = "extend"
-    return changed
+    return changed | _policy_round_keys(s, recipe, source)
 
 
 def looped_units(w: World, s: Sizes) -> list[Unit]:
