@@ -61,6 +61,10 @@ class WorldData:
         }
         if sizes.split != "train":  # new keys only where set: the folders of earlier runs keep their names
             cfg["split"] = sizes.split
+        if world.pool is not None:  # a given log, not a collection
+            for k in ("behaviour", "noise", "seed"):
+                del cfg[k]
+            cfg["pool"] = world.pool_digest
         self.dir = work / f"{world.label}-{short_hash(cfg)}"
         self.dir.mkdir(parents=True, exist_ok=True)
         self._pool: list[Any] | None = None
@@ -73,6 +77,15 @@ class WorldData:
         if self._pool is not None:
             return self._pool
         need = max(self.s.sizes)
+        if self.w.pool is not None:
+            self._pool = read_trajectories(self.w.pool)
+            ok = pool_is_enough(self._pool, need, self.s.max_success_rate)
+            self.log(
+                f"{self.w.label}: the given log {self.w.pool} ({len(self._pool)} episodes, "
+                f"{sum(t.success for t in self._pool)} successful)"
+                + ("" if ok else f": fewer episodes than a {need}-episode cut wants, the files hold fewer")
+            )
+            return self._pool
         n = max(20, int(need * 1.25))
         while True:
             path = self.dir / f"pool-{n}.jsonl.gz"

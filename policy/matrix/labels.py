@@ -47,6 +47,8 @@ SHAPE_NAMES = {
     "response": "response-only log (last response + inventory)",
 }
 POOLED = "pooled"
+_PER_WORLD = ("env", "params", "max_steps", "pool")
+"""The keys of a world's rows that a pooled row lists per world."""
 
 
 def row_config(w: World, s: Sizes, shape: str, method: str, n: int) -> dict[str, Any]:
@@ -65,6 +67,10 @@ def row_config(w: World, s: Sizes, shape: str, method: str, n: int) -> dict[str,
         "shape": shape,
         "method": method,
     }
+    if w.pool is not None:  # a given log: its content is the key, not a collection's settings
+        for k in ("behaviour", "noise", "collect_seed"):
+            del cfg[k]
+        cfg["pool"] = w.pool_digest
     if method in ("trca-built", "coren"):
         cfg["judge"] = s.judge
     if method == "coren":
@@ -94,10 +100,10 @@ def plan(worlds: Sequence[World], s: Sizes, shapes: Sequence[str], methods: Sequ
                     first = row_config(worlds[0], replace(s, audit_steps=0), shape, method, n)
                     rows.append(
                         {
-                            **{k: v for k, v in first.items() if k not in ("env", "params", "max_steps")},
+                            **{k: v for k, v in first.items() if k not in _PER_WORLD},
                             "world": POOLED,
                             "worlds": [r["world"] for r in per_world],
-                            "world_configs": [[r["env"], r["params"], r["max_steps"]] for r in per_world],
+                            "world_configs": [[r[k] for k in _PER_WORLD if k in r] for r in per_world],
                         }
                     )
     return rows

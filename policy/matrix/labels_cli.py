@@ -34,6 +34,15 @@ from policy.matrix.cli_args import (
     "also get pooled rows).",
 )
 @click.option(
+    "--pool",
+    "pools",
+    multiple=True,
+    metavar="LABEL=FILE",
+    help="Cut world LABEL's logs from FILE (a log of that world from any collector, e.g. a deployed "
+    "bundle's episodes from edgejudge collect --policy, with ground truth under each step's info) instead of "
+    "collecting with --behaviour; repeatable.",
+)
+@click.option(
     "--shapes",
     default="full,plain,response",
     show_default=True,
@@ -106,6 +115,7 @@ from policy.matrix.cli_args import (
 def labels(
     ctx,
     worlds,
+    pools,
     shapes,
     methods,
     episodes,
@@ -127,9 +137,10 @@ def labels(
     """The label grid: per world, log shape and label method, how well the labels rank the steps (per-step
     AUROC against score progress and the gold path) and what the label check says, before any training.
 
-    Per world one pool is collected on the held-out split and cut to success-scarce logs of each size; each
-    log is made in each shape and labeled as a user labels theirs. Rows are kept in OUT.json (a second run
-    computes only what is missing; --work-dir keeps every step's file); the tables go to OUT.md.
+    Per world one pool is collected on the held-out split (or given with --pool) and cut to success-scarce
+    logs of each size; each log is made in each shape and labeled as a user labels theirs. Rows are kept in
+    OUT.json (a second run computes only what is missing; --work-dir keeps every step's file); the tables go
+    to OUT.md.
 
     \b
       edgejudge matrix labels --world twc-medium=twx:twc[level=medium]@50 --split dev --episodes 20
@@ -158,6 +169,7 @@ def labels(
         ws = [parse_world(w) for w in worlds]
     except ValueError as e:
         raise click.BadParameter(str(e), param_hint="--world") from None
+    ws = _with_pools(ws, pools)
     s = with_overrides(
         FULL,
         worlds=tuple(worlds),
@@ -215,3 +227,21 @@ def labels(
     click.echo(
         f"{computed} rows computed, {ok} of {len(plan)} rows with a result; wrote {out}.json, {out}.md"
     )
+
+
+def _with_pools(worlds, pools):
+    """``worlds`` with each ``--pool LABEL=FILE`` set on the world it names."""
+    from dataclasses import replace
+
+    given: dict[str, str] = {}
+    for text in pools:
+        label, sep, path = text.partition("=")
+        if not sep or not label or not path:
+            raise click.BadParameter(f"{text!r}: expected LABEL=FILE", param_hint="--pool")
+        if label not in {w.label for w in worlds}:
+            known = ", ".join(w.label for w in worlds)
+            raise click.BadParameter(f"{label!r} is not a --world label ({known})", param_hint="--pool")
+        if not Path(path).is_file():
+            raise click.BadParameter(f"{path}: no such file", param_hint="--pool")
+        given[label] = str(Path(path).resolve())
+    return [replace(w, pool=given[w.label]) if w.label in given else w for w in worlds]

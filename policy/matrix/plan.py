@@ -19,6 +19,7 @@ Rows per world:
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any
@@ -35,6 +36,9 @@ class World:
     metric: str = "success"
     """What the target is on: ``success`` (rate) or ``score`` (mean normalised score)."""
     target: float | None = None
+    pool: str | None = None
+    """A log of the world's episodes (any collector's, with ground truth under ``info``) that the label grid
+    cuts its files from instead of collecting (``matrix labels --pool``)."""
 
     def spec_args(self) -> list[str]:
         return ["--env", self.env] + (["--params", self.params] if self.params else [])
@@ -47,6 +51,18 @@ class World:
         from policy.worlds.adapters.registry import parse_env
 
         return self.params if self.params is not None else parse_env(self.env).params
+
+    @property
+    def pool_digest(self) -> str | None:
+        """The pool file's content hash (what row keys and work folders record, not its path)."""
+        return None if self.pool is None else _digest(self.pool)
+
+
+@functools.lru_cache(maxsize=64)
+def _digest(path: str) -> str:
+    from models.bundle import sha256_file
+
+    return sha256_file(path)[:16]
 
 
 PRESETS: dict[str, World] = {

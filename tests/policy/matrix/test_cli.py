@@ -155,6 +155,16 @@ def test_tiny_label_grid_builds_labels_measures_pools_and_resumes(tmp_path, cli)
     assert a["flag_auroc_progress"] == rows[("full", "success")]["auroc_progress"]  # the same log's flag
     heading = "### The check's choice against per-step AUROC (an audit by the log's own score progress of 12 "
     assert heading in out.with_suffix(".md").read_text()
+    # a given log (any collector's) instead of a collection: rows keyed by its content, nothing collected
+    pool = next(work.glob("twc-easy-*/pool-*.jsonl.gz"))
+    p = cli(*base, "--pool", f"twc-easy={pool}", "--shapes", "full", "--methods", "sparse,success",
+            timeout=600)  # fmt: skip
+    assert p.returncode == 0 and "2 rows computed" in p.stdout, p.stderr[-3000:]
+    assert "collect" not in p.stderr and "the given log" in p.stderr
+    given = [r for r in expanded(json.loads(out.with_suffix(".json").read_text())) if "pool" in r]
+    assert len(given) == 2 and all("behaviour" not in r and r["trajectories"] == 6 for r in given)
+    same_cut = {rows[("full", m)]["auroc_progress"] for m in ("sparse", "success")}
+    assert {r["auroc_progress"] for r in given} == same_cut
 
 
 def test_an_empty_expert_size_list_plans_no_ceiling_rows(tmp_path, cli):
@@ -223,6 +233,9 @@ def test_a_machine_without_edge_serve_is_told_what_to_install_before_any_work(tm
         (["--shapes", "full,xml"], "unknown log shape or label method: xml"),
         (["--methods", "trca,judge"], "unknown log shape or label method: judge"),
         (["--episodes", "0"], "sizes >= 1"),
+        (["--pool", "robot.jsonl"], "expected LABEL=FILE"),
+        (["--pool", "cw=robot.jsonl"], "'cw' is not a --world label (twc-easy)"),
+        (["--pool", "twc-easy=no/such/log.jsonl"], "no/such/log.jsonl: no such file"),
     ],
 )
 def test_the_label_grid_refuses_bad_input_before_any_work(tmp_path, args, message):

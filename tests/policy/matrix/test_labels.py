@@ -35,6 +35,23 @@ def test_the_plan_is_the_grid_with_coren_on_small_logs_and_pooled_rows():
     assert all(r["world"] != POOLED for r in plan(WORLDS[:1], S, ("full",), ("sparse",)))
 
 
+def test_a_given_log_keys_its_rows_by_its_content_not_by_a_collections_settings(tmp_path):
+    from dataclasses import replace
+
+    log = tmp_path / "robot.jsonl"
+    log.write_text("episodes\n")
+    given = [replace(WORLDS[0], pool=str(log)), WORLDS[1]]
+    rows = plan(given, S, ("full",), ("sparse",))
+    first = {r["world"]: r for r in reversed(rows)}  # each world's first row (episodes 5)
+    a, b, pooled = first["a"], first["b"], first[POOLED]
+    assert "behaviour" not in a and "collect_seed" not in a and len(a["pool"]) == 16
+    assert b["behaviour"] == S.behaviour and "pool" not in b
+    assert "pool" not in pooled and pooled["world_configs"][0][-1] == a["pool"]
+    (tmp_path / "robot2.jsonl").write_text("other episodes\n")  # another log: other rows
+    other = replace(WORLDS[0], pool=str(tmp_path / "robot2.jsonl"))
+    assert plan([other], S, ("full",), ("sparse",))[0]["pool"] != a["pool"]
+
+
 def test_the_report_shows_figures_and_verdicts_and_lists_rows_without_a_result(tmp_path):
     rows = plan(WORLDS, with_overrides(S, sizes=(5,)), ("full", "plain"), ("success", "potential"))
     store = RowStore(tmp_path / "l.json")
