@@ -49,7 +49,7 @@ Only the success flag of each trajectory is used (a robot log has it; ``info`` i
   called ``separates`` in 9 of 20 permutations of a log with one success, against 0-3 of 20 with 5-10), or
   ``n/a`` (one class only). An audit of the steps adds two (:func:`with_audit`): ``audit disagrees`` (the
   marks contradict the channel's step credit) and ``audit prefers`` (it would separate, but the audit
-  supports another channel and not this one).
+  supports another channel and not this one, or this one clearly less).
 
 :func:`format_checks` prints the table and a warning line for every channel whose labels are not likely to
 help, so the user sees it before training on them.
@@ -286,7 +286,7 @@ MESSAGES = {
     "audit disagrees": "the steps an audit marked as progress are not the ones this channel credits: "
     "whatever the success flags say, its step credit is not what the auditor sees (edgejudge label audit)",
     "audit prefers": "its mean reward separates successes from failures, but an audit of the steps supports "
-    "another channel's step credit and not this one's: train on the channel the audit names",
+    "another channel's step credit better than this one's: train on the channel the audit names",
 }
 
 
@@ -362,18 +362,19 @@ def with_audit(
     checks: Sequence[ChannelCheck],
     contradicted: set[str],
     preferred: str | None = None,
-    supported: Collection[str] = (),
+    vouched: Collection[str] = (),
 ) -> list[ChannelCheck]:
     """``checks`` with the verdict ``audit disagrees`` for every channel an audit contradicts
     (:mod:`labeler.audit.agreement`): the success flags cannot vouch for step credit a person's marks
     refute; and, where the audit names a channel (``preferred``), ``audit prefers`` instead of
-    ``separates`` for a channel it does not support (not in ``supported``): the flags cannot vouch for it
-    beside a channel whose step credit the marks confirm."""
+    ``separates`` for a channel it does not vouch for (not in ``vouched``: supported, with an interval that
+    reaches the named channel's agreement, :func:`labeler.audit.agreement.vouched`): the flags cannot vouch
+    for it beside a channel whose step credit the marks confirm better."""
     out = []
     for c in checks:
         if c.channel in contradicted:
             c = replace(c, verdict="audit disagrees", message=MESSAGES["audit disagrees"])
-        elif preferred and c.verdict == "separates" and c.channel != preferred and c.channel not in supported:
+        elif preferred and c.verdict == "separates" and c.channel != preferred and c.channel not in vouched:
             c = replace(c, verdict="audit prefers", message=MESSAGES["audit prefers"])
         out.append(c)
     return out

@@ -262,11 +262,13 @@ def quality(
     audits = _audits(trajs, audit_path) if audit_path else []
     named = _named(audits) if audits else None
     if checks is not None and audits:
+        from labeler.audit.agreement import vouched
+
         checks = with_audit(
             checks,
             {f.channel for fs in audits for f in fs if f.contradicted},
             named.channel if named else None,
-            {f.channel for fs in audits for f in fs if f.supported},
+            set().union(*(vouched(fs) for fs in audits)),
         )
     if audits:  # before the check is printed: the channel it names is this audit's
         _record_choice(file, named)

@@ -141,6 +141,15 @@ def best_supported(figures: Sequence[AuditFigure]) -> AuditFigure | None:
     return max((f for f in figures if f.supported), key=lambda f: f.figure.value or 0.0, default=None)
 
 
+def vouched(figures: Sequence[AuditFigure]) -> set[str]:
+    """The channels the audit vouches for: those it supports whose interval reaches the AUROC of the channel
+    it supports best. Beside that channel, one the marks rank clearly lower keeps no ``separates`` either."""
+    best = best_supported(figures)
+    if best is None or best.figure.value is None:
+        return set()
+    return {f.channel for f in figures if f.supported and (f.figure.high or 0.0) >= best.figure.value}
+
+
 def format_audit(figures: Sequence[AuditFigure]) -> str:
     """The audit's table and the channel it points to."""
     if not figures:

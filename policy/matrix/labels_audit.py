@@ -31,11 +31,13 @@ POOR, GOOD = 0.65, 0.75
 
 _PER_LOG = ("channel", "by", "marked", "progress", "asked", "consistency")
 """Figures of the whole audit, kept once per row rather than per channel."""
-AUDIT_VERSION = 3
+AUDIT_VERSION = 4
 """What a row's audit holds; a row audited by an older version is audited again (from the judge's cache).
 2: the marks spread to every step compete for the choice, and a judge under the consistency gate
 (:data:`labeler.audit.agreement.MIN_JUDGE_CONSISTENCY`) neither supports nor contradicts. 3: beside the
-channel the audit names, one it does not support is ``audit prefers``, not ``separates``."""
+channel the audit names, one it does not support is ``audit prefers``, not ``separates``. 4: so is one it
+supports whose interval stays under the named channel's agreement
+(:func:`labeler.audit.agreement.vouched`)."""
 
 
 def stale(result: dict[str, Any]) -> bool:
@@ -79,7 +81,7 @@ def audit_log(trajectories: Sequence[Any], channel: str, auditor, steps: int, se
     :class:`TruthAuditor`), over the channels of ``channel``'s method and the marks spread to every step: the
     marks' counts, every channel's agreement and verdict before and after the audit, and the channel the
     check names (None: the audit supports none)."""
-    from labeler.audit.agreement import audit_figures, best_supported
+    from labeler.audit.agreement import audit_figures, best_supported, vouched
     from labeler.audit.marks import UNSURE, current
     from labeler.audit.sample import audited_channels, sample_steps
     from labeler.audit.spread import METHOD, NAME, spread
@@ -105,8 +107,10 @@ def audit_log(trajectories: Sequence[Any], channel: str, auditor, steps: int, se
     before = {c.channel: c.verdict for c in checks}
     best = best_supported(figures)
     contradicted = {f.channel for f in figures if f.contradicted}
-    supported = {f.channel for f in figures if f.supported}
-    after = {c.channel: c.verdict for c in with_audit(checks, contradicted, best and best.channel, supported)}
+    after = {
+        c.channel: c.verdict
+        for c in with_audit(checks, contradicted, best and best.channel, vouched(figures))
+    }
     spread_truth = {c.channel: c.auroc_progress for c in measure(list(trajectories)).channels}.get(SPREAD)
     return {
         "version": AUDIT_VERSION,

@@ -29,7 +29,7 @@ edgejudge matrix labels $H --episodes 30 --shapes full,response --methods sparse
 # protocol d, another collector: each world's episodes played by a deployed bundle through edge-serve and
 # written by the robot's log writer (BC on 20 expert episodes of the train split, exploring at temperature 0.5
 # on the test split); held out: nothing of the check or the audit was chosen on such logs
-deployed_log() {  # LABEL ENV PARAMS MAX_STEPS -> runs/labels-protocol-d/LABEL/robot.jsonl.gz
+deployed_log() {  # LABEL ENV PARAMS MAX_STEPS -> runs/labels-protocol-d/LABEL/robot.jsonl
   local d=runs/labels-protocol-d/$1 p=(); [ -n "$3" ] && p=(--params "$3")
   mkdir -p "$d"
   [ -f "$d/expert.jsonl.gz" ] || { edgejudge collect --env "$2" "${p[@]}" --split train --behaviour gold-noise \
@@ -37,9 +37,9 @@ deployed_log() {  # LABEL ENV PARAMS MAX_STEPS -> runs/labels-protocol-d/LABEL/r
     mv "$d/expert.part.jsonl.gz" "$d/expert.jsonl.gz"; }
   [ -f "$d/bundle/manifest.json" ] || { edgejudge train "$d/expert.jsonl.gz" --algo bc --reward sparse --seed 0 \
       --out "$d/ckpt" --json >/dev/null && edgejudge export "$d/ckpt" --out "$d/bundle" --json >/dev/null; }
-  [ -f "$d/robot.jsonl.gz" ] || { edgejudge collect --env "$2" "${p[@]}" --split test --episodes 80 \
-      --policy "$d/bundle" --serve --temperature 0.5 --max-steps "$4" --seed 4 --out "$d/robot.part.jsonl.gz" \
-      --no-progress && mv "$d/robot.part.jsonl.gz" "$d/robot.jsonl.gz"; }
+  [ -f "$d/robot.jsonl" ] || { edgejudge collect --env "$2" "${p[@]}" --split test --episodes 80 \
+      --policy "$d/bundle" --serve --temperature 0.5 --max-steps "$4" --seed 4 --out "$d/robot.part.jsonl" \
+      --no-progress && mv "$d/robot.part.jsonl" "$d/robot.jsonl"; }
 }
 D="" P=""
 for w in "twc-easy twx:twc level=easy 40" "twc-medium twx:twc level=medium 60" \
@@ -47,7 +47,7 @@ for w in "twc-easy twx:twc level=easy 40" "twc-medium twx:twc level=medium 60" \
          "find-plant scienceworld:find-plant '' 40" "use-thermometer scienceworld:use-thermometer '' 40"; do
   eval "set -- $w"
   deployed_log "$1" "$2" "$3" "$4"
-  D="$D --world $1=$2${3:+[$3]}@$4"; P="$P --pool $1=runs/labels-protocol-d/$1/robot.jsonl.gz"
+  D="$D --world $1=$2${3:+[$3]}@$4"; P="$P --pool $1=runs/labels-protocol-d/$1/robot.jsonl"
 done
 # shellcheck disable=SC2086
 edgejudge matrix labels $D $P --episodes 30 --shapes full,response --methods sparse,success,potential \
@@ -64,4 +64,7 @@ for n in 40 200; do
   edgejudge matrix labels $H --episodes 30 --shapes full,response --methods sparse,success,potential \
       --audit $n --auditor truth --work-dir runs/labels-protocol-c --out tools/results/labels_protocol_c_truth$T \
       --behaviour "gold-noise=0.7,random=0.3" --noise 0.5 --collect-seed 3
+  # shellcheck disable=SC2086
+  edgejudge matrix labels $D $P --episodes 30 --shapes full,response --methods sparse,success,potential \
+      --audit $n --auditor truth --work-dir runs/labels-protocol-d --out tools/results/labels_protocol_d_truth$T
 done

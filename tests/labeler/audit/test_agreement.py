@@ -86,11 +86,27 @@ def test_beside_the_channel_an_audit_names_a_separating_channel_it_does_not_supp
 
     (check,) = check_channels(labeled_log(6, 4), ["good.r"], boots=50)
     a, b, c = (replace(check, channel=n, verdict="separates") for n in ("x.a", "x.b", "x.c"))
-    out = with_audit([a, b, c], {"x.c"}, preferred="x.a", supported={"x.a"})
+    out = with_audit([a, b, c], {"x.c"}, preferred="x.a", vouched={"x.a"})
     assert [o.verdict for o in out] == ["separates", "audit prefers", "audit disagrees"]
     assert out[1].message == MESSAGES["audit prefers"]
     assert [o.verdict for o in with_audit([a, b], set())] == [
         "separates",
         "separates",
     ]  # the audit names none
-    assert with_audit([b], set(), "x.a", {"x.a", "x.b"})[0].verdict == "separates"  # supported too
+    assert with_audit([b], set(), "x.a", {"x.a", "x.b"})[0].verdict == "separates"  # vouched for too
+
+
+def test_the_audit_vouches_only_for_supported_channels_whose_interval_reaches_the_one_it_names():
+    from labeler.audit.agreement import AuditFigure, vouched
+    from labeler.label_check import Figure
+
+    def fig(channel, value, low, high, by="person"):
+        return AuditFigure(channel, by, 100, 40, Figure(value, low, high))
+
+    named = fig("x.spread", 0.90, 0.85, 0.95)
+    level = fig("x.phi", 0.86, 0.80, 0.91)  # its interval reaches 0.90
+    lower = fig("x.delta", 0.70, 0.62, 0.78)  # supported, but clearly under the named channel
+    unclear = fig("x.support", 0.55, 0.45, 0.65)
+    assert [f.supported for f in (named, level, lower, unclear)] == [True, True, True, False]
+    assert vouched([named, level, lower, unclear]) == {"x.spread", "x.phi"}
+    assert vouched([unclear]) == set()  # names none: vouches for none
