@@ -27,6 +27,7 @@ from policy.encoders.onnx_common import (
     cache_root,
     ort_session,
     publish_folder,
+    torchscript_exporter,
 )
 
 ENCODER_MIN_COSINE = 0.999
@@ -87,7 +88,7 @@ def export_encoder_graph(enc: EncoderRef, path: Path, st_model) -> None:
     wrapped = PooledEncoder(transformer).eval()
     ids = torch.tensor([[101, 2000, 2001, 102], [101, 2002, 102, 0]], dtype=torch.long)
     mask = (ids != 0).long()
-    with torch.no_grad():
+    with torch.no_grad(), torchscript_exporter():
         torch.onnx.export(
             wrapped,
             (ids, mask, torch.zeros_like(ids)),

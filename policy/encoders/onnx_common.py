@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import os
 import shutil
+import warnings
+from contextlib import contextmanager
 from pathlib import Path
 
 from models import settings
@@ -26,6 +28,16 @@ PARITY_TEXTS = [
 
 class ExportError(RuntimeError):
     """An export that must not be used: parity failure, bad input, missing dependency."""
+
+
+@contextmanager
+def torchscript_exporter():
+    """The TorchScript ONNX exporter (``torch.onnx.export(..., dynamo=False)``) without torch's deprecation
+    notices about it: the exporter is chosen on purpose (:mod:`policy.export.assemble`), and parity is checked
+    after every export."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        yield
 
 
 def cache_root() -> Path:

@@ -20,7 +20,7 @@ import numpy as np
 import torch
 
 from models.inputs.schema import dynamic_axes, example_inputs, input_names, state_names
-from policy.encoders.onnx_common import OPSET, ExportError, ort_session
+from policy.encoders.onnx_common import OPSET, ExportError, ort_session, torchscript_exporter
 from policy.scorer.flat import FlatScorer
 from policy.scorer.model import CandidateScorer, PolicyGraph, StateInputs
 
@@ -64,7 +64,7 @@ def baked(model: Scorer) -> Iterator[None]:
 
 
 def _export(graph: torch.nn.Module, example: Inputs, version: int, path: Path) -> None:
-    with torch.no_grad():
+    with torch.no_grad(), torchscript_exporter():
         torch.onnx.export(
             graph,
             tuple(torch.from_numpy(example[name]) for name in input_names(version)),

@@ -116,7 +116,7 @@ def test_the_exported_graph_stores_the_packed_rows_and_unpacks_them_as_torch(tmp
     import onnx
     import onnxruntime as ort
 
-    from policy.encoders.onnx_common import OPSET
+    from policy.encoders.onnx_common import OPSET, torchscript_exporter
 
     class Rows(torch.nn.Module):
         def __init__(self):
@@ -132,8 +132,9 @@ def test_the_exported_graph_stores_the_packed_rows_and_unpacks_them_as_torch(tmp
 
     graph, ids = Rows(), torch.tensor([[0, 3, 59, 7]])
     path = tmp_path / "rows.onnx"
-    torch.onnx.export(graph, (ids,), path, dynamo=False, opset_version=OPSET, input_names=["ids"],
-                      dynamic_axes={"ids": {1: "n"}}, do_constant_folding=False)  # fmt: skip
+    with torchscript_exporter():
+        torch.onnx.export(graph, (ids,), path, dynamo=False, opset_version=OPSET, input_names=["ids"],
+                          dynamic_axes={"ids": {1: "n"}}, do_constant_folding=False)  # fmt: skip
     stored = {tuple(t.dims): t.data_type for t in onnx.load(str(path)).graph.initializer}
     assert stored.get((60, 8)) == onnx.TensorProto.UINT8  # [V, ceil(16 / 2)] packed rows, per side
     assert (60, 16) not in stored  # no dequantised table in the file
