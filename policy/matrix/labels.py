@@ -4,13 +4,13 @@ log, in each log shape, before any policy is trained on it.
 A row is one (world, log shape, label method, episodes) on the matrix's cached steps (:class:`WorldData`): a
 pool collected on the held-out split (or a given log, ``--pool``), its success-scarce cut, the cut in the log
 shape (``full``: the adapter's states and layout; ``plain``: flattened into text without a layout;
-``response``: the last response and the inventory line), labeled as a user labels it (``trca`` the shipped rubric of the task type,
-``trca-built`` one judge-built rubric per task type of the file, ``coren``, ``potential``), beside two
-baselines that need no labels: ``sparse`` (the environment's reward) and ``success`` (each step carrying its
-episode's success flag, what BC on the successes weighs by). Each row holds per-step AUROC against score
-progress and the gold path (``info``, read only here), every channel of its method, and the label check's
-verdict from the success flags alone. With several worlds, a ``pooled`` row per (shape, method, episodes)
-measures the worlds' labeled files together.
+``response``: the last response and the inventory line), labeled as a user labels it (``trca`` the shipped
+rubric of the task type, ``trca-built`` one judge-built rubric per task type of the file, ``coren``,
+``potential``), beside two baselines that need no labels: ``sparse`` (the environment's reward) and
+``success`` (each step carrying its episode's success flag, what BC on the successes weighs by). Each row
+holds per-step AUROC against score progress and the gold path (``info``, read only here), every channel of its
+method, and the label check's verdict from the success flags alone. With several worlds, a ``pooled`` row per
+(shape, method, episodes) measures the worlds' labeled files together.
 
 Rows are keyed by their configuration in the matrix's row store (one JSON file, atomic rewrite after each
 row), so a second run computes only what is missing, and the files of every step are reused from the work
