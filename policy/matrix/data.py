@@ -29,7 +29,7 @@ from labeler.rubrics_cli import per_task_type_path
 from labeler.subset import pool_is_enough, scarce_subset
 from models.channel_choice import AUTO, ChoiceError, chosen_channel
 from models.cli_run import edgejudge
-from policy.matrix.plan import Sizes, World
+from policy.matrix.plan import Sizes, World, episode_source
 from policy.matrix.recipes import EXPERT, SOURCES
 from policy.matrix.store import row_key
 
@@ -54,17 +54,11 @@ class WorldData:
             "env": world.env,
             "params": world.key_params,
             "max_steps": world.max_steps,
-            "behaviour": sizes.behaviour,
-            "noise": sizes.noise,
-            "seed": sizes.collect_seed,
+            **episode_source(world, sizes, "seed"),
             "max_success_rate": sizes.max_success_rate,
         }
         if sizes.split != "train":  # new keys only where set: the folders of earlier runs keep their names
             cfg["split"] = sizes.split
-        if world.pool is not None:  # a given log, not a collection
-            for k in ("behaviour", "noise", "seed"):
-                del cfg[k]
-            cfg["pool"] = world.pool_digest
         self.dir = work / f"{world.label}-{short_hash(cfg)}"
         self.dir.mkdir(parents=True, exist_ok=True)
         self._pool: list[Any] | None = None

@@ -27,7 +27,7 @@ from typing import Any
 
 from policy.matrix.data import WorldData, channel_of, label_summary
 from policy.matrix.labels_audit import TRUTH, TruthAuditor, audit_log, audited, choice_report, stale
-from policy.matrix.plan import Sizes, World
+from policy.matrix.plan import Sizes, World, episode_source
 from policy.matrix.store import FINAL, RowStore
 
 METHODS = ("sparse", "success", "potential", "trca", "trca-built", "coren")
@@ -59,18 +59,12 @@ def row_config(w: World, s: Sizes, shape: str, method: str, n: int) -> dict[str,
         "params": w.key_params,
         "max_steps": w.max_steps,
         "split": s.split,
-        "behaviour": s.behaviour,
-        "noise": s.noise,
-        "collect_seed": s.collect_seed,
+        **episode_source(w, s),
         "max_success_rate": s.max_success_rate,
         "episodes": n,
         "shape": shape,
         "method": method,
     }
-    if w.pool is not None:  # a given log: its content is the key, not a collection's settings
-        for k in ("behaviour", "noise", "collect_seed"):
-            del cfg[k]
-        cfg["pool"] = w.pool_digest
     if method in ("trca-built", "coren"):
         cfg["judge"] = s.judge
     if method == "coren":

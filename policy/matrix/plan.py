@@ -58,6 +58,14 @@ class World:
         return None if self.pool is None else _digest(self.pool)
 
 
+def episode_source(w: World, s: Sizes, seed_key: str = "collect_seed") -> dict[str, Any]:
+    """The keys that say where a world's episodes come from: the given log's content hash (``pool``), or the
+    collection's behaviour, noise and seed (named ``seed_key``)."""
+    if w.pool is not None:
+        return {"pool": w.pool_digest}
+    return {"behaviour": s.behaviour, "noise": s.noise, seed_key: s.collect_seed}
+
+
 @functools.lru_cache(maxsize=64)
 def _digest(path: str) -> str:
     from models.bundle import sha256_file
